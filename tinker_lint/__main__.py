@@ -1,0 +1,3 @@
+from tinker_lint.cli import main
+
+raise SystemExit(main())

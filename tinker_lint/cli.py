@@ -1,0 +1,125 @@
+"""The ``tinker-lint`` command.
+
+Exit codes, as ruff's: 0 nothing found, 1 something found, 2 a usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from tinker_lint import __version__
+from tinker_lint.diagnostics import Diagnostic
+from tinker_lint.engine import lint_bytes
+from tinker_lint.io.config import ConfigError, _codes, find_pyproject, load_settings, parse_version
+from tinker_lint.io.files import Skipped, discover
+from tinker_lint.report import REPORTERS
+from tinker_lint.settings import Settings
+
+EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 too; keep its message short
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"tinker-lint: error: {message}\n")
+        raise SystemExit(EXIT_ERROR)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="tinker-lint",
+        description="Find slow or hanging Tinker training loops, statically.",
+    )
+    parser.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .)")
+    parser.add_argument("--select", help="comma-separated codes or prefixes to enable (e.g. TNK1)")
+    parser.add_argument("--ignore", help="comma-separated codes or prefixes to disable")
+    parser.add_argument("--extend-select", help="codes or prefixes to enable on top of select")
+    parser.add_argument(
+        "--tinker-version",
+        help="tinker version the project targets (gates TNK105/TNK106); default: the installed "
+        "tinker, else the newest known",
+    )
+    parser.add_argument(
+        "--output-format", choices=sorted(REPORTERS), default="text", help="output format"
+    )
+    parser.add_argument("--config", help="pyproject.toml to read [tool.tinker-lint] from")
+    parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
+    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    parser.add_argument("--version", action="version", version=f"tinker-lint {__version__}")
+    return parser
+
+
+def _split(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def resolve_settings(args: argparse.Namespace) -> Settings:
+    if args.isolated:
+        settings = load_settings(None)
+    elif args.config:
+        config = Path(args.config)
+        if not config.is_file():
+            raise ConfigError(f"{args.config}: no such configuration file")
+        settings = load_settings(config)
+    else:
+        settings = load_settings(find_pyproject(Path(args.paths[0] if args.paths else ".")))
+    changes: dict[str, object] = {}
+    for flag in ("select", "ignore", "extend_select"):
+        value = _split(getattr(args, flag))
+        if value is not None:
+            changes[flag] = _codes(value, f"--{flag.replace('_', '-')}", "command line")
+    if args.tinker_version:
+        changes["tinker_version"] = parse_version(args.tinker_version, "--tinker-version")
+        changes["tinker_version_source"] = "--tinker-version"
+    return replace(settings, **changes) if changes else settings
+
+
+def lint_paths(paths: Sequence[str], settings: Settings) -> tuple[list[Diagnostic], int, list[str]]:
+    """Diagnostics for every file under ``paths``, the number of files, and warnings."""
+    diagnostics: list[Diagnostic] = []
+    warnings: list[str] = []
+    files = 0
+    for item in discover(paths, settings.exclude):
+        if isinstance(item, Skipped):
+            warnings.append(f"{item.path}: skipped: {item.reason}")
+            continue
+        files += 1
+        try:
+            with open(item, "rb") as handle:
+                raw = handle.read()
+        except OSError as error:
+            warnings.append(f"{item}: cannot read: {error.strerror or error}")
+            continue
+        diagnostics.extend(lint_bytes(raw, _display(item), settings).diagnostics)
+    return diagnostics, files, warnings
+
+
+def _display(path: str) -> str:
+    return os.path.normpath(path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        settings = resolve_settings(args)
+    except ConfigError as error:
+        sys.stderr.write(f"tinker-lint: error: {error}\n")
+        return EXIT_ERROR
+    diagnostics, files, warnings = lint_paths(args.paths, settings)
+    for warning in warnings:
+        sys.stderr.write(f"tinker-lint: warning: {warning}\n")
+    if any(w.endswith("no such file or directory") for w in warnings) and files == 0:
+        return EXIT_ERROR
+    REPORTERS[args.output_format](diagnostics, sys.stdout, files=files)
+    if diagnostics and not args.exit_zero:
+        return EXIT_FOUND
+    return EXIT_CLEAN

@@ -1,0 +1,39 @@
+"""A finding, as every reporter and front door sees it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between two 1-based (line, column) positions."""
+
+    content: str
+    location: tuple[int, int]
+    end_location: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Fix:
+    message: str
+    edits: tuple[Edit, ...] = ()
+    applicability: str = "safe"  # "safe" | "unsafe", as in ruff
+
+
+@dataclass(frozen=True, order=True)
+class Diagnostic:
+    path: str
+    line: int  # 1-based
+    col: int  # 1-based, as ruff and flake8 print it
+    code: str
+    message: str
+    end_line: int = 0
+    end_col: int = 0
+    fix: Fix | None = field(default=None, compare=False)
+
+    @property
+    def url(self) -> str:
+        from tinker_lint.rules import docs_url
+
+        return docs_url(self.code)

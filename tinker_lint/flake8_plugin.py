@@ -1,0 +1,68 @@
+"""The flake8 front door: ``flake8 --select TNK`` reports what ``tinker-lint`` reports.
+
+flake8 does selection, ``# noqa`` and output itself; the plugin runs the same engine on the lines
+flake8 read and yields 0-based columns (flake8 adds 1, TorchFix's off-by-one is the warning).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Iterator
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from tinker_lint import __version__
+from tinker_lint.engine import lint_text
+from tinker_lint.io.config import ConfigError, find_pyproject, load_settings, parse_version
+from tinker_lint.settings import Settings
+
+
+@lru_cache(maxsize=64)
+def _project_settings(directory: str) -> Settings:
+    try:
+        settings = load_settings(find_pyproject(Path(directory)))
+    except ConfigError:
+        settings = load_settings(None)
+    # flake8 decides what is shown; the plugin reports every code.
+    return replace(settings, select=("TNK",), ignore=(), extend_select=(), per_file_ignores=())
+
+
+class TinkerLintPlugin:
+    name = "tinker-lint"
+    version = __version__
+    _tinker_version: str | None = None
+
+    def __init__(self, tree: Any, filename: str, lines: list[str]) -> None:
+        self.filename = filename
+        self.lines = lines
+
+    @classmethod
+    def add_options(cls, parser: Any) -> None:
+        parser.add_option(
+            "--tinker-version",
+            default=None,
+            parse_from_config=True,
+            help="tinker version the project targets (tinker-lint; gates TNK105/TNK106)",
+        )
+
+    @classmethod
+    def parse_options(cls, options: argparse.Namespace) -> None:
+        cls._tinker_version = getattr(options, "tinker_version", None)
+
+    def run(self) -> Iterator[tuple[int, int, str, type]]:
+        directory = os.path.dirname(os.path.abspath(self.filename)) if self.filename else "."
+        settings = _project_settings(directory)
+        if self._tinker_version:
+            try:
+                version = parse_version(self._tinker_version, "--tinker-version")
+                settings = replace(settings, tinker_version=version)
+            except ConfigError:
+                pass
+        result = lint_text("".join(self.lines), self.filename, settings)
+        for d in result.diagnostics:
+            if d.code == "TNK001":
+                continue  # flake8 reports syntax errors itself (E999)
+            yield d.line, d.col - 1, f"{d.code} {d.message}", type(self)

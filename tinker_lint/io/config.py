@@ -1,0 +1,140 @@
+"""``[tool.tinker-lint]`` in pyproject.toml: read with tomllib, every key and code validated."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import replace
+from importlib import metadata
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from tinker_lint.settings import Settings
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+KNOWN_KEYS = (
+    "select",
+    "ignore",
+    "extend-select",
+    "per-file-ignores",
+    "exclude",
+    "tinker-version",
+    "cadence-names",
+)
+
+
+class ConfigError(Exception):
+    """A problem in the user's configuration; the message names the file and the key."""
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml with a [tool.tinker-lint] table, from ``start`` upwards."""
+    here = start.resolve()
+    if here.is_file():
+        here = here.parent
+    for directory in (here, *here.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                text = candidate.read_text(encoding="utf-8")
+            except OSError:
+                continue
+            if "tool.tinker-lint" in text or '"tinker-lint"' in text:
+                return candidate
+    return None
+
+
+def _codes(value: object, key: str, where: str) -> tuple[str, ...]:
+    from tinker_lint.rules import ALL_CODES
+
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: `{key}` must be a list of rule codes, got {value!r}")
+    for code in value:
+        if code != "ALL" and not any(c.startswith(code) for c in ALL_CODES):
+            raise ConfigError(f"{where}: unknown rule code or prefix {code!r} in `{key}`")
+    return tuple(value)
+
+
+def parse_version(value: str, where: str) -> Version:
+    try:
+        return Version(value)
+    except InvalidVersion:
+        raise ConfigError(f"{where}: invalid version {value!r} (expected e.g. 0.38)") from None
+
+
+def settings_from_table(table: Mapping[str, object], where: str, base: Settings) -> Settings:
+    unknown = [k for k in table if k not in KNOWN_KEYS]
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key `{unknown[0]}` (known keys: {', '.join(KNOWN_KEYS)})"
+        )
+    changes: dict[str, object] = {}
+    for key in ("select", "ignore", "extend-select"):
+        if key in table:
+            changes[key.replace("-", "_")] = _codes(table[key], key, where)
+    if "per-file-ignores" in table:
+        value = table["per-file-ignores"]
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{where}: `per-file-ignores` must be a table of glob = [codes]")
+        changes["per_file_ignores"] = tuple(
+            (str(pattern), _codes(codes, f"per-file-ignores.{pattern}", where))
+            for pattern, codes in value.items()
+        )
+    for key in ("exclude", "cadence-names"):
+        if key in table:
+            value = table[key]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{where}: `{key}` must be a list of strings")
+            changes[key.replace("-", "_")] = tuple(value)
+    if "tinker-version" in table:
+        value = table["tinker-version"]
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: `tinker-version` must be a string such as \"0.38\"")
+        changes["tinker_version"] = parse_version(value, f"{where}: `tinker-version`")
+        changes["tinker_version_source"] = where
+    return replace(base, **changes)
+
+
+def load_settings(pyproject: Path | None) -> Settings:
+    """Settings from ``pyproject`` (if any) over the defaults, with the installed tinker's version
+    as the default target."""
+    base = default_settings()
+    if pyproject is None:
+        return base
+    where = os.path.relpath(pyproject) if not pyproject.is_absolute() else str(pyproject)
+    try:
+        with pyproject.open("rb") as handle:
+            data = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{where}: invalid TOML: {error}") from None
+    except OSError as error:
+        raise ConfigError(f"{where}: cannot read: {error.strerror}") from None
+    table = data.get("tool", {}).get("tinker-lint")
+    if table is None:
+        return base
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{where}: [tool.tinker-lint] must be a table")
+    return replace(settings_from_table(table, f"{where} [tool.tinker-lint]", base),
+                   config_path=where)
+
+
+def default_settings() -> Settings:
+    version, source = installed_tinker_version()
+    if version is None:
+        return Settings()
+    return Settings(tinker_version=version, tinker_version_source=source)
+
+
+def installed_tinker_version() -> tuple[Version | None, str]:
+    """The version of the tinker installed beside tinker-lint, read from its metadata (never
+    imported)."""
+    try:
+        return Version(metadata.version("tinker")), "installed tinker"
+    except (metadata.PackageNotFoundError, InvalidVersion):
+        return None, "newest known"

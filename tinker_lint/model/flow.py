@@ -1,0 +1,402 @@
+"""Submits, waits and data dependencies along the statements of a function or loop body.
+
+``events_in`` lists a statement's submits and waits in evaluation order; ``linear_steps`` flattens a
+body into steps with the names each reads and writes, which is what the dependency questions need:
+does this later submit use (through assignments in between) what that wait produced?
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from tinker_lint.model.imports import dotted_name
+from tinker_lint.model.sdk import METHODS, Returns
+from tinker_lint.model.semantic import Scope, SdkCall, SemanticModel
+from tinker_lint.model.types import Kind, TType
+
+SDK_NAMES = frozenset(name for table in METHODS.values() for name in table)
+_NESTED_CODE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_BLOCKING_WAIT_FUNCTIONS = frozenset({"concurrent.futures.wait", "concurrent.futures.as_completed"})
+
+
+@dataclass(frozen=True)
+class Submit:
+    node: cst.Call
+    call: SdkCall
+
+
+@dataclass(frozen=True)
+class Wait:
+    node: cst.BaseExpression  # the ``.result()`` call or the ``await`` expression
+    futures: frozenset[TType]  # what is waited on
+    blocking: bool  # blocks the thread (``.result()``, concurrent.futures.wait)
+    waited: tuple[cst.BaseExpression, ...]  # the expressions that hold the futures
+
+    @property
+    def methods(self) -> set[str]:
+        return {t.method.plain_name for t in self.futures if t.method is not None}
+
+
+Event = Submit | Wait
+
+
+def wait_of(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> Wait | None:
+    """A wait on a Tinker future, if ``node`` is one (spec: "Waits")."""
+    if isinstance(node, cst.Call):
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "result":
+            futures = frozenset(t for t in model.types(func.value, scope) if t.is_future)
+            return Wait(node, futures, True, (func.value,)) if futures else None
+        if model.qualify(func, scope) in _BLOCKING_WAIT_FUNCTIONS and node.args:
+            futures = _futures_in(model, node.args[0].value, scope)
+            return Wait(node, futures, True, (node.args[0].value,)) if futures else None
+        return None
+    if not isinstance(node, cst.Await):
+        return None
+    inner = node.expression
+    if isinstance(inner, cst.Call):
+        func = inner.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("result_async", "coroutine"):
+            futures = frozenset(t for t in model.types(func.value, scope) if t.is_future)
+            if futures:
+                return Wait(node, futures, False, (func.value,))
+        if model.is_gather(inner, scope):
+            values = [arg.value for arg in inner.args]
+            futures = frozenset(t for v in values for t in _futures_in(model, v, scope))
+            return Wait(node, futures, False, tuple(values)) if futures else None
+    futures = frozenset(t for t in model.types(inner, scope) if _is_waitable(t))
+    return Wait(node, futures, False, (inner,)) if futures else None
+
+
+def _is_waitable(t: TType) -> bool:
+    """Awaiting a value of this type waits for a request (not e.g. ``await tc.optim_step_async()``,
+    which only submits and gives a future)."""
+    if t.kind in (Kind.FUTURE, Kind.CLIENT_FUTURE):
+        return True
+    return (
+        t.kind is Kind.COROUTINE
+        and t.method is not None
+        and t.method.returns is Returns.VALUE_AFTER_AWAIT
+    )
+
+
+def _futures_in(model: SemanticModel, expr: cst.BaseExpression, scope: Scope) -> frozenset[TType]:
+    found = set()
+    for t in model.types(expr, scope):
+        if t.kind is Kind.LIST and t.inner is not None:
+            t = t.inner
+        if _is_waitable(t) or t.is_future:
+            found.add(t)
+        elif t.kind is Kind.COROUTINE and t.inner is not None and t.inner.is_future is False:
+            # ``fut.coroutine()`` inside a gather.
+            if t.method is not None or t.origin is not None:
+                found.add(t)
+    if isinstance(expr, cst.List | cst.Tuple):
+        for element in expr.elements:
+            found |= _futures_in(model, element.value, scope)
+    elif isinstance(expr, cst.ListComp | cst.GeneratorExp):
+        found |= _futures_in(model, expr.elt, scope)
+    elif isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("coroutine", "result_async"):
+            found |= {t for t in model.types(func.value, scope) if t.is_future}
+    return frozenset(found)
+
+
+def events_in(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> list[Event]:
+    """The submits and waits ``node`` performs, in evaluation order (post-order: arguments are
+    evaluated before the call that takes them). Nested functions and lambdas run later: skipped."""
+    found: list[Event] = []
+
+    def walk(current: cst.CSTNode) -> None:
+        if isinstance(current, _NESTED_CODE):
+            return
+        for child in current.children:
+            walk(child)
+        if isinstance(current, cst.Call):
+            submit = model.submit_of(current, scope)
+            if submit is not None:
+                found.append(Submit(current, submit))
+            wait = wait_of(model, current, scope)
+            if wait is not None:
+                found.append(wait)
+        elif isinstance(current, cst.Await):
+            wait = wait_of(model, current, scope)
+            if wait is not None:
+                found.append(wait)
+
+    walk(node)
+    return found
+
+
+# ==========================================================================================
+# Names read and written
+# ==========================================================================================
+def _keys(expr: cst.BaseExpression) -> Iterator[str]:
+    """``self.fut.x`` -> self, self.fut, self.fut.x: any of them stands for the value."""
+    dotted = dotted_name(expr)
+    if dotted is None:
+        return
+    parts = dotted.split(".")
+    for i in range(1, len(parts) + 1):
+        yield ".".join(parts[:i])
+
+
+class _Reads(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.names.update(_keys(node))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+
+def names_read(node: cst.CSTNode) -> set[str]:
+    visitor = _Reads()
+    node.visit(visitor)
+    return visitor.names
+
+
+def target_keys(target: cst.BaseExpression) -> set[str]:
+    """Names an assignment target writes; ``x[i] = v`` and ``x.a = v`` write (mutate) ``x`` too."""
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, cst.Tuple | cst.List):
+        return {k for e in target.elements for k in target_keys(e.value)}
+    if isinstance(target, cst.StarredElement):
+        return target_keys(target.value)
+    if isinstance(target, cst.Attribute):
+        return {dotted_name(target) or "", *target_keys(target.value)} - {""}
+    if isinstance(target, cst.Subscript):
+        return target_keys(target.value)
+    return set()
+
+
+class _MutatedReceivers(cst.CSTVisitor):
+    """``x.append(v)``, ``state.update(v)``: a method call with arguments may store them in ``x``."""
+
+    def __init__(self) -> None:
+        self.keys: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        # A Tinker request does not store its arguments in the client.
+        if node.args and isinstance(func, cst.Attribute) and func.attr.value not in SDK_NAMES:
+            dotted = dotted_name(func.value)
+            if dotted:
+                self.keys.add(dotted)
+                self.keys.add(dotted.split(".")[0])
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+def names_written(stmt: cst.CSTNode) -> set[str]:
+    written: set[str] = set()
+    if isinstance(stmt, cst.Assign):
+        for target in stmt.targets:
+            written |= target_keys(target.target)
+    elif isinstance(stmt, cst.AnnAssign | cst.AugAssign):
+        written |= target_keys(stmt.target)
+    finder = _MutatedReceivers()
+    stmt.visit(finder)
+    written |= finder.keys
+    for walrus in _walruses(stmt):
+        written |= target_keys(walrus.target)
+    return written
+
+
+def _walruses(node: cst.CSTNode) -> Iterator[cst.NamedExpr]:
+    if isinstance(node, cst.NamedExpr):
+        yield node
+    for child in node.children:
+        if not isinstance(child, _NESTED_CODE):
+            yield from _walruses(child)
+
+
+# ==========================================================================================
+# Linear steps of a body
+# ==========================================================================================
+@dataclass(eq=False)
+class Step:
+    """One thing a body does, in textual order: a small statement, an ``if``/``while`` test, or a
+    ``for`` binding its target."""
+
+    node: cst.CSTNode
+    kind: str  # "stmt" | "test" | "for"
+    reads: set[str]
+    writes: set[str]
+    events: list[Event]
+    guarded: bool  # under a cadence guard (inside this body)
+    control: cst.CSTNode | None = None  # for "test": the compound statement it controls
+    jumps: bool = False  # a "test" whose block contains break/continue/return/raise
+    depth: int = 0  # nesting of compound statements inside the body
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+def linear_steps(
+    model: SemanticModel,
+    body: Iterable[cst.CSTNode],
+    scope: Scope,
+    *,
+    guarded: bool = False,
+    depth: int = 0,
+) -> Iterator[Step]:
+    for stmt in body:
+        yield from _steps_of(model, stmt, scope, guarded, depth)
+
+
+def _steps_of(
+    model: SemanticModel, stmt: cst.CSTNode, scope: Scope, guarded: bool, depth: int
+) -> Iterator[Step]:
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for small in stmt.body:
+            yield Step(
+                small,
+                "stmt",
+                names_read(small),
+                names_written(small),
+                events_in(model, small, scope),
+                guarded,
+                depth=depth,
+            )
+    elif isinstance(stmt, cst.If):
+        yield _test_step(model, stmt.test, stmt, scope, guarded, depth)
+        body_guarded = guarded or id(stmt.body) in model.guarded_blocks
+        yield from _block(model, stmt.body, scope, body_guarded, depth + 1)
+        if stmt.orelse is not None:
+            orelse = stmt.orelse
+            if isinstance(orelse, cst.If):
+                yield from _steps_of(model, orelse, scope, guarded, depth)
+            else:
+                yield from _block(model, orelse.body, scope, guarded, depth + 1)
+    elif isinstance(stmt, cst.While):
+        yield _test_step(model, stmt.test, stmt, scope, guarded, depth)
+        yield from _block(model, stmt.body, scope, guarded, depth + 1)
+        if stmt.orelse is not None:
+            yield from _block(model, stmt.orelse.body, scope, guarded, depth + 1)
+    elif isinstance(stmt, cst.For):
+        yield Step(
+            stmt,
+            "for",
+            names_read(stmt.iter),
+            target_keys(stmt.target),
+            events_in(model, stmt.iter, scope),
+            guarded,
+            depth=depth,
+        )
+        yield from _block(model, stmt.body, scope, guarded, depth + 1)
+        if stmt.orelse is not None:
+            yield from _block(model, stmt.orelse.body, scope, guarded, depth + 1)
+    elif isinstance(stmt, cst.With):
+        for item in stmt.items:
+            writes = target_keys(item.asname.name) if item.asname is not None else set()
+            yield Step(
+                item,
+                "stmt",
+                names_read(item.item),
+                writes,
+                events_in(model, item.item, scope),
+                guarded,
+                depth=depth,
+            )
+        yield from _block(model, stmt.body, scope, guarded, depth + 1)
+    elif isinstance(stmt, cst.Try | cst.TryStar):
+        yield from _block(model, stmt.body, scope, guarded, depth + 1)
+        for handler in stmt.handlers:
+            yield from _block(model, handler.body, scope, guarded, depth + 1)
+        if stmt.orelse is not None:
+            yield from _block(model, stmt.orelse.body, scope, guarded, depth + 1)
+        if stmt.finalbody is not None:
+            yield from _block(model, stmt.finalbody.body, scope, guarded, depth + 1)
+    elif isinstance(stmt, cst.Match):
+        yield _test_step(model, stmt.subject, stmt, scope, guarded, depth)
+        for case in stmt.cases:
+            yield from _block(model, case.body, scope, guarded, depth + 1)
+    # FunctionDef / ClassDef: their bodies do not run here.
+
+
+def _block(
+    model: SemanticModel, block: cst.BaseSuite, scope: Scope, guarded: bool, depth: int
+) -> Iterator[Step]:
+    if isinstance(block, cst.IndentedBlock):
+        yield from linear_steps(model, block.body, scope, guarded=guarded, depth=depth)
+    elif isinstance(block, cst.SimpleStatementSuite):
+        for small in block.body:
+            yield Step(
+                small,
+                "stmt",
+                names_read(small),
+                names_written(small),
+                events_in(model, small, scope),
+                guarded,
+                depth=depth,
+            )
+
+
+def _test_step(
+    model: SemanticModel,
+    test: cst.BaseExpression,
+    control: cst.CSTNode,
+    scope: Scope,
+    guarded: bool,
+    depth: int,
+) -> Step:
+    return Step(
+        test,
+        "test",
+        names_read(test),
+        set(),
+        events_in(model, test, scope),
+        guarded,
+        control=control,
+        jumps=_has_jump(control),
+        depth=depth,
+    )
+
+
+class _JumpFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Break(self, node: cst.Break) -> None:
+        self.found = True
+
+    def visit_Continue(self, node: cst.Continue) -> None:
+        self.found = True
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.found = True
+
+    def visit_Raise(self, node: cst.Raise) -> None:
+        self.found = True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+
+def _has_jump(node: cst.CSTNode) -> bool:
+    finder = _JumpFinder()
+    node.visit(finder)
+    return finder.found
+
+
+def contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    """Whether ``inner`` is ``outer`` or inside it."""
+    if outer is inner:
+        return True
+    return any(contains(child, inner) for child in outer.children)

@@ -1,0 +1,312 @@
+"""Pipelining questions: after this wait, what is submitted next, and does it need the result?
+
+Two views of the same facts:
+- ``waits_and_next_submits`` walks a function body path by path (branches kept apart) and pairs each
+  wait with the submits that can come next on some path (TNK101).
+- ``loop_waits`` flattens one loop body and asks, for each wait, whether the request it waits for was
+  made in this iteration, whether anything is submitted after it in the iteration, and whether the
+  next iteration needs the result (TNK102, TNK103).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from tinker_lint.model.flow import (
+    Step,
+    Submit,
+    Wait,
+    contains,
+    events_in,
+    linear_steps,
+    names_read,
+    names_written,
+    target_keys,
+)
+from tinker_lint.model.sdk import Client, Role
+from tinker_lint.model.semantic import LoopInfo, Scope, SemanticModel
+
+
+# ==========================================================================================
+# Wait, then the next submit (path by path)
+# ==========================================================================================
+@dataclass
+class WaitThenSubmit:
+    wait: Wait
+    submit: Submit
+    dependent: bool  # the submit uses the result (data or control dependence)
+
+
+@dataclass
+class _Pending:
+    wait: Wait
+    tainted: set[str] = field(default_factory=set)
+
+    def copy(self) -> _Pending:
+        return _Pending(self.wait, set(self.tainted))
+
+
+def _merge(*states: list[_Pending]) -> list[_Pending]:
+    merged: dict[int, _Pending] = {}
+    for state in states:
+        for pending in state:
+            key = id(pending.wait.node)
+            if key in merged:
+                merged[key].tainted |= pending.tainted
+            else:
+                merged[key] = pending.copy()
+    return list(merged.values())
+
+
+class _PathWalker:
+    def __init__(self, model: SemanticModel, scope: Scope, guarded_waits: set[int]) -> None:
+        self.model = model
+        self.scope = scope
+        self.pairs: list[WaitThenSubmit] = []
+        self.guarded_waits = guarded_waits
+        self._guard_depth = 0
+
+    def block(self, body: Sequence[cst.CSTNode], state: list[_Pending]) -> list[_Pending]:
+        for stmt in body:
+            state = self.statement(stmt, state)
+        return state
+
+    def suite(self, suite: cst.BaseSuite | None, state: list[_Pending]) -> list[_Pending]:
+        if suite is None:
+            return state
+        if isinstance(suite, cst.IndentedBlock):
+            return self.block(suite.body, state)
+        if isinstance(suite, cst.SimpleStatementSuite):
+            return self.simple(suite.body, state)
+        return state
+
+    def simple(self, smalls: Sequence[cst.CSTNode], state: list[_Pending]) -> list[_Pending]:
+        for small in smalls:
+            state = self.expression(small, state, names_written(small))
+            if isinstance(small, cst.Return | cst.Raise | cst.Break | cst.Continue):
+                return []  # this path of the pass ends here
+        return state
+
+    def expression(
+        self, node: cst.CSTNode, state: list[_Pending], writes: set[str]
+    ) -> list[_Pending]:
+        state = [p.copy() for p in state]
+        fresh: list[_Pending] = []
+        for event in events_in(self.model, node, self.scope):
+            if isinstance(event, Submit):
+                reads = names_read(event.node)
+                for pending in [*state, *fresh]:
+                    dependent = bool(reads & pending.tainted) or contains(
+                        event.node, pending.wait.node
+                    )
+                    self.pairs.append(WaitThenSubmit(pending.wait, event, dependent))
+                state, fresh = [], []
+            elif not self._in_submitting_comprehension(event, node):
+                if self._guard_depth:
+                    self.guarded_waits.add(id(event.node))
+                fresh.append(_Pending(event))
+        reads = names_read(node)
+        for pending in state:
+            if reads & pending.tainted:
+                pending.tainted |= writes
+        for pending in fresh:
+            pending.tainted |= writes
+        return [*state, *fresh]
+
+    def _in_submitting_comprehension(self, wait: Wait, statement: cst.CSTNode) -> bool:
+        """``[sc.sample(p).result() for p in ps]``: submit and wait per element is TNK103's."""
+        for loop in self.model.loops:
+            if (
+                loop.is_comprehension
+                and any(self.model.submit_of(s.node, s.scope) for s in loop.calls)
+                and contains(statement, loop.node)
+                and contains(loop.node, wait.node)
+            ):
+                return True
+        return False
+
+    def _loop_body(self, body: cst.BaseSuite, state: list[_Pending]) -> list[_Pending]:
+        """A wait made inside a loop body belongs to that body's pass; what follows the loop is
+        TNK102's wrap-around question, not this one."""
+        before = {id(p.wait.node) for p in state}
+        out = self.suite(body, [p.copy() for p in state])
+        return _merge(state, [p for p in out if id(p.wait.node) in before])
+
+    def _test(self, test: cst.BaseExpression, state: list[_Pending]) -> list[_Pending]:
+        state = self.expression(test, state, set())
+        reads = names_read(test)
+        # A branch on the result: what follows is control-dependent on the wait.
+        return [p for p in state if not reads & p.tainted]
+
+    def statement(self, stmt: cst.CSTNode, state: list[_Pending]) -> list[_Pending]:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            return self.simple(stmt.body, state)
+        if isinstance(stmt, cst.If):
+            state = self._test(stmt.test, state)
+            guarded = id(stmt.body) in self.model.guarded_blocks
+            self._guard_depth += guarded
+            body = self.suite(stmt.body, [p.copy() for p in state])
+            self._guard_depth -= guarded
+            if isinstance(stmt.orelse, cst.If):
+                orelse = self.statement(stmt.orelse, [p.copy() for p in state])
+            elif stmt.orelse is not None:
+                orelse = self.suite(stmt.orelse.body, [p.copy() for p in state])
+            else:
+                orelse = state
+            return _merge(body, orelse)
+        if isinstance(stmt, cst.While):
+            state = self._test(stmt.test, state)
+            after = self._loop_body(stmt.body, state)
+            return self.suite(stmt.orelse.body, after) if stmt.orelse else after
+        if isinstance(stmt, cst.For):
+            state = self.expression(stmt.iter, state, target_keys(stmt.target))
+            after = self._loop_body(stmt.body, state)
+            return self.suite(stmt.orelse.body, after) if stmt.orelse else after
+        if isinstance(stmt, cst.With):
+            for item in stmt.items:
+                writes = target_keys(item.asname.name) if item.asname else set()
+                state = self.expression(item.item, state, writes)
+            return self.suite(stmt.body, state)
+        if isinstance(stmt, cst.Try | cst.TryStar):
+            body = self.suite(stmt.body, [p.copy() for p in state])
+            entry = _merge(state, body)
+            handlers = [self.suite(h.body, [p.copy() for p in entry]) for h in stmt.handlers]
+            orelse = self.suite(stmt.orelse.body, body) if stmt.orelse else body
+            out = _merge(orelse, *handlers)
+            return self.suite(stmt.finalbody.body, out) if stmt.finalbody else out
+        if isinstance(stmt, cst.Match):
+            state = self._test(stmt.subject, state)
+            cases = [self.suite(c.body, [p.copy() for p in state]) for c in stmt.cases]
+            return _merge(state, *cases)
+        return state  # FunctionDef, ClassDef: their bodies run later
+
+
+def waits_and_next_submits(
+    model: SemanticModel, body: Sequence[cst.CSTNode], scope: Scope
+) -> tuple[list[WaitThenSubmit], set[int]]:
+    """Each wait in ``body`` paired with every submit that can come next after it on some path,
+    and the ids of the waits made under a cadence guard."""
+    guarded: set[int] = set()
+    walker = _PathWalker(model, scope, guarded)
+    walker.block(body, [])
+    return walker.pairs, guarded
+
+
+# ==========================================================================================
+# Waits in a loop body
+# ==========================================================================================
+@dataclass
+class LoopWait:
+    wait: Wait
+    fresh: bool  # waits for a request made earlier in this same iteration
+    submitted_after: bool  # something is submitted after the wait in the same iteration
+    needed_next: bool  # the next iteration's first submit (or the loop test) uses the result
+    branches_on_result: bool  # an if/while later in the iteration tests the result
+    guarded: bool
+    roles: set[Role]  # roles of the requests waited for
+
+
+def _roles(wait: Wait) -> set[Role]:
+    return {t.method.role for t in wait.futures if t.method is not None}
+
+
+def loop_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
+    if loop.is_comprehension:
+        return _comprehension_waits(model, loop)
+    node = loop.node
+    assert isinstance(node, cst.For | cst.While)
+    steps = list(linear_steps(model, _body_statements(node.body), loop.scope))
+    fresh_keys: set[str] = set()
+    located: list[tuple[int, int, Wait, bool]] = []  # (step index, event index, wait, fresh)
+    for index, step in enumerate(steps):
+        step_submits = False
+        for event_index, event in enumerate(step.events):
+            if isinstance(event, Submit):
+                step_submits = True
+            else:
+                is_fresh = _waits_on_fresh(event, fresh_keys, node)
+                located.append((index, event_index, event, is_fresh))
+        if step_submits or step.reads & fresh_keys:
+            fresh_keys |= step.writes
+        elif step.kind == "stmt" and isinstance(step.node, cst.Assign):
+            fresh_keys -= step.writes
+
+    result = []
+    for index, event_index, wait, is_fresh in located:
+        step = steps[index]
+        submitted_after = any(
+            isinstance(e, Submit) for e in step.events[event_index + 1 :]
+        ) or any(isinstance(e, Submit) for s in steps[index + 1 :] for e in s.events)
+        tainted = set(step.writes)
+        branches = False
+        for later in steps[index + 1 :]:
+            if later.reads & tainted:
+                if later.kind == "test":
+                    branches = True
+                tainted |= later.writes
+        needed = _needed_next_iteration(steps, tainted, node, model, loop.scope)
+        result.append(
+            LoopWait(wait, is_fresh, submitted_after, needed, branches, step.guarded, _roles(wait))
+        )
+    return result
+
+
+def _body_statements(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    if isinstance(body, cst.IndentedBlock):
+        return body.body
+    return [cst.SimpleStatementLine(body=body.body)] if isinstance(body, cst.SimpleStatementSuite) else []
+
+
+def _waits_on_fresh(wait: Wait, fresh_keys: set[str], loop_node: cst.CSTNode) -> bool:
+    for expr in wait.waited:
+        # ``tc.forward_backward(b).result()``, ``await sc.sample_async(p)``: made right here.
+        if any(t.origin is not None and contains(expr, t.origin) for t in wait.futures):
+            return True
+        if names_read(expr) & fresh_keys:
+            return True
+    return False
+
+
+def _needed_next_iteration(
+    steps: list[Step],
+    tainted: set[str],
+    loop_node: cst.For | cst.While,
+    model: SemanticModel,
+    scope: Scope,
+) -> bool:
+    tainted = set(tainted)
+    if isinstance(loop_node, cst.While) and names_read(loop_node.test) & tainted:
+        return True
+    for step in steps:
+        for event in step.events:
+            if isinstance(event, Submit):
+                return bool(names_read(event.node) & tainted)
+        if step.reads & tainted:
+            if step.kind == "test":
+                return True
+            tainted |= step.writes
+    return False
+
+
+def _comprehension_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
+    node = loop.node
+    elements = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
+    found = []
+    for element in elements:
+        for event in events_in(model, element, loop.scope):
+            if isinstance(event, Wait):
+                fresh = _waits_on_fresh(event, set(), node)
+                found.append(LoopWait(event, fresh, False, False, False, False, _roles(event)))
+    return found
+
+
+def refreshes_sampling_client(model: SemanticModel, loop: LoopInfo) -> bool:
+    """On-policy RL: the loop makes a new SamplingClient (from the freshly trained weights)."""
+    for site in loop.calls:
+        call = model.sdk_call(site.node, site.scope)
+        if call is not None and call.method.makes is Client.SAMPLING:
+            return True
+    return False

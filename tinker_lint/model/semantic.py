@@ -1,0 +1,728 @@
+"""The semantic model of one module: what is a Tinker client, a future, a submit, a wait, a hot loop.
+
+Built from one libcst traversal (``_Collector``) that records scopes, bindings, functions, loops and
+call sites with their context; types are then inferred on demand and memoised. No libcst metadata
+provider besides positions is used: see ``shared/performance-notes.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import libcst as cst
+
+from tinker_lint.model import sdk
+from tinker_lint.model.cadence import is_cadence_test
+from tinker_lint.model.imports import ImportMap, dotted_name
+from tinker_lint.model.sdk import Client, Returns, Role, SdkMethod
+from tinker_lint.model.types import TOKENIZER, Kind, TType, client, future, result_of
+
+FunctionNode = cst.FunctionDef
+LoopNode = cst.For | cst.While
+CompNode = cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp
+
+TOKENIZER_FACTORIES = frozenset(
+    {
+        "transformers.AutoTokenizer.from_pretrained",
+        "transformers.PreTrainedTokenizerFast.from_pretrained",
+        "tinker_cookbook.tokenizer_utils.get_tokenizer",
+    }
+)
+_MISSING = object()
+
+
+@dataclass(eq=False)
+class Binding:
+    """One place a name gets a value: ``x = expr``, ``x: T``, ``for x in expr``, ``with e as x``."""
+
+    kind: str  # "value" | "annotation" | "iter" | "def" | "unknown"
+    expr: cst.CSTNode | None
+    scope: Scope
+    function: FunctionInfo | None = None  # for kind == "def"
+
+
+@dataclass(eq=False)
+class Scope:
+    kind: str  # "module" | "function" | "class"
+    node: cst.CSTNode
+    parent: Scope | None
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    function: FunctionInfo | None = None
+    class_name: str | None = None
+
+    def bind(self, name: str, binding: Binding) -> None:
+        self.bindings.setdefault(name, []).append(binding)
+
+    def lookup(self, name: str) -> list[Binding]:
+        scope: Scope | None = self
+        first = True
+        while scope is not None:
+            # Names bound in a class body are not visible from its methods.
+            if (first or scope.kind != "class") and name in scope.bindings:
+                return scope.bindings[name]
+            first = False
+            scope = scope.parent
+        return []
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    node: FunctionNode
+    scope: Scope
+    parent: FunctionInfo | None
+    class_name: str | None
+    self_name: str | None
+    returns: list[cst.BaseExpression] = field(default_factory=list)
+    calls: list[CallSite] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value
+
+    @property
+    def is_async(self) -> bool:
+        return self.node.asynchronous is not None
+
+
+@dataclass(eq=False)
+class LoopInfo:
+    node: LoopNode | CompNode
+    scope: Scope
+    function: FunctionInfo | None
+    parent: LoopInfo | None
+    guarded: bool
+    calls: list[CallSite] = field(default_factory=list)
+
+    @property
+    def is_comprehension(self) -> bool:
+        return not isinstance(self.node, cst.For | cst.While)
+
+    @property
+    def body(self) -> cst.CSTNode:
+        if isinstance(self.node, cst.For | cst.While):
+            return self.node.body
+        return self.node
+
+
+@dataclass(eq=False)
+class CallSite:
+    node: cst.Call
+    scope: Scope
+    function: FunctionInfo | None
+    loops: tuple[LoopInfo, ...]  # enclosing loops in the same function, outermost first
+    guarded: bool  # under a cadence guard inside its function
+
+
+@dataclass(frozen=True)
+class SdkCall:
+    """A call of a Tinker SDK method, and why we believe the receiver is a Tinker client."""
+
+    node: cst.Call
+    method: SdkMethod
+    evidence: str  # "dataflow" | "distinctive" | "name" | "keyword"
+    on_client_future: bool = False  # the receiver is 0.38's future of a client, used as the client
+    receiver_origin: cst.CSTNode | None = None  # for on_client_future: the factory call
+
+
+class _Collector(cst.CSTVisitor):
+    """One pass over the module: scopes, bindings, functions, loops, call sites, imports."""
+
+    def __init__(self, model: SemanticModel) -> None:
+        self.model = model
+        self.scopes: list[Scope] = [model.module_scope]
+        self.functions: list[FunctionInfo | None] = [None]
+        self.loops: list[list[LoopInfo]] = [[]]
+        self.guards: list[int] = [0]
+        self.classes: list[str] = []
+
+    # --- helpers ---------------------------------------------------------------------------
+    @property
+    def scope(self) -> Scope:
+        return self.scopes[-1]
+
+    def _bind_target(self, target: cst.BaseExpression, kind: str, expr: cst.CSTNode | None) -> None:
+        if isinstance(target, cst.Name):
+            self.scope.bind(target.value, Binding(kind, expr, self.scope))
+        elif isinstance(target, cst.Tuple | cst.List):
+            values = (
+                [e.value for e in expr.elements]
+                if kind == "value" and isinstance(expr, cst.Tuple | cst.List)
+                else None
+            )
+            for i, element in enumerate(target.elements):
+                if values is not None and len(values) == len(target.elements):
+                    self._bind_target(element.value, kind, values[i])
+                else:
+                    self._bind_target(element.value, "unknown", None)
+        elif isinstance(target, cst.StarredElement):
+            self._bind_target(target.value, "unknown", None)
+        elif isinstance(target, cst.Attribute):
+            self._bind_self_attribute(target, kind, expr)
+
+    def _bind_self_attribute(
+        self, target: cst.Attribute, kind: str, expr: cst.CSTNode | None
+    ) -> None:
+        function = self.functions[-1]
+        if (
+            function is not None
+            and function.class_name is not None
+            and isinstance(target.value, cst.Name)
+            and target.value.value == function.self_name
+        ):
+            attrs = self.model.class_attrs.setdefault(function.class_name, {})
+            attrs.setdefault(target.attr.value, []).append(Binding(kind, expr, self.scope))
+
+    # --- imports ---------------------------------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> None:
+        self.model.imports.add(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.model.imports.add(node)
+
+    # --- scopes ----------------------------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scope.bind(node.name.value, Binding("unknown", None, self.scope))
+        scope = Scope("class", node, self.scope, class_name=node.name.value)
+        self.scopes.append(scope)
+        self.classes.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.scopes.pop()
+        self.classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        enclosing = self.scope
+        class_name = enclosing.class_name if enclosing.kind == "class" else None
+        params = [*node.params.posonly_params, *node.params.params]
+        self_name = params[0].name.value if class_name and params else None
+        scope = Scope("function", node, enclosing)
+        info = FunctionInfo(node, scope, self.functions[-1], class_name, self_name)
+        scope.function = info
+        enclosing.bind(node.name.value, Binding("def", None, enclosing, info))
+        if class_name is not None:
+            self.model.methods.setdefault(class_name, {})[node.name.value] = info
+        self.model.functions.append(info)
+        self.model.function_of_node[id(node)] = info
+        all_params = [
+            *params,
+            *node.params.kwonly_params,
+            *(p for p in (node.params.star_arg, node.params.star_kwarg) if isinstance(p, cst.Param)),
+        ]
+        for param in all_params:
+            if param.annotation is not None:
+                scope.bind(param.name.value, Binding("annotation", param.annotation.annotation, scope))
+            else:
+                scope.bind(param.name.value, Binding("unknown", None, scope))
+        self.scopes.append(scope)
+        self.functions.append(info)
+        self.loops.append([])
+        self.guards.append(0)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.scopes.pop()
+        self.functions.pop()
+        self.loops.pop()
+        self.guards.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False  # a lambda's body runs later; nothing in it is a step of the loop
+
+    # --- bindings --------------------------------------------------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind_target(target.target, "value", node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        target = node.target
+        if self.scope.kind == "class" and isinstance(target, cst.Name):
+            attrs = self.model.class_attrs.setdefault(self.scope.class_name or "", {})
+            attrs.setdefault(target.value, []).append(
+                Binding("annotation", node.annotation.annotation, self.scope)
+            )
+        self._bind_target(target, "annotation", node.annotation.annotation)
+        if node.value is not None:
+            self._bind_target(target, "value", node.value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind_target(node.target, "value", node.value)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind_target(node.asname.name, "value", node.item)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        function = self.functions[-1]
+        if function is not None and node.value is not None:
+            function.returns.append(node.value)
+
+    # --- loops and guards ------------------------------------------------------------------
+    def _enter_loop(self, node: LoopNode | CompNode) -> None:
+        stack = self.loops[-1]
+        info = LoopInfo(
+            node,
+            self.scope,
+            self.functions[-1],
+            stack[-1] if stack else None,
+            self.guards[-1] > 0,
+        )
+        self.model.loops.append(info)
+        self.model.loop_of_node[id(node)] = info
+        stack.append(info)
+
+    def _leave_loop(self) -> None:
+        self.loops[-1].pop()
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind_target(node.target, "iter", node.iter)
+        self._enter_loop(node)
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self._leave_loop()
+
+    def visit_While(self, node: cst.While) -> None:
+        self._enter_loop(node)
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self._leave_loop()
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind_target(node.target, "iter", node.iter)
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self._enter_loop(node)
+
+    def leave_ListComp(self, original_node: cst.ListComp) -> None:
+        self._leave_loop()
+
+    def visit_SetComp(self, node: cst.SetComp) -> None:
+        self._enter_loop(node)
+
+    def leave_SetComp(self, original_node: cst.SetComp) -> None:
+        self._leave_loop()
+
+    def visit_DictComp(self, node: cst.DictComp) -> None:
+        self._enter_loop(node)
+
+    def leave_DictComp(self, original_node: cst.DictComp) -> None:
+        self._leave_loop()
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+        self._enter_loop(node)
+
+    def leave_GeneratorExp(self, original_node: cst.GeneratorExp) -> None:
+        self._leave_loop()
+
+    def visit_If_body(self, node: cst.If) -> None:
+        if is_cadence_test(node.test, self.model.cadence_names):
+            self.guards[-1] += 1
+            self.model.guarded_blocks.add(id(node.body))
+
+    def leave_If_body(self, node: cst.If) -> None:
+        if id(node.body) in self.model.guarded_blocks:
+            self.guards[-1] -= 1
+
+    # --- calls -----------------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        loops = tuple(self.loops[-1])
+        site = CallSite(node, self.scope, self.functions[-1], loops, self.guards[-1] > 0)
+        self.model.calls.append(site)
+        self.model.call_site_of[id(node)] = site
+        if site.function is not None:
+            site.function.calls.append(site)
+        for loop in loops:
+            loop.calls.append(site)
+
+
+class SemanticModel:
+    """What one module says about Tinker; rules ask it questions."""
+
+    def __init__(
+        self,
+        module: cst.Module,
+        *,
+        cadence_names: re.Pattern[str] | None = None,
+    ) -> None:
+        self.module = module
+        self.cadence_names = cadence_names
+        self.imports = ImportMap()
+        self.module_scope = Scope("module", module, None)
+        self.functions: list[FunctionInfo] = []
+        self.function_of_node: dict[int, FunctionInfo] = {}
+        self.methods: dict[str, dict[str, FunctionInfo]] = {}
+        self.class_attrs: dict[str, dict[str, list[Binding]]] = {}
+        self.loops: list[LoopInfo] = []
+        self.loop_of_node: dict[int, LoopInfo] = {}
+        self.calls: list[CallSite] = []
+        self.call_site_of: dict[int, CallSite] = {}
+        self.guarded_blocks: set[int] = set()
+        self._types: dict[tuple[int, int], frozenset[TType]] = {}
+        self._binding_types: dict[int, frozenset[TType]] = {}
+        self._sdk_calls: dict[int, SdkCall | None] = {}
+        self._in_progress: set[int] = set()
+        module.visit(_Collector(self))
+
+    # ======================================================================================
+    # Names
+    # ======================================================================================
+    def qualify(self, node: cst.BaseExpression, scope: Scope) -> str | None:
+        """``tk.ServiceClient`` -> ``tinker.ServiceClient`` unless the head name is local."""
+        dotted = dotted_name(node)
+        if dotted is None or scope.lookup(dotted.split(".")[0]):
+            return None  # not a name, or one rebound in this module (``tinker = ...``)
+        return self.imports.qualify(node)
+
+    def is_tinker_name(self, qualified: str | None, *names: str) -> bool:
+        if qualified is None or not qualified.startswith("tinker."):
+            return False
+        return qualified.rsplit(".", 1)[-1] in names
+
+    # ======================================================================================
+    # Types
+    # ======================================================================================
+    def types(self, expr: cst.BaseExpression, scope: Scope) -> frozenset[TType]:
+        key = (id(expr), id(scope))
+        cached = self._types.get(key)
+        if cached is not None:
+            return cached
+        if key[0] in self._in_progress:
+            return frozenset()
+        self._in_progress.add(key[0])
+        try:
+            result = frozenset(self._infer(expr, scope))
+        finally:
+            self._in_progress.discard(key[0])
+        self._types[key] = result
+        return result
+
+    def _infer(self, expr: cst.BaseExpression, scope: Scope) -> Iterator[TType]:
+        if isinstance(expr, cst.Name):
+            for binding in scope.lookup(expr.value):
+                yield from self.binding_types(binding)
+        elif isinstance(expr, cst.Attribute):
+            yield from self._infer_attribute(expr, scope)
+        elif isinstance(expr, cst.Call):
+            yield from self._infer_call(expr, scope)
+        elif isinstance(expr, cst.Await):
+            for t in self.types(expr.expression, scope):
+                inner = t.awaited()
+                if inner is not None:
+                    yield inner
+            yield from self._infer_gather(expr, scope)
+        elif isinstance(expr, cst.List | cst.Tuple | cst.Set):
+            for element in expr.elements:
+                value = element.value
+                for t in self.types(value, scope):
+                    if isinstance(element, cst.StarredElement):
+                        yield t
+                    else:
+                        yield TType(Kind.LIST, inner=t)
+        elif isinstance(expr, cst.ListComp | cst.SetComp | cst.GeneratorExp):
+            for t in self.types(expr.elt, scope):
+                yield TType(Kind.LIST, inner=t)
+        elif isinstance(expr, cst.Subscript):
+            for t in self.types(expr.value, scope):
+                if t.kind is Kind.LIST and t.inner is not None:
+                    yield t.inner
+        elif isinstance(expr, cst.IfExp):
+            yield from self.types(expr.body, scope)
+            yield from self.types(expr.orelse, scope)
+        elif isinstance(expr, cst.BooleanOperation):
+            yield from self.types(expr.left, scope)
+            yield from self.types(expr.right, scope)
+        elif isinstance(expr, cst.NamedExpr):
+            yield from self.types(expr.value, scope)
+
+    def binding_types(self, binding: Binding) -> frozenset[TType]:
+        key = id(binding)
+        cached = self._binding_types.get(key)
+        if cached is not None:
+            return cached
+        if key in self._in_progress:
+            return frozenset()
+        self._in_progress.add(key)
+        try:
+            if binding.kind == "value" and isinstance(binding.expr, cst.BaseExpression):
+                result = self.types(binding.expr, binding.scope)
+            elif binding.kind == "annotation" and isinstance(binding.expr, cst.BaseExpression):
+                result = frozenset(self.annotation_types(binding.expr, binding.scope))
+            elif binding.kind == "iter" and isinstance(binding.expr, cst.BaseExpression):
+                result = frozenset(
+                    t.inner
+                    for t in self.types(binding.expr, binding.scope)
+                    if t.kind is Kind.LIST and t.inner is not None
+                )
+            else:
+                result = frozenset()
+        finally:
+            self._in_progress.discard(key)
+        self._binding_types[key] = result
+        return result
+
+    def annotation_types(self, ann: cst.BaseExpression, scope: Scope) -> Iterator[TType]:
+        if isinstance(ann, cst.SimpleString):
+            try:
+                parsed = cst.parse_expression(ann.evaluated_value)
+            except (cst.ParserSyntaxError, ValueError, TypeError):
+                return
+            # A string annotation names things imported in this module.
+            yield from self.annotation_types(parsed, self.module_scope)
+            return
+        if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+            yield from self.annotation_types(ann.left, scope)
+            yield from self.annotation_types(ann.right, scope)
+            return
+        if isinstance(ann, cst.Subscript):
+            head = dotted_name(ann.value) or ""
+            last = head.rsplit(".", 1)[-1]
+            args = [
+                e.slice.value for e in ann.slice if isinstance(e.slice, cst.Index)
+            ]
+            if last in ("Optional", "Union", "Annotated"):
+                for arg in args[:1] if last == "Annotated" else args:
+                    yield from self.annotation_types(arg, scope)
+            elif last in ("list", "List", "Sequence", "Iterable", "tuple", "Tuple", "deque"):
+                for arg in args[:1]:
+                    for t in self.annotation_types(arg, scope):
+                        yield TType(Kind.LIST, inner=t)
+            elif last == "APIFuture" or self._names_tinker_class(ann.value, scope, "APIFuture"):
+                inner = [t for arg in args for t in self.annotation_types(arg, scope)]
+                yield TType(Kind.FUTURE, inner=inner[0] if inner else TType(Kind.RESULT))
+            return
+        qualified = self.qualify(ann, scope) or ""
+        last = qualified.rsplit(".", 1)[-1]
+        if qualified.startswith("tinker.") or qualified.startswith("tinker_cookbook."):
+            if last in sdk.CLIENT_CLASSES:
+                yield client(sdk.CLIENT_CLASSES[last])
+            elif last == "APIFuture":
+                yield TType(Kind.FUTURE, inner=TType(Kind.RESULT))
+        elif last in ("PreTrainedTokenizer", "PreTrainedTokenizerFast", "Tokenizer"):
+            yield TOKENIZER
+
+    def _names_tinker_class(self, node: cst.BaseExpression, scope: Scope, name: str) -> bool:
+        return self.is_tinker_name(self.qualify(node, scope), name)
+
+    def _infer_attribute(self, expr: cst.Attribute, scope: Scope) -> Iterator[TType]:
+        function = scope.function
+        if (
+            function is not None
+            and isinstance(expr.value, cst.Name)
+            and expr.value.value == function.self_name
+            and function.class_name is not None
+        ):
+            for binding in self.class_attrs.get(function.class_name, {}).get(expr.attr.value, ()):
+                yield from self.binding_types(binding)
+
+    def _infer_call(self, call: cst.Call, scope: Scope) -> Iterator[TType]:
+        func = call.func
+        qualified = self.qualify(func, scope)
+        if qualified is not None:
+            last = qualified.rsplit(".", 1)[-1]
+            if qualified.startswith("tinker.") and last in sdk.CLIENT_CLASSES:
+                yield client(sdk.CLIENT_CLASSES[last])
+                return
+            if qualified in TOKENIZER_FACTORIES or (
+                qualified.endswith(".from_pretrained") and "Tokenizer" in qualified
+            ):
+                yield TOKENIZER
+                return
+        if isinstance(func, cst.Attribute):
+            name = func.attr.value
+            receiver = self.types(func.value, scope)
+            if name in sdk.FUTURE_METHODS:
+                for t in receiver:
+                    yield from self._future_method(t, name, call)
+            sdk_call = self.sdk_call(call, scope)
+            if sdk_call is not None:
+                yield from self._sdk_return(sdk_call.method, call)
+            elif name == "get_tokenizer":
+                yield TOKENIZER
+            elif name == "from_pretrained" and "tokenizer" in (dotted_name(func.value) or "").lower():
+                yield TOKENIZER
+            # A method of this module's class, called on self.
+            target = self.resolve_function(func, scope)
+            if target is not None:
+                yield from self._function_call_types(target)
+        elif isinstance(func, cst.Name):
+            if func.value == "get_tokenizer":
+                yield TOKENIZER
+            target = self.resolve_function(func, scope)
+            if target is not None:
+                yield from self._function_call_types(target)
+
+    def _future_method(self, t: TType, name: str, call: cst.Call) -> Iterator[TType]:
+        if not t.is_future or t.inner is None:
+            return
+        if name == "result":
+            yield t.inner
+        elif name in ("result_async", "coroutine"):
+            yield TType(Kind.COROUTINE, inner=t.inner, method=t.method, origin_id=t.origin_id,
+                        origin=t.origin)
+        elif name == "future":
+            yield TType(Kind.CONCURRENT_FUTURE, inner=t.inner, method=t.method,
+                        origin_id=t.origin_id, origin=t.origin)
+
+    def _sdk_return(self, method: SdkMethod, call: cst.Call) -> Iterator[TType]:
+        value = result_of(method, call)
+        if method.returns is Returns.FUTURE:
+            yield future(value, method, call)
+        elif method.returns is Returns.CLIENT_FUTURE:
+            yield TType(Kind.CLIENT_FUTURE, client=method.makes, inner=value, method=method,
+                        origin_id=id(call), origin=call)
+        elif method.returns is Returns.FUTURE_AFTER_AWAIT:
+            yield TType(Kind.COROUTINE, inner=future(value, method, call), method=method,
+                        origin_id=id(call), origin=call)
+        elif method.returns is Returns.VALUE_AFTER_AWAIT:
+            yield TType(Kind.COROUTINE, inner=value, method=method, origin_id=id(call),
+                        origin=call)
+        else:
+            yield value
+
+    def _function_call_types(self, target: FunctionInfo) -> Iterator[TType]:
+        returned = [t for expr in target.returns for t in self.types(expr, target.scope)]
+        if target.node.returns is not None:
+            returned.extend(self.annotation_types(target.node.returns.annotation, target.scope))
+        for t in returned:
+            yield TType(Kind.COROUTINE, inner=t) if target.is_async else t
+
+    def _infer_gather(self, expr: cst.Await, scope: Scope) -> Iterator[TType]:
+        inner = expr.expression
+        if isinstance(inner, cst.Call) and self.is_gather(inner, scope):
+            for arg in inner.args:
+                for t in self.types(arg.value, scope):
+                    element = t.inner if arg.star == "*" and t.kind is Kind.LIST else t
+                    if element is not None and element.awaited() is not None:
+                        yield TType(Kind.LIST, inner=element.awaited())
+
+    def is_gather(self, call: cst.Call, scope: Scope) -> bool:
+        return self.qualify(call.func, scope) == "asyncio.gather"
+
+    # ======================================================================================
+    # Calls
+    # ======================================================================================
+    def resolve_function(self, func: cst.BaseExpression, scope: Scope) -> FunctionInfo | None:
+        """The function of this module that ``func(...)`` calls, when it is plain to see."""
+        if isinstance(func, cst.Name):
+            for binding in scope.lookup(func.value):
+                if binding.kind == "def":
+                    return binding.function
+            return None
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            function = scope.function
+            if (
+                function is not None
+                and function.class_name is not None
+                and func.value.value == function.self_name
+            ):
+                return self.methods.get(function.class_name, {}).get(func.attr.value)
+        return None
+
+    def sdk_call(self, call: cst.Call, scope: Scope | None = None) -> SdkCall | None:
+        """The Tinker method ``call`` invokes, if the receiver is (believed to be) a client."""
+        key = id(call)
+        if key in self._sdk_calls:
+            return self._sdk_calls[key]
+        if scope is None:
+            site = self.call_site_of.get(key)
+            if site is None:
+                return None
+            scope = site.scope
+        self._sdk_calls[key] = None  # guards recursion through the receiver's type
+        result = self._classify_sdk_call(call, scope)
+        self._sdk_calls[key] = result
+        return result
+
+    def _classify_sdk_call(self, call: cst.Call, scope: Scope) -> SdkCall | None:
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        name = func.attr.value
+        receiver = func.value
+        if self.qualify(receiver, scope) is not None:
+            # ``tinker.SamplingClient.from_sampler_handle(...)``: a class method, or a module function.
+            qualified = self.qualify(receiver, scope) or ""
+            last = qualified.rsplit(".", 1)[-1]
+            if qualified.startswith("tinker.") and last in sdk.CLIENT_CLASSES:
+                method = sdk.lookup(sdk.CLIENT_CLASSES[last], name)
+                return SdkCall(call, method, "dataflow") if method else None
+            return None
+        for t in self.types(receiver, scope):
+            if t.kind is Kind.CLIENT and t.client is not None:
+                method = sdk.lookup(t.client, name)
+                if method is not None:
+                    return SdkCall(call, method, "dataflow")
+            if t.kind is Kind.CLIENT_FUTURE and t.client is not None:
+                if name in sdk.FUTURE_METHODS:
+                    return None
+                method = sdk.lookup(t.client, name)
+                if method is not None:
+                    return SdkCall(call, method, "dataflow", True, t.origin)
+        if name in sdk.DISTINCTIVE:
+            return SdkCall(call, sdk.DISTINCTIVE[name], "distinctive")
+        receiver_name = (dotted_name(receiver) or "").rsplit(".", 1)[-1].lower()
+        for hint, kind in sdk.RECEIVER_NAME_HINTS:
+            if hint in receiver_name:
+                method = sdk.lookup(kind, name)
+                if method is not None:
+                    return SdkCall(call, method, "name")
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value in sdk.TINKER_ONLY_KEYWORDS:
+                method = sdk.lookup(sdk.TINKER_ONLY_KEYWORDS[arg.keyword.value], name)
+                if method is not None:
+                    return SdkCall(call, method, "keyword")
+        return None
+
+    def submit_of(self, call: cst.Call, scope: Scope | None = None) -> SdkCall | None:
+        """The SDK call if ``call`` submits a request (training, sampling or save)."""
+        found = self.sdk_call(call, scope)
+        return found if found is not None and found.method.is_submit else None
+
+    def is_constructor(self, call: cst.Call, scope: Scope, *names: str) -> bool:
+        return self.is_tinker_name(self.qualify(call.func, scope), *names)
+
+    # ======================================================================================
+    # Functions and hot loops
+    # ======================================================================================
+    @cached_property
+    def submitting_functions(self) -> dict[int, CallSite]:
+        """Functions of this module that submit a training/sampling request, directly or through
+        another function of the module: function node id -> the call site that submits."""
+        found: dict[int, CallSite] = {}
+        for function in self.functions:
+            for site in function.calls:
+                if self._is_step_submit(site):
+                    found[id(function.node)] = site
+                    break
+        changed = True
+        while changed:
+            changed = False
+            for function in self.functions:
+                if id(function.node) in found:
+                    continue
+                for site in function.calls:
+                    target = self.resolve_function(site.node.func, site.scope)
+                    if target is not None and id(target.node) in found:
+                        found[id(function.node)] = found[id(target.node)]
+                        changed = True
+                        break
+        return found
+
+    def _is_step_submit(self, site: CallSite) -> bool:
+        submit = self.submit_of(site.node, site.scope)
+        return submit is not None and submit.method.role in (Role.TRAIN, Role.SAMPLE)
+
+    def hot_submit(self, loop: LoopInfo) -> CallSite | None:
+        """The call that makes ``loop`` hot: a training or sampling submit in its body, or a call of
+        a function of this module that submits one. None if the loop is not hot."""
+        for site in loop.calls:
+            if self._is_step_submit(site):
+                return site
+            target = self.resolve_function(site.node.func, site.scope)
+            if target is not None and id(target.node) in self.submitting_functions:
+                return self.submitting_functions[id(target.node)]
+        return None
+
+    def enclosing_hot_loops(self, site: CallSite) -> list[LoopInfo]:
+        return [loop for loop in site.loops if self.hot_submit(loop) is not None]

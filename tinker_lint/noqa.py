@@ -1,0 +1,36 @@
+"""``# noqa`` and ``# noqa: TNK101`` on the reported line, with flake8's syntax and meaning."""
+
+from __future__ import annotations
+
+import re
+
+# The same pattern flake8 uses (flake8/defaults.py NOQA_INLINE_REGEX).
+NOQA = re.compile(
+    r"# noqa"
+    r"(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?",
+    re.IGNORECASE,
+)
+_CODE = re.compile(r"[A-Z][0-9]+", re.IGNORECASE)
+
+
+def noqa_lines(text: str) -> dict[int, frozenset[str] | None]:
+    """Line number -> the codes its ``# noqa`` names (None: all codes)."""
+    found: dict[int, frozenset[str] | None] = {}
+    if "noqa" not in text.lower():
+        return found
+    for number, line in enumerate(text.splitlines(), start=1):
+        if "#" not in line:
+            continue
+        match = NOQA.search(line)
+        if match is None:
+            continue
+        codes = match.group("codes")
+        found[number] = frozenset(c.upper() for c in _CODE.findall(codes)) if codes else None
+    return found
+
+
+def is_suppressed(code: str, line: int, lines: dict[int, frozenset[str] | None]) -> bool:
+    if line not in lines:
+        return False
+    codes = lines[line]
+    return codes is None or any(code.startswith(c) for c in codes)

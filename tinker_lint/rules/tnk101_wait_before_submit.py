@@ -1,0 +1,95 @@
+"""TNK101 wait-before-submit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tinker_lint.model.pipeline import waits_and_next_submits
+from tinker_lint.model.sdk import Role
+from tinker_lint.model.semantic import Scope
+from tinker_lint.rules.base import Context, Example, Finding, Rule
+
+
+class WaitBeforeSubmit(Rule):
+    code = "TNK101"
+    name = "wait-before-submit"
+    summary = (
+        "Submit the next request before waiting: a TrainingClient runs requests in submission "
+        "order, so `optim_step` never needs the `forward_backward` result"
+    )
+    why = """\
+Tinker assigns training requests to clock cycles when they are submitted. Waiting for
+`forward_backward(...)` before submitting `optim_step(...)` leaves the server idle for a round trip
+and can push the update into a later cycle. Every `TrainingClient` call reserves its place in the
+queue when it is made (`training_client.py` L210-263 in tinker 0.38), so the optimizer step can be
+submitted at once and both results awaited afterwards.
+
+Evidence: OpenPipe/ART PR #781 moved `optim_step` before the wait and measured a 1.106x paired
+median speedup (0.54 s saved per update, tinker 0.23.4, 20 paired trials); tinker-cookbook PR #884
+made the same fix in its DPO loop.
+
+`tinker_cookbook.supervised.train` pipelines this for you.
+
+The rule reports a wait on a Tinker future when the next request submitted after it, on every
+path through the function or loop body, does not use the result. It stays quiet when the next
+request needs the result (data or control dependence), and when the next request is a save
+(`save_state`, `save_weights_for_sampler`, `save_weights_and_get_sampling_client`) that ends an RL
+step.
+"""
+    fix_description = "Move the wait after the next independent submit."
+    INVALID = (
+        Example(
+            """\
+import tinker
+
+tc = tinker.ServiceClient().create_lora_training_client(base_model="m").result()
+for batch in batches:
+    result = tc.forward_backward(batch, loss_fn="cross_entropy").result()
+    tc.optim_step(tinker.AdamParams(learning_rate=1e-4)).result()
+""",
+            expect=((5, 14),),
+        ),
+    )
+    VALID = (
+        Example(
+            """\
+import tinker
+
+tc = tinker.ServiceClient().create_lora_training_client(base_model="m").result()
+for batch in batches:
+    fwd = tc.forward_backward(batch, loss_fn="cross_entropy")
+    opt = tc.optim_step(tinker.AdamParams(learning_rate=1e-4))
+    result = fwd.result()
+    opt.result()
+"""
+        ),
+    )
+
+    def check(self, ctx: Context) -> Iterator[Finding]:
+        model = ctx.model
+        bodies: list[tuple[object, Scope]] = [(model.module.body, model.module_scope)]
+        for function in model.functions:
+            body = function.node.body
+            if isinstance(body, cst.IndentedBlock):
+                bodies.append((body.body, function.scope))
+        for body, scope in bodies:
+            pairs, guarded = waits_and_next_submits(model, body, scope)
+            by_wait: dict[int, list] = {}
+            for pair in pairs:
+                by_wait.setdefault(id(pair.wait.node), []).append(pair)
+            for group in by_wait.values():
+                wait = group[0].wait
+                if id(wait.node) in guarded:
+                    continue
+                if any(p.dependent or p.submit.call.method.role is Role.SAVE for p in group):
+                    continue
+                submit = group[0].submit.call.method.plain_name
+                waited = ", ".join(sorted(wait.methods)) or "a Tinker request"
+                yield Finding(
+                    wait.node,
+                    f"Waiting for `{waited}` before submitting `{submit}`, which does not need "
+                    f"its result: submit `{submit}` first, then wait for both (requests run in "
+                    "submission order; `tinker_cookbook.supervised.train` pipelines this)",
+                )

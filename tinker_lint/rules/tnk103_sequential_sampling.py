@@ -1,0 +1,81 @@
+"""TNK103 sequential-sampling."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tinker_lint.model.pipeline import loop_waits, refreshes_sampling_client
+from tinker_lint.model.sdk import Role
+from tinker_lint.rules.base import Context, Example, Finding, Rule
+
+
+class SequentialSampling(Rule):
+    code = "TNK103"
+    name = "sequential-sampling"
+    summary = (
+        "Submit all sampling requests, then gather them (`asyncio.gather(*futures)`, or collect "
+        "the futures and call `.result()` afterwards)"
+    )
+    why = """\
+`SamplingClient` requests are not ordered: the server runs them concurrently (the SDK dispatches up
+to 400 at once and allows 2,000 in flight). A loop that submits one `sample` or `compute_logprobs`
+request and waits for it before submitting the next pays a full round trip per prompt. When the
+iterations are independent, submit every request first and wait afterwards.
+
+Not reported: multi-turn rollouts, where the next prompt is built from this result (data or control
+dependence), and loops that sample from a client refreshed in the loop.
+"""
+    INVALID = (
+        Example(
+            """\
+responses = []
+for prompt in prompts:
+    responses.append(sampling_client.sample(prompt, num_samples=1, sampling_params=params).result())
+""",
+            expect=((3, 22),),
+        ),
+    )
+    VALID = (
+        Example(
+            """\
+futures = [sampling_client.sample(p, num_samples=1, sampling_params=params) for p in prompts]
+responses = [f.result() for f in futures]
+"""
+        ),
+        Example(
+            """\
+messages = [first]
+for turn in range(max_turns):
+    reply = sampling_client.sample(render(messages), num_samples=1, sampling_params=params).result()
+    messages.append(reply)
+"""
+        ),
+    )
+
+    def check(self, ctx: Context) -> Iterator[Finding]:
+        model = ctx.model
+        reported: set[int] = set()
+        for loop in model.loops:
+            if refreshes_sampling_client(model, loop):
+                continue
+            for item in loop_waits(model, loop):
+                if (
+                    item.fresh
+                    and Role.SAMPLE in item.roles
+                    and not item.needed_next
+                    and not item.branches_on_result
+                ):
+                    if id(item.wait.node) not in reported:
+                        reported.add(id(item.wait.node))
+                        yield Finding(
+                            item.wait.node,
+                            f"Sampling one request at a time: each `{_method(item)}` is waited "
+                            "for before the next is submitted, though the iterations are "
+                            "independent; submit all requests, then gather them",
+                        )
+                    break
+
+
+def _method(item) -> str:
+    names = sorted(n for n in item.wait.methods if n in ("sample", "compute_logprobs"))
+    return names[0] if names else "sample"

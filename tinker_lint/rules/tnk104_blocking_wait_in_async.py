@@ -1,0 +1,75 @@
+"""TNK104 blocking-wait-in-async."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tinker_lint.model.flow import Wait, linear_steps, names_read
+from tinker_lint.rules.base import Context, Example, Finding, Rule
+
+
+class BlockingWaitInAsync(Rule):
+    code = "TNK104"
+    name = "blocking-wait-in-async"
+    summary = "Use `await fut` instead of `fut.result()` inside `async def`"
+    why = """\
+`fut.result()`, `fut.future().result()` and `concurrent.futures.wait(...)` block the calling thread.
+Inside `async def` that thread runs the event loop, so every other coroutine stops: concurrent
+rollouts, evaluations and the cookbook's async training loops all freeze until the request (which
+the SDK retries for up to five minutes) comes back. Several SDK futures are `@sync_only` and log a
+warning with a stack trace when this happens; the training futures do not warn at all.
+
+`await fut` (or `await fut.result_async()`) suspends only the current coroutine.
+
+Not reported: `.result()` on a future that this function already awaited (for example after
+`await asyncio.gather(*futures)`), which returns at once.
+"""
+    INVALID = (
+        Example(
+            """\
+async def rollout(sampling_client, prompt, params):
+    return sampling_client.sample(prompt, num_samples=1, sampling_params=params).result()
+""",
+            expect=((2, 12),),
+        ),
+    )
+    VALID = (
+        Example(
+            """\
+async def rollout(sampling_client, prompt, params):
+    return await sampling_client.sample(prompt, num_samples=1, sampling_params=params)
+"""
+        ),
+        Example(
+            """\
+import asyncio
+
+async def rollouts(sampling_client, prompts, params):
+    futures = [sampling_client.sample(p, num_samples=1, sampling_params=params) for p in prompts]
+    await asyncio.gather(*futures)
+    return [f.result() for f in futures]
+"""
+        ),
+    )
+
+    def check(self, ctx: Context) -> Iterator[Finding]:
+        model = ctx.model
+        for function in model.functions:
+            if not function.is_async or not isinstance(function.node.body, cst.IndentedBlock):
+                continue
+            awaited: set[str] = set()
+            for step in linear_steps(model, function.node.body.body, function.scope):
+                for event in step.events:
+                    if not isinstance(event, Wait):
+                        continue
+                    if not event.blocking:
+                        for expr in event.waited:
+                            awaited |= names_read(expr)
+                    elif not step.reads & awaited:
+                        yield Finding(
+                            event.node,
+                            "Blocking wait inside `async def` freezes the event loop and every "
+                            "concurrent rollout: use `await fut` instead of `fut.result()`",
+                        )

@@ -1,0 +1,82 @@
+"""TNK106 client-future-used-as-client."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tinker_lint.model.sdk import ASYNC_DEPRECATION_VERSION
+from tinker_lint.rules.base import Context, Example, Finding, Rule
+
+
+class ClientFutureUsedAsClient(Rule):
+    code = "TNK106"
+    name = "client-future-used-as-client"
+    summary = "Add `.result()` (sync) or `await` (async) to get the client from its future"
+    why = """\
+Since tinker 0.38, `create_lora_training_client(...)`, `create_training_client_from_state*(...)`,
+`create_sampling_client(...)` and `save_weights_and_get_sampling_client(...)` return a future of the
+client. Using that future as the client still works for now, but every call through it emits a
+`FutureWarning`, and the first one blocks until the client exists, wherever it happens to be.
+The compatibility wrapper will be removed in a later release.
+
+Only reported when the project targets tinker 0.38 or newer: before it, these methods returned the
+client itself.
+"""
+    fix_description = "Add `.result()` in sync code or `await` in async code at the factory call."
+    INVALID = (
+        Example(
+            """\
+import tinker
+
+service_client = tinker.ServiceClient()
+training_client = service_client.create_lora_training_client(base_model="m")
+training_client.forward_backward(batch, loss_fn="cross_entropy")
+""",
+            expect=((4, 19),),
+        ),
+    )
+    VALID = (
+        Example(
+            """\
+import tinker
+
+service_client = tinker.ServiceClient()
+training_client = service_client.create_lora_training_client(base_model="m").result()
+training_client.forward_backward(batch, loss_fn="cross_entropy")
+"""
+        ),
+        Example(
+            """\
+import tinker
+
+service_client = tinker.ServiceClient()
+training_client = service_client.create_lora_training_client(base_model="m")
+training_client.forward_backward(batch, loss_fn="cross_entropy")
+""",
+            tinker_version="0.36.0",
+        ),
+    )
+
+    def check(self, ctx: Context) -> Iterator[Finding]:
+        if ctx.tinker_version < ASYNC_DEPRECATION_VERSION:
+            return
+        model = ctx.model
+        reported: set[int] = set()
+        for site in model.calls:
+            call = model.sdk_call(site.node, site.scope)
+            if call is None or not call.on_client_future or call.receiver_origin is None:
+                continue
+            origin = call.receiver_origin
+            if id(origin) in reported:
+                continue
+            reported.add(id(origin))
+            origin_site = model.call_site_of.get(id(origin))
+            in_async = bool(origin_site and origin_site.function and origin_site.function.is_async)
+            factory = model.sdk_call(origin, origin_site.scope) if origin_site else None
+            made = factory.method.name if factory else "the factory"
+            remedy = "`await` it" if in_async else "call `.result()` on it"
+            yield Finding(
+                origin,
+                f"`{made}()` returns a future of the client, used here as the client (each call "
+                f"warns, the first blocks): {remedy}",
+            )

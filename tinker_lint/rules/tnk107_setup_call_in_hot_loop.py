@@ -1,0 +1,111 @@
+"""TNK107 setup-call-in-hot-loop."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tinker_lint.model.flow import linear_steps, names_read, target_keys
+from tinker_lint.model.sdk import Client, Role
+from tinker_lint.model.semantic import CallSite, LoopInfo, SemanticModel
+from tinker_lint.rules.base import Context, Example, Finding, Rule
+
+_SETUP_METHODS = frozenset({"get_tokenizer", "get_info"})
+
+
+class SetupCallInHotLoop(Rule):
+    code = "TNK107"
+    name = "setup-call-in-hot-loop"
+    summary = "Create it once before the loop: nothing it uses changes between iterations"
+    why = """\
+`ServiceClient(...)`, `create_*training_client*(...)`, `create_sampling_client(...)`, `get_tokenizer()`
+and `get_info()` are setup. In many SDK versions each is a network round trip (in 0.10-0.36
+`get_tokenizer()` called `get_info` over the network on every call; `ServiceClient()` created a
+session eagerly up to 0.22), and a new client per step also throws away the client's state. In a
+loop that submits training or sampling requests, a setup call whose arguments do not change between
+iterations can be hoisted.
+
+Not reported: a client made from something the loop changes (a sampling client per checkpoint path),
+and calls under a cadence guard.
+"""
+    INVALID = (
+        Example(
+            """\
+import tinker
+
+for batch in batches:
+    service_client = tinker.ServiceClient()
+    tc = service_client.create_lora_training_client(base_model="m").result()
+    tc.forward_backward(batch, loss_fn="cross_entropy").result()
+""",
+            expect=((4, 22), (5, 10)),
+        ),
+    )
+    VALID = (
+        Example(
+            """\
+import tinker
+
+service_client = tinker.ServiceClient()
+tc = service_client.create_lora_training_client(base_model="m").result()
+for path in checkpoints:
+    sampling_client = service_client.create_sampling_client(model_path=path).result()
+    sampling_client.sample(prompt, num_samples=1, sampling_params=params).result()
+"""
+        ),
+    )
+
+    def check(self, ctx: Context) -> Iterator[Finding]:
+        model = ctx.model
+        variant_cache: dict[int, set[str]] = {}
+        for site in model.calls:
+            if site.guarded or not site.loops:
+                continue
+            what = _setup_call(model, site)
+            if what is None:
+                continue
+            reads = names_read(site.node)
+            for loop in model.enclosing_hot_loops(site):
+                variant = variant_cache.get(id(loop))
+                if variant is None:
+                    variant = variant_cache[id(loop)] = _loop_variant_names(model, loop)
+                if not reads & variant:
+                    yield Finding(
+                        site.node,
+                        f"`{what}` runs on every iteration of a loop that submits Tinker "
+                        "requests, with nothing it uses changing: create it once before the loop",
+                    )
+                    break
+
+
+def _setup_call(model: SemanticModel, site: CallSite) -> str | None:
+    node = site.node
+    if model.is_constructor(node, site.scope, "ServiceClient"):
+        return "ServiceClient()"
+    call = model.sdk_call(node, site.scope)
+    if call is not None:
+        method = call.method
+        if method.role is Role.FACTORY and method.makes in (Client.TRAINING, Client.SAMPLING):
+            return f"{method.name}()"
+        if method.name in _SETUP_METHODS:
+            return f"{method.name}()"
+        return None
+    func = node.func
+    name = func.value if isinstance(func, cst.Name) else None
+    if name == "get_tokenizer" or model.qualify(func, site.scope) == (
+        "tinker_cookbook.tokenizer_utils.get_tokenizer"
+    ):
+        return "get_tokenizer()"
+    return None
+
+
+def _loop_variant_names(model: SemanticModel, loop: LoopInfo) -> set[str]:
+    node = loop.node
+    variant: set[str] = set()
+    if isinstance(node, cst.For):
+        variant |= target_keys(node.target)
+    if isinstance(node, cst.For | cst.While) and isinstance(node.body, cst.IndentedBlock):
+        for step in linear_steps(model, node.body.body, loop.scope):
+            variant |= step.writes
+    return variant

@@ -1,0 +1,64 @@
+"""Which rules run, for which tinker version: resolved from CLI flags, then pyproject, then defaults."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+
+from packaging.version import Version
+
+from tinker_lint.model.sdk import NEWEST_KNOWN_TINKER
+
+
+def _specificity(code: str, selectors: tuple[str, ...]) -> int:
+    """Length of the longest selector that is a prefix of ``code`` (-1 if none); ``ALL`` is 0."""
+    best = -1
+    for selector in selectors:
+        if selector == "ALL":
+            best = max(best, 0)
+        elif code.startswith(selector):
+            best = max(best, len(selector))
+    return best
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: tuple[str, ...] = ("TNK",)
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = ()
+    tinker_version: Version = NEWEST_KNOWN_TINKER
+    tinker_version_source: str = "newest known"
+    # Extra identifiers that mark a cadence guard (``if should_flush:``), beyond the built-in ones.
+    cadence_names: tuple[str, ...] = ()
+    config_path: str | None = None
+    _cache: dict[str, bool] = field(default_factory=dict, compare=False, repr=False, hash=False)
+
+    def is_enabled(self, code: str, path: str | None = None) -> bool:
+        """ruff's rule: the most specific matching selector wins; on a tie, ignore wins."""
+        key = code
+        enabled = self._cache.get(key)
+        if enabled is None:
+            chosen = _specificity(code, self.select + self.extend_select)
+            enabled = chosen >= 0 and chosen > _specificity(code, self.ignore)
+            self._cache[key] = enabled
+        if enabled and path is not None and self.per_file_ignores:
+            for pattern, codes in self.per_file_ignores:
+                if _path_matches(path, pattern) and _specificity(code, codes) >= 0:
+                    return False
+        return enabled
+
+    @property
+    def cadence_pattern(self) -> re.Pattern[str] | None:
+        if not self.cadence_names:
+            return None
+        return re.compile("|".join(fnmatch.translate(n) for n in self.cadence_names))
+
+
+def _path_matches(path: str, pattern: str) -> bool:
+    normalized = path.replace("\\", "/").removeprefix("./")
+    return fnmatch.fnmatch(normalized, pattern) or fnmatch.fnmatch(
+        normalized.rsplit("/", 1)[-1], pattern
+    )
