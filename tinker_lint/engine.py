@@ -43,7 +43,8 @@ def lint_bytes(raw: bytes, path: str, settings: Settings) -> FileResult:
 
 def lint_text(text: str, path: str, settings: Settings) -> FileResult:
     rules = [rule for rule in PYTHON_RULES if settings.is_enabled(rule.code, path)]
-    if not any(rule.prefilter.search(text) for rule in rules):
+    rules = [rule for rule in rules if rule.applies_to(text)]
+    if not rules:
         return FileResult(path, _syntax_only(text, path, settings))
     try:
         module = cst.parse_module(text)
@@ -59,7 +60,7 @@ def lint_text(text: str, path: str, settings: Settings) -> FileResult:
         model = SemanticModel(module, cadence_names=settings.cadence_pattern)
     except RecursionError:
         return FileResult(path, _engine(path, "TNK001", "Nesting too deep to analyse", settings))
-    except Exception as error:  # noqa: BLE001 - one broken file must not stop the run
+    except Exception as error:
         return FileResult(path, _internal_error(path, "the semantic model", error, settings))
     ctx = Context(model, settings.tinker_version, path)
     found: list[tuple[type[Rule], Finding]] = []
@@ -67,7 +68,7 @@ def lint_text(text: str, path: str, settings: Settings) -> FileResult:
     for rule in rules:
         try:
             found.extend((rule, finding) for finding in rule().check(ctx))
-        except Exception as error:  # noqa: BLE001 - report, and let the other rules run
+        except Exception as error:
             diagnostics.extend(_internal_error(path, rule.code, error, settings))
     if found:
         positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
@@ -102,7 +103,11 @@ def _syntax_only(text: str, path: str, settings: Settings) -> list[Diagnostic]:
         ast.parse(text)
     except SyntaxError as error:
         return _engine(
-            path, "TNK001", f"SyntaxError: {error.msg}", settings, error.lineno or 1,
+            path,
+            "TNK001",
+            f"SyntaxError: {error.msg}",
+            settings,
+            error.lineno or 1,
             error.offset or 1,
         )
     except (ValueError, RecursionError, MemoryError) as error:
@@ -118,7 +123,9 @@ def _engine(
     return [Diagnostic(path, line, col, code, message, line, col)]
 
 
-def _internal_error(path: str, where: str, error: Exception, settings: Settings) -> list[Diagnostic]:
+def _internal_error(
+    path: str, where: str, error: Exception, settings: Settings
+) -> list[Diagnostic]:
     frame = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
     at = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
     message = (

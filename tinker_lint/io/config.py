@@ -95,7 +95,7 @@ def settings_from_table(table: Mapping[str, object], where: str, base: Settings)
     if "tinker-version" in table:
         value = table["tinker-version"]
         if not isinstance(value, str):
-            raise ConfigError(f"{where}: `tinker-version` must be a string such as \"0.38\"")
+            raise ConfigError(f'{where}: `tinker-version` must be a string such as "0.38"')
         changes["tinker_version"] = parse_version(value, f"{where}: `tinker-version`")
         changes["tinker_version_source"] = where
     return replace(base, **changes)
@@ -120,8 +120,9 @@ def load_settings(pyproject: Path | None) -> Settings:
         return base
     if not isinstance(table, Mapping):
         raise ConfigError(f"{where}: [tool.tinker-lint] must be a table")
-    return replace(settings_from_table(table, f"{where} [tool.tinker-lint]", base),
-                   config_path=where)
+    return replace(
+        settings_from_table(table, f"{where} [tool.tinker-lint]", base), config_path=where
+    )
 
 
 def default_settings() -> Settings:

@@ -19,8 +19,22 @@ import pathspec
 
 SKIPPED_DIRS = frozenset(
     {
-        ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "build", "dist",
-        "node_modules", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".eggs", "site-packages",
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        "__pycache__",
+        "build",
+        "dist",
+        "node_modules",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".pytest_cache",
+        ".eggs",
+        "site-packages",
         ".tinker_lint_cache",
     }
 )
@@ -121,7 +135,9 @@ def decode_source(raw: bytes) -> SourceFile:
     try:
         text = raw.decode(encoding)
     except (UnicodeDecodeError, LookupError) as error:
-        raise DecodeError(f"cannot decode as {encoding}: {error.reason if hasattr(error, 'reason') else error}") from None
+        raise DecodeError(
+            f"cannot decode as {encoding}: {error.reason if hasattr(error, 'reason') else error}"
+        ) from None
     if text.startswith("\ufeff"):
         text = text[1:]
     return SourceFile(text, encoding, raw)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import libcst as cst
 
@@ -13,39 +14,17 @@ DEFAULT_CADENCE_NAME = re.compile(
 )
 
 
-class _CadenceFinder(cst.CSTVisitor):
-    def __init__(self, extra: re.Pattern[str] | None) -> None:
-        self.extra = extra
-        self.found = False
-
-    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> bool:
-        if isinstance(node.operator, cst.Modulo) and not isinstance(
-            node.left, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString
-        ):
-            self.found = True
-        return not self.found
-
-    def _check(self, name: str) -> None:
-        if DEFAULT_CADENCE_NAME.search(name) or (self.extra and self.extra.search(name)):
-            self.found = True
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self._check(node.value)
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._check(node.attr.value)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        # `if should_log(step):`, `if tracker.is_eval_step(step):`
-        func = node.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else None
-        if isinstance(func, cst.Name):
-            name = func.value
-        if name:
-            self._check(name)
+def _names_cadence(name: str, extra: re.Pattern[str] | None) -> bool:
+    return bool(DEFAULT_CADENCE_NAME.search(name) or (extra and extra.search(name)))
 
 
-def is_cadence_test(test: cst.BaseExpression, extra: re.Pattern[str] | None = None) -> bool:
-    finder = _CadenceFinder(extra)
-    test.visit(finder)
-    return finder.found
+def is_cadence_test(nodes: Iterable[cst.CSTNode], extra: re.Pattern[str] | None = None) -> bool:
+    """Whether an ``if`` test (given as its nodes) reads like "every N steps": a ``%`` or a name
+    such as ``log_every``, ``save_interval``, ``should_log``, ``is_eval_step``."""
+    for node in nodes:
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+            if not isinstance(node.left, cst.SimpleString | cst.ConcatenatedString):
+                return True  # ``"%s" % x`` is formatting, not a cadence
+        elif isinstance(node, cst.Name) and _names_cadence(node.value, extra):
+            return True
+    return False

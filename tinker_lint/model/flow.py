@@ -109,12 +109,17 @@ def _futures_in(model: SemanticModel, expr: cst.BaseExpression, scope: Scope) ->
 def events_in(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> list[Event]:
     """The submits and waits ``node`` performs, in evaluation order (post-order: arguments are
     evaluated before the call that takes them). Nested functions and lambdas run later: skipped."""
+    key = (id(node), id(scope))
+    cached = model.events_cache.get(key)
+    if cached is not None:
+        return cached
     found: list[Event] = []
+    model.events_cache[key] = found
 
     def walk(current: cst.CSTNode) -> None:
         if isinstance(current, _NESTED_CODE):
             return
-        for child in current.children:
+        for child in model.children(current):
             walk(child)
         if isinstance(current, cst.Call):
             submit = model.submit_of(current, scope)
@@ -145,27 +150,30 @@ def _keys(expr: cst.BaseExpression) -> Iterator[str]:
         yield ".".join(parts[:i])
 
 
-class _Reads(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self.names.update(_keys(node))
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-
-def names_read(node: cst.CSTNode) -> set[str]:
-    visitor = _Reads()
-    node.visit(visitor)
-    return visitor.names
+def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
+    """Every name (and dotted path such as ``self.fut``) ``node`` reads; not attribute or keyword
+    names, and nothing inside nested functions or classes."""
+    key = id(node)
+    cached = model.reads_cache.get(key)
+    if cached is not None:
+        return cached
+    names: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            names.add(current.value)
+        elif isinstance(current, cst.Attribute):
+            names.update(_keys(current))
+            stack.append(current.value)
+        elif isinstance(current, cst.Arg):
+            stack.append(current.value)
+        elif isinstance(current, cst.FunctionDef | cst.ClassDef) and current is not node:
+            continue
+        else:
+            stack.extend(model.children(current))
+    model.reads_cache[key] = names
+    return names
 
 
 def target_keys(target: cst.BaseExpression) -> set[str]:
@@ -183,49 +191,27 @@ def target_keys(target: cst.BaseExpression) -> set[str]:
     return set()
 
 
-class _MutatedReceivers(cst.CSTVisitor):
-    """``x.append(v)``, ``state.update(v)``: a method call with arguments may store them in ``x``."""
-
-    def __init__(self) -> None:
-        self.keys: set[str] = set()
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        # A Tinker request does not store its arguments in the client.
-        if node.args and isinstance(func, cst.Attribute) and func.attr.value not in SDK_NAMES:
-            dotted = dotted_name(func.value)
-            if dotted:
-                self.keys.add(dotted)
-                self.keys.add(dotted.split(".")[0])
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-
-def names_written(stmt: cst.CSTNode) -> set[str]:
+def names_written(model: SemanticModel, stmt: cst.CSTNode) -> set[str]:
+    """Names a statement binds or may mutate: assignment targets, walrus targets, and receivers of
+    method calls with arguments (``x.append(v)`` may store ``v`` in ``x``; Tinker requests do not
+    store their arguments in the client)."""
     written: set[str] = set()
     if isinstance(stmt, cst.Assign):
         for target in stmt.targets:
             written |= target_keys(target.target)
     elif isinstance(stmt, cst.AnnAssign | cst.AugAssign):
         written |= target_keys(stmt.target)
-    finder = _MutatedReceivers()
-    stmt.visit(finder)
-    written |= finder.keys
-    for walrus in _walruses(stmt):
-        written |= target_keys(walrus.target)
+    for node in model.walk(stmt, _NESTED_CODE):
+        if isinstance(node, cst.Call):
+            func = node.func
+            if node.args and isinstance(func, cst.Attribute) and func.attr.value not in SDK_NAMES:
+                dotted = dotted_name(func.value)
+                if dotted:
+                    written.add(dotted)
+                    written.add(dotted.split(".")[0])
+        elif isinstance(node, cst.NamedExpr):
+            written |= target_keys(node.target)
     return written
-
-
-def _walruses(node: cst.CSTNode) -> Iterator[cst.NamedExpr]:
-    if isinstance(node, cst.NamedExpr):
-        yield node
-    for child in node.children:
-        if not isinstance(child, _NESTED_CODE):
-            yield from _walruses(child)
 
 
 # ==========================================================================================
@@ -268,8 +254,8 @@ def _steps_of(
             yield Step(
                 small,
                 "stmt",
-                names_read(small),
-                names_written(small),
+                names_read(model, small),
+                names_written(model, small),
                 events_in(model, small, scope),
                 guarded,
                 depth=depth,
@@ -293,7 +279,7 @@ def _steps_of(
         yield Step(
             stmt,
             "for",
-            names_read(stmt.iter),
+            names_read(model, stmt.iter),
             target_keys(stmt.target),
             events_in(model, stmt.iter, scope),
             guarded,
@@ -308,7 +294,7 @@ def _steps_of(
             yield Step(
                 item,
                 "stmt",
-                names_read(item.item),
+                names_read(model, item.item),
                 writes,
                 events_in(model, item.item, scope),
                 guarded,
@@ -340,8 +326,8 @@ def _block(
             yield Step(
                 small,
                 "stmt",
-                names_read(small),
-                names_written(small),
+                names_read(model, small),
+                names_written(model, small),
                 events_in(model, small, scope),
                 guarded,
                 depth=depth,
@@ -359,44 +345,17 @@ def _test_step(
     return Step(
         test,
         "test",
-        names_read(test),
+        names_read(model, test),
         set(),
         events_in(model, test, scope),
         guarded,
         control=control,
-        jumps=_has_jump(control),
+        jumps=has_jump(model, control),
         depth=depth,
     )
 
 
-class _JumpFinder(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_Break(self, node: cst.Break) -> None:
-        self.found = True
-
-    def visit_Continue(self, node: cst.Continue) -> None:
-        self.found = True
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.found = True
-
-    def visit_Raise(self, node: cst.Raise) -> None:
-        self.found = True
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-
-def _has_jump(node: cst.CSTNode) -> bool:
-    finder = _JumpFinder()
-    node.visit(finder)
-    return finder.found
-
-
-def contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    """Whether ``inner`` is ``outer`` or inside it."""
-    if outer is inner:
-        return True
-    return any(contains(child, inner) for child in outer.children)
+def has_jump(model: SemanticModel, node: cst.CSTNode) -> bool:
+    """Whether a block can leave the pass early (break, continue, return, raise)."""
+    jumps = (cst.Break, cst.Continue, cst.Return, cst.Raise)
+    return any(isinstance(n, jumps) for n in model.walk(node, _NESTED_CODE))

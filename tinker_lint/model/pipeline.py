@@ -19,7 +19,6 @@ from tinker_lint.model.flow import (
     Step,
     Submit,
     Wait,
-    contains,
     events_in,
     linear_steps,
     names_read,
@@ -85,7 +84,7 @@ class _PathWalker:
 
     def simple(self, smalls: Sequence[cst.CSTNode], state: list[_Pending]) -> list[_Pending]:
         for small in smalls:
-            state = self.expression(small, state, names_written(small))
+            state = self.expression(small, state, names_written(self.model, small))
             if isinstance(small, cst.Return | cst.Raise | cst.Break | cst.Continue):
                 return []  # this path of the pass ends here
         return state
@@ -97,9 +96,9 @@ class _PathWalker:
         fresh: list[_Pending] = []
         for event in events_in(self.model, node, self.scope):
             if isinstance(event, Submit):
-                reads = names_read(event.node)
+                reads = names_read(self.model, event.node)
                 for pending in [*state, *fresh]:
-                    dependent = bool(reads & pending.tainted) or contains(
+                    dependent = bool(reads & pending.tainted) or self.model.contains(
                         event.node, pending.wait.node
                     )
                     self.pairs.append(WaitThenSubmit(pending.wait, event, dependent))
@@ -108,7 +107,7 @@ class _PathWalker:
                 if self._guard_depth:
                     self.guarded_waits.add(id(event.node))
                 fresh.append(_Pending(event))
-        reads = names_read(node)
+        reads = names_read(self.model, node)
         for pending in state:
             if reads & pending.tainted:
                 pending.tainted |= writes
@@ -122,8 +121,8 @@ class _PathWalker:
             if (
                 loop.is_comprehension
                 and any(self.model.submit_of(s.node, s.scope) for s in loop.calls)
-                and contains(statement, loop.node)
-                and contains(loop.node, wait.node)
+                and self.model.contains(statement, loop.node)
+                and self.model.contains(loop.node, wait.node)
             ):
                 return True
         return False
@@ -137,7 +136,7 @@ class _PathWalker:
 
     def _test(self, test: cst.BaseExpression, state: list[_Pending]) -> list[_Pending]:
         state = self.expression(test, state, set())
-        reads = names_read(test)
+        reads = names_read(self.model, test)
         # A branch on the result: what follows is control-dependent on the wait.
         return [p for p in state if not reads & p.tainted]
 
@@ -227,7 +226,7 @@ def loop_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
             if isinstance(event, Submit):
                 step_submits = True
             else:
-                is_fresh = _waits_on_fresh(event, fresh_keys, node)
+                is_fresh = _waits_on_fresh(model, event, fresh_keys)
                 located.append((index, event_index, event, is_fresh))
         if step_submits or step.reads & fresh_keys:
             fresh_keys |= step.writes
@@ -237,9 +236,9 @@ def loop_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
     result = []
     for index, event_index, wait, is_fresh in located:
         step = steps[index]
-        submitted_after = any(
-            isinstance(e, Submit) for e in step.events[event_index + 1 :]
-        ) or any(isinstance(e, Submit) for s in steps[index + 1 :] for e in s.events)
+        submitted_after = any(isinstance(e, Submit) for e in step.events[event_index + 1 :]) or any(
+            isinstance(e, Submit) for s in steps[index + 1 :] for e in s.events
+        )
         tainted = set(step.writes)
         branches = False
         for later in steps[index + 1 :]:
@@ -257,15 +256,19 @@ def loop_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
 def _body_statements(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
     if isinstance(body, cst.IndentedBlock):
         return body.body
-    return [cst.SimpleStatementLine(body=body.body)] if isinstance(body, cst.SimpleStatementSuite) else []
+    return (
+        [cst.SimpleStatementLine(body=body.body)]
+        if isinstance(body, cst.SimpleStatementSuite)
+        else []
+    )
 
 
-def _waits_on_fresh(wait: Wait, fresh_keys: set[str], loop_node: cst.CSTNode) -> bool:
+def _waits_on_fresh(model: SemanticModel, wait: Wait, fresh_keys: set[str]) -> bool:
     for expr in wait.waited:
         # ``tc.forward_backward(b).result()``, ``await sc.sample_async(p)``: made right here.
-        if any(t.origin is not None and contains(expr, t.origin) for t in wait.futures):
+        if any(t.origin is not None and model.contains(expr, t.origin) for t in wait.futures):
             return True
-        if names_read(expr) & fresh_keys:
+        if names_read(model, expr) & fresh_keys:
             return True
     return False
 
@@ -278,12 +281,12 @@ def _needed_next_iteration(
     scope: Scope,
 ) -> bool:
     tainted = set(tainted)
-    if isinstance(loop_node, cst.While) and names_read(loop_node.test) & tainted:
+    if isinstance(loop_node, cst.While) and names_read(model, loop_node.test) & tainted:
         return True
     for step in steps:
         for event in step.events:
             if isinstance(event, Submit):
-                return bool(names_read(event.node) & tainted)
+                return bool(names_read(model, event.node) & tainted)
         if step.reads & tainted:
             if step.kind == "test":
                 return True
@@ -298,7 +301,7 @@ def _comprehension_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]
     for element in elements:
         for event in events_in(model, element, loop.scope):
             if isinstance(event, Wait):
-                fresh = _waits_on_fresh(event, set(), node)
+                fresh = _waits_on_fresh(model, event, set())
                 found.append(LoopWait(event, fresh, False, False, False, False, _roles(event)))
     return found
 

@@ -100,9 +100,7 @@ _TRAINING = [
     *_pair("save_state", T, Role.SAVE, F, FA),
     *_pair("save_weights_for_sampler", T, Role.SAVE, F, FA, distinctive=True),
     *_pair("save_weights_external", T, Role.SAVE, F, FA, distinctive=True),
-    *_pair(
-        "save_weights_and_get_sampling_client", T, Role.SAVE, CF, VA, makes=S, distinctive=True
-    ),
+    *_pair("save_weights_and_get_sampling_client", T, Role.SAVE, CF, VA, makes=S, distinctive=True),
     *_pair("create_sampling_client", T, Role.FACTORY, CF, VA, makes=S),
     *_pair("load_state", T, Role.REST, F, FA, sync_deprecated=True),
     *_pair("load_state_with_optimizer", T, Role.REST, F, FA, sync_deprecated=True),
@@ -151,13 +149,25 @@ _SERVICE = [
 
 # RestClient/AdminClient: management calls, never part of a training step. Each sync form returns
 # an APIFuture; its ``*_async`` twin is deprecated and returns the value after one await.
-_REST_PAIRS = (
-    "assign_session_project copy_weights delete_checkpoint delete_checkpoint_from_tinker_path "
-    "export_session_trace get_external_weights_urls get_sampler get_session get_training_run "
-    "get_training_run_by_tinker_path list_checkpoints list_sessions list_training_runs "
-    "list_user_checkpoints publish_checkpoint_from_tinker_path "
-    "set_checkpoint_ttl_from_tinker_path unpublish_checkpoint_from_tinker_path"
-).split()
+_REST_PAIRS = [
+    "assign_session_project",
+    "copy_weights",
+    "delete_checkpoint",
+    "delete_checkpoint_from_tinker_path",
+    "export_session_trace",
+    "get_external_weights_urls",
+    "get_sampler",
+    "get_session",
+    "get_training_run",
+    "get_training_run_by_tinker_path",
+    "list_checkpoints",
+    "list_sessions",
+    "list_training_runs",
+    "list_user_checkpoints",
+    "publish_checkpoint_from_tinker_path",
+    "set_checkpoint_ttl_from_tinker_path",
+    "unpublish_checkpoint_from_tinker_path",
+]
 _REST_DEPRECATED_PAIRS = "get_audit_log get_billing_usage get_current_checkpoint_storage_usage"
 _REST = [
     *(m for n in _REST_PAIRS for m in _pair(n, Client.REST, Role.REST, F, VA)),
@@ -173,11 +183,7 @@ _REST = [
     SdkMethod("get_telemetry", Client.REST, Role.LOCAL, V),
 ]
 _ADMIN = [
-    *(
-        m
-        for n in _REST_DEPRECATED_PAIRS.split()
-        for m in _pair(n, Client.ADMIN, Role.REST, F, VA)
-    ),
+    *(m for n in _REST_DEPRECATED_PAIRS.split() for m in _pair(n, Client.ADMIN, Role.REST, F, VA)),
     SdkMethod("get_telemetry", Client.ADMIN, Role.LOCAL, V),
 ]
 

@@ -17,7 +17,7 @@ import libcst as cst
 from tinker_lint.model import sdk
 from tinker_lint.model.cadence import is_cadence_test
 from tinker_lint.model.imports import ImportMap, dotted_name
-from tinker_lint.model.sdk import Client, Returns, Role, SdkMethod
+from tinker_lint.model.sdk import Returns, Role, SdkMethod
 from tinker_lint.model.types import TOKENIZER, Kind, TType, client, future, result_of
 
 FunctionNode = cst.FunctionDef
@@ -137,6 +137,23 @@ class _Collector(cst.CSTVisitor):
         self.loops: list[list[LoopInfo]] = [[]]
         self.guards: list[int] = [0]
         self.classes: list[str] = []
+        self.stack: list[cst.CSTNode] = []
+        self.children_of = model.children_of
+        self.parent_of = model.parent_of
+
+    # --- the tree index: children and parents, so later walks never re-enter libcst -----------
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        stack = self.stack
+        if stack:
+            parent = stack[-1]
+            self.children_of.setdefault(id(parent), []).append(node)
+            self.parent_of[id(node)] = parent
+        stack.append(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        self.stack.pop()
 
     # --- helpers ---------------------------------------------------------------------------
     @property
@@ -209,11 +226,17 @@ class _Collector(cst.CSTVisitor):
         all_params = [
             *params,
             *node.params.kwonly_params,
-            *(p for p in (node.params.star_arg, node.params.star_kwarg) if isinstance(p, cst.Param)),
+            *(
+                p
+                for p in (node.params.star_arg, node.params.star_kwarg)
+                if isinstance(p, cst.Param)
+            ),
         ]
         for param in all_params:
             if param.annotation is not None:
-                scope.bind(param.name.value, Binding("annotation", param.annotation.annotation, scope))
+                scope.bind(
+                    param.name.value, Binding("annotation", param.annotation.annotation, scope)
+                )
             else:
                 scope.bind(param.name.value, Binding("unknown", None, scope))
         self.scopes.append(scope)
@@ -316,7 +339,7 @@ class _Collector(cst.CSTVisitor):
         self._leave_loop()
 
     def visit_If_body(self, node: cst.If) -> None:
-        if is_cadence_test(node.test, self.model.cadence_names):
+        if is_cadence_test(self.model.walk(node.test), self.model.cadence_names):
             self.guards[-1] += 1
             self.model.guarded_blocks.add(id(node.body))
 
@@ -358,11 +381,47 @@ class SemanticModel:
         self.calls: list[CallSite] = []
         self.call_site_of: dict[int, CallSite] = {}
         self.guarded_blocks: set[int] = set()
+        self.children_of: dict[int, list[cst.CSTNode]] = {}
+        self.parent_of: dict[int, cst.CSTNode] = {}
+        # Memos for the flow questions (tinker_lint.model.flow), keyed by node id.
+        self.events_cache: dict[tuple[int, int], list] = {}
+        self.reads_cache: dict[int, set[str]] = {}
         self._types: dict[tuple[int, int], frozenset[TType]] = {}
         self._binding_types: dict[int, frozenset[TType]] = {}
         self._sdk_calls: dict[int, SdkCall | None] = {}
         self._in_progress: set[int] = set()
         module.visit(_Collector(self))
+
+    # ======================================================================================
+    # The tree
+    # ======================================================================================
+    def children(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        return self.children_of.get(id(node), [])
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.parent_of.get(id(node))
+
+    def contains(self, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+        """Whether ``inner`` is ``outer`` or inside it."""
+        node: cst.CSTNode | None = inner
+        while node is not None:
+            if node is outer:
+                return True
+            node = self.parent_of.get(id(node))
+        return False
+
+    def walk(self, node: cst.CSTNode, skip: tuple[type, ...] = ()) -> Iterator[cst.CSTNode]:
+        """``node`` and everything under it, pre-order; subtrees of ``skip`` types not entered."""
+        stack = [node]
+        children_of = self.children_of
+        while stack:
+            current = stack.pop()
+            yield current
+            if current is not node and isinstance(current, skip):
+                continue
+            kids = children_of.get(id(current))
+            if kids:
+                stack.extend(reversed(kids))
 
     # ======================================================================================
     # Names
@@ -477,9 +536,7 @@ class SemanticModel:
         if isinstance(ann, cst.Subscript):
             head = dotted_name(ann.value) or ""
             last = head.rsplit(".", 1)[-1]
-            args = [
-                e.slice.value for e in ann.slice if isinstance(e.slice, cst.Index)
-            ]
+            args = [e.slice.value for e in ann.slice if isinstance(e.slice, cst.Index)]
             if last in ("Optional", "Union", "Annotated"):
                 for arg in args[:1] if last == "Annotated" else args:
                     yield from self.annotation_types(arg, scope)
@@ -537,9 +594,9 @@ class SemanticModel:
             sdk_call = self.sdk_call(call, scope)
             if sdk_call is not None:
                 yield from self._sdk_return(sdk_call.method, call)
-            elif name == "get_tokenizer":
-                yield TOKENIZER
-            elif name == "from_pretrained" and "tokenizer" in (dotted_name(func.value) or "").lower():
+            elif name == "get_tokenizer" or (
+                name == "from_pretrained" and "tokenizer" in (dotted_name(func.value) or "").lower()
+            ):
                 yield TOKENIZER
             # A method of this module's class, called on self.
             target = self.resolve_function(func, scope)
@@ -558,25 +615,45 @@ class SemanticModel:
         if name == "result":
             yield t.inner
         elif name in ("result_async", "coroutine"):
-            yield TType(Kind.COROUTINE, inner=t.inner, method=t.method, origin_id=t.origin_id,
-                        origin=t.origin)
+            yield TType(
+                Kind.COROUTINE,
+                inner=t.inner,
+                method=t.method,
+                origin_id=t.origin_id,
+                origin=t.origin,
+            )
         elif name == "future":
-            yield TType(Kind.CONCURRENT_FUTURE, inner=t.inner, method=t.method,
-                        origin_id=t.origin_id, origin=t.origin)
+            yield TType(
+                Kind.CONCURRENT_FUTURE,
+                inner=t.inner,
+                method=t.method,
+                origin_id=t.origin_id,
+                origin=t.origin,
+            )
 
     def _sdk_return(self, method: SdkMethod, call: cst.Call) -> Iterator[TType]:
         value = result_of(method, call)
         if method.returns is Returns.FUTURE:
             yield future(value, method, call)
         elif method.returns is Returns.CLIENT_FUTURE:
-            yield TType(Kind.CLIENT_FUTURE, client=method.makes, inner=value, method=method,
-                        origin_id=id(call), origin=call)
+            yield TType(
+                Kind.CLIENT_FUTURE,
+                client=method.makes,
+                inner=value,
+                method=method,
+                origin_id=id(call),
+                origin=call,
+            )
         elif method.returns is Returns.FUTURE_AFTER_AWAIT:
-            yield TType(Kind.COROUTINE, inner=future(value, method, call), method=method,
-                        origin_id=id(call), origin=call)
+            yield TType(
+                Kind.COROUTINE,
+                inner=future(value, method, call),
+                method=method,
+                origin_id=id(call),
+                origin=call,
+            )
         elif method.returns is Returns.VALUE_AFTER_AWAIT:
-            yield TType(Kind.COROUTINE, inner=value, method=method, origin_id=id(call),
-                        origin=call)
+            yield TType(Kind.COROUTINE, inner=value, method=method, origin_id=id(call), origin=call)
         else:
             yield value
 

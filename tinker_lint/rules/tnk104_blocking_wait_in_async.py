@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tinker_lint.model.flow import Wait, linear_steps, names_read
-from tinker_lint.rules.base import Context, Example, Finding, Rule
+from tinker_lint.rules.base import TINKER_CALLS, Context, Example, Finding, Rule
 
 
 class BlockingWaitInAsync(Rule):
@@ -54,6 +54,10 @@ async def rollouts(sampling_client, prompts, params):
         ),
     )
 
+    @classmethod
+    def applies_to(cls, text: str) -> bool:
+        return "async def" in text and TINKER_CALLS.search(text) is not None
+
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
         for function in model.functions:
@@ -66,7 +70,7 @@ async def rollouts(sampling_client, prompts, params):
                         continue
                     if not event.blocking:
                         for expr in event.waited:
-                            awaited |= names_read(expr)
+                            awaited |= names_read(model, expr)
                     elif not step.reads & awaited:
                         yield Finding(
                             event.node,

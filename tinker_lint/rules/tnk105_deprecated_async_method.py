@@ -53,12 +53,20 @@ async def step(training_client, batch):
         ),
     )
 
+    @classmethod
+    def applies_to(cls, text: str) -> bool:
+        return "_async" in text
+
     def check(self, ctx: Context) -> Iterator[Finding]:
         if ctx.tinker_version < ASYNC_DEPRECATION_VERSION:
             return
         for site in ctx.model.calls:
             call = ctx.model.sdk_call(site.node, site.scope)
-            if call is None or not call.method.deprecated or not call.method.name.endswith("_async"):
+            if (
+                call is None
+                or not call.method.deprecated
+                or not call.method.name.endswith("_async")
+            ):
                 continue
             name = call.method.name
             yield Finding(

@@ -65,7 +65,7 @@ for path in checkpoints:
             what = _setup_call(model, site)
             if what is None:
                 continue
-            reads = names_read(site.node)
+            reads = names_read(model, site.node)
             for loop in model.enclosing_hot_loops(site):
                 variant = variant_cache.get(id(loop))
                 if variant is None:

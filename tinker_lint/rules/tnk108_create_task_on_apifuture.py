@@ -6,13 +6,15 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.rules.base import Context, Example, Finding, Rule
+from tinker_lint.rules.base import TINKER_CALLS, Context, Example, Finding, Rule
 
 
 class CreateTaskOnApiFuture(Rule):
     code = "TNK108"
     name = "create-task-on-apifuture"
-    summary = "Pass `fut.coroutine()` to `create_task`, or `await`/`asyncio.gather` the future itself"
+    summary = (
+        "Pass `fut.coroutine()` to `create_task`, or `await`/`asyncio.gather` the future itself"
+    )
     why = """\
 `APIFuture` is awaitable but is not a coroutine, so `asyncio.create_task(fut)` and
 `TaskGroup.create_task(fut)` raise `TypeError: a coroutine was expected` at run time. Since tinker
@@ -43,6 +45,10 @@ async def main(sampling_client, prompt, params):
 """
         ),
     )
+
+    @classmethod
+    def applies_to(cls, text: str) -> bool:
+        return "create_task" in text and TINKER_CALLS.search(text) is not None
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
