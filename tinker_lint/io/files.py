@@ -77,23 +77,14 @@ def _walk(root: str, exclude: tuple[str, ...], want) -> Iterator[str | Skipped]:
             specs.append((directory, spec))
         specs = [(d, s) for d, s in specs if directory == d or directory.startswith(d + os.sep)]
 
-        def ignored(name: str, is_dir: bool) -> bool:
-            full = os.path.join(directory, name)
-            relative = os.path.relpath(full, root).replace(os.sep, "/")
-            if _excluded(relative, exclude):
-                return True
-            for base, spec in specs:
-                rel = os.path.relpath(full, base).replace(os.sep, "/")
-                if spec.match_file(rel + ("/" if is_dir else "")):
-                    return True
-            return False
-
         kept = []
         for name in sorted(dirnames):
             full = os.path.join(directory, name)
             if name in SKIPPED_DIRS or name.endswith(".egg-info") or os.path.islink(full):
                 continue
-            if os.path.exists(os.path.join(full, "pyvenv.cfg")) or ignored(name, True):
+            if os.path.exists(os.path.join(full, "pyvenv.cfg")) or _ignored(
+                root, directory, name, True, exclude, specs
+            ):
                 continue
             if not os.access(full, os.R_OK | os.X_OK):
                 yield Skipped(full, "directory is not readable")
@@ -102,8 +93,27 @@ def _walk(root: str, exclude: tuple[str, ...], want) -> Iterator[str | Skipped]:
         dirnames[:] = kept
         for name in sorted(filenames):
             full = os.path.join(directory, name)
-            if want(full) and not ignored(name, False):
+            if want(full) and not _ignored(root, directory, name, False, exclude, specs):
                 yield full
+
+
+def _ignored(
+    root: str,
+    directory: str,
+    name: str,
+    is_dir: bool,
+    exclude: tuple[str, ...],
+    specs: list[tuple[str, pathspec.PathSpec]],
+) -> bool:
+    full = os.path.join(directory, name)
+    relative = os.path.relpath(full, root).replace(os.sep, "/")
+    if _excluded(relative, exclude):
+        return True
+    for base, spec in specs:
+        rel = os.path.relpath(full, base).replace(os.sep, "/")
+        if spec.match_file(rel + ("/" if is_dir else "")):
+            return True
+    return False
 
 
 def _gitignore(directory: str) -> pathspec.PathSpec | None:

@@ -90,10 +90,13 @@ def _futures_in(model: SemanticModel, expr: cst.BaseExpression, scope: Scope) ->
             t = t.inner
         if _is_waitable(t) or t.is_future:
             found.add(t)
-        elif t.kind is Kind.COROUTINE and t.inner is not None and t.inner.is_future is False:
-            # ``fut.coroutine()`` inside a gather.
-            if t.method is not None or t.origin is not None:
-                found.add(t)
+        elif (
+            t.kind is Kind.COROUTINE
+            and t.inner is not None
+            and not t.inner.is_future
+            and (t.method is not None or t.origin is not None)
+        ):
+            found.add(t)  # ``fut.coroutine()`` inside a gather
     if isinstance(expr, cst.List | cst.Tuple):
         for element in expr.elements:
             found |= _futures_in(model, element.value, scope)
