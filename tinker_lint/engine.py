@@ -11,7 +11,6 @@ import traceback
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.io.files import DecodeError, SourceFile, decode_source
@@ -71,7 +70,7 @@ def lint_text(text: str, path: str, settings: Settings) -> FileResult:
         except Exception as error:
             diagnostics.extend(_internal_error(path, rule.code, error, settings))
     if found:
-        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        positions = ctx.positions
         seen: set[tuple[str, int, int]] = set()
         for rule, finding in found:
             where = positions[finding.node]

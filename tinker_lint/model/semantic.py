@@ -18,7 +18,7 @@ from tinker_lint.model import sdk
 from tinker_lint.model.cadence import is_cadence_test
 from tinker_lint.model.imports import ImportMap, dotted_name
 from tinker_lint.model.sdk import Returns, Role, SdkMethod
-from tinker_lint.model.types import TOKENIZER, Kind, TType, client, future, result_of
+from tinker_lint.model.types import ARRAY, TOKENIZER, Kind, TType, client, future, result_of
 
 FunctionNode = cst.FunctionDef
 LoopNode = cst.For | cst.While
@@ -32,6 +32,55 @@ TOKENIZER_FACTORIES = frozenset(
     }
 )
 _MISSING = object()
+
+# A value named ``tokenizer``, ``self._tokenizer``, ``renderer.tokenizer``, ``teacher_tokenizer`` is
+# a tokenizer when dataflow says nothing else. Lower case only: ``Tokenizer`` is a class, and
+# ``tokenizer_name`` / ``tokenizer_path`` are strings.
+_TOKENIZER_NAME = re.compile(r"(?:^|_)tokenizer$")
+# Annotations and literals that say a value is not a tokenizer, whatever its name.
+_NOT_TOKENIZER_ANNOTATIONS = frozenset({"str", "bytes", "int", "float", "bool", "Path", "None"})
+_LITERALS = (
+    cst.SimpleString,
+    cst.ConcatenatedString,
+    cst.FormattedString,
+    cst.Integer,
+    cst.Float,
+    cst.Dict,
+    cst.List,
+    cst.Tuple,
+)
+
+# numpy / torch functions (``np.<f>``, ``torch.<f>``) whose result is not an array.
+_ARRAY_MODULES = frozenset(
+    {"numpy", "numpy.linalg", "torch", "torch.nn.functional", "torch.linalg", "torch.special"}
+)
+_NOT_ARRAY_FUNCTIONS = frozenset(
+    {
+        "no_grad",
+        "inference_mode",
+        "enable_grad",
+        "set_grad_enabled",
+        "device",
+        "dtype",
+        "finfo",
+        "iinfo",
+        "errstate",
+        "manual_seed",
+        "seed",
+        "load",
+        "save",
+        "compile",
+        "is_tensor",
+        "isscalar",
+        "set_printoptions",
+        "get_default_dtype",
+        "set_default_dtype",
+    }
+)
+# Array methods whose result is a Python value, not an array.
+_ARRAY_SCALAR_METHODS = frozenset(
+    {"item", "tolist", "size", "dim", "numel", "nelement", "element_size", "is_contiguous"}
+)
 
 
 @dataclass(eq=False)
@@ -95,6 +144,7 @@ class LoopInfo:
     parent: LoopInfo | None
     guarded: bool
     calls: list[CallSite] = field(default_factory=list)
+    guard_depth: int = 0  # cadence guards around the loop inside its function
 
     @property
     def is_comprehension(self) -> bool:
@@ -114,6 +164,11 @@ class CallSite:
     function: FunctionInfo | None
     loops: tuple[LoopInfo, ...]  # enclosing loops in the same function, outermost first
     guarded: bool  # under a cadence guard inside its function
+    guard_depth: int = 0  # how many: more than a loop's means a guard inside that loop
+
+    def guarded_in(self, loop: LoopInfo) -> bool:
+        """Under a cadence guard inside ``loop``: runs on some iterations only."""
+        return self.guard_depth > loop.guard_depth
 
 
 @dataclass(frozen=True)
@@ -290,6 +345,7 @@ class _Collector(cst.CSTVisitor):
             self.functions[-1],
             stack[-1] if stack else None,
             self.guards[-1] > 0,
+            guard_depth=self.guards[-1],
         )
         self.model.loops.append(info)
         self.model.loop_of_node[id(node)] = info
@@ -350,7 +406,8 @@ class _Collector(cst.CSTVisitor):
     # --- calls -----------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         loops = tuple(self.loops[-1])
-        site = CallSite(node, self.scope, self.functions[-1], loops, self.guards[-1] > 0)
+        depth = self.guards[-1]
+        site = CallSite(node, self.scope, self.functions[-1], loops, depth > 0, depth)
         self.model.calls.append(site)
         self.model.call_site_of[id(node)] = site
         if site.function is not None:
@@ -390,6 +447,9 @@ class SemanticModel:
         self._binding_types: dict[int, frozenset[TType]] = {}
         self._sdk_calls: dict[int, SdkCall | None] = {}
         self._in_progress: set[int] = set()
+        self._hot_entries: dict[int, CallSite | None] = {}
+        # Memo for tinker_lint.model.hot (where CPU work runs per step), keyed by call-site id.
+        self.hot_cache: dict[int, object] = {}
         module.visit(_Collector(self))
 
     # ======================================================================================
@@ -433,6 +493,23 @@ class SemanticModel:
             return None  # not a name, or one rebound in this module (``tinker = ...``)
         return self.imports.qualify(node)
 
+    @staticmethod
+    def array_function(qualified: str | None) -> str | None:
+        """The qualified name of a numpy or torch function that makes or computes an array
+        (``np.array``, ``torch.tensor``, ``torch.logsumexp``, ``F.softmax``), else None. Other
+        submodules (``torch.nn`` layers, ``torch.cuda``) and helpers (``torch.no_grad``) are not."""
+        if qualified is None:
+            return None
+        module, _, name = qualified.rpartition(".")
+        if (
+            module not in _ARRAY_MODULES
+            or not name
+            or not name[0].islower()
+            or name in _NOT_ARRAY_FUNCTIONS
+        ):
+            return None
+        return qualified
+
     def is_tinker_name(self, qualified: str | None, *names: str) -> bool:
         if qualified is None or not qualified.startswith("tinker."):
             return False
@@ -458,10 +535,18 @@ class SemanticModel:
 
     def _infer(self, expr: cst.BaseExpression, scope: Scope) -> Iterator[TType]:
         if isinstance(expr, cst.Name):
-            for binding in scope.lookup(expr.value):
-                yield from self.binding_types(binding)
+            bindings = scope.lookup(expr.value)
+            found = [t for binding in bindings for t in self.binding_types(binding)]
+            yield from found
+            if not found and self._named_tokenizer(expr.value, bindings):
+                yield TOKENIZER
         elif isinstance(expr, cst.Attribute):
-            yield from self._infer_attribute(expr, scope)
+            found = list(self._infer_attribute(expr, scope))
+            yield from found
+            if not found and self._named_tokenizer(
+                expr.attr.value, self._attr_bindings(expr, scope)
+            ):
+                yield TOKENIZER
         elif isinstance(expr, cst.Call):
             yield from self._infer_call(expr, scope)
         elif isinstance(expr, cst.Await):
@@ -485,6 +570,8 @@ class SemanticModel:
             for t in self.types(expr.value, scope):
                 if t.kind is Kind.LIST and t.inner is not None:
                     yield t.inner
+                elif t.kind is Kind.ARRAY:
+                    yield ARRAY
         elif isinstance(expr, cst.IfExp):
             yield from self.types(expr.body, scope)
             yield from self.types(expr.orelse, scope)
@@ -547,6 +634,8 @@ class SemanticModel:
             elif last == "APIFuture" or self._names_tinker_class(ann.value, scope, "APIFuture"):
                 inner = [t for arg in args for t in self.annotation_types(arg, scope)]
                 yield TType(Kind.FUTURE, inner=inner[0] if inner else TType(Kind.RESULT))
+            elif last == "NDArray" and (self.qualify(ann.value, scope) or "").startswith("numpy."):
+                yield ARRAY
             return
         qualified = self.qualify(ann, scope) or ""
         last = qualified.rsplit(".", 1)[-1]
@@ -555,13 +644,27 @@ class SemanticModel:
                 yield client(sdk.CLIENT_CLASSES[last])
             elif last == "APIFuture":
                 yield TType(Kind.FUTURE, inner=TType(Kind.RESULT))
-        elif last in ("PreTrainedTokenizer", "PreTrainedTokenizerFast", "Tokenizer"):
+            elif last == "Tokenizer":
+                yield TOKENIZER
+        elif last in (
+            "PreTrainedTokenizer",
+            "PreTrainedTokenizerFast",
+            "PreTrainedTokenizerBase",
+            "Tokenizer",
+        ):
             yield TOKENIZER
+        elif qualified in ("torch.Tensor", "numpy.ndarray"):
+            yield ARRAY
 
     def _names_tinker_class(self, node: cst.BaseExpression, scope: Scope, name: str) -> bool:
         return self.is_tinker_name(self.qualify(node, scope), name)
 
     def _infer_attribute(self, expr: cst.Attribute, scope: Scope) -> Iterator[TType]:
+        for binding in self._attr_bindings(expr, scope):
+            yield from self.binding_types(binding)
+
+    def _attr_bindings(self, expr: cst.Attribute, scope: Scope) -> list[Binding]:
+        """Where ``self.x`` got its values, for ``self`` of a class of this module."""
         function = scope.function
         if (
             function is not None
@@ -569,8 +672,27 @@ class SemanticModel:
             and expr.value.value == function.self_name
             and function.class_name is not None
         ):
-            for binding in self.class_attrs.get(function.class_name, {}).get(expr.attr.value, ()):
-                yield from self.binding_types(binding)
+            return self.class_attrs.get(function.class_name, {}).get(expr.attr.value, [])
+        return []
+
+    def _named_tokenizer(self, name: str, bindings: list[Binding]) -> bool:
+        """Whether a value with no inferred type is a tokenizer by its name (spec: "a name
+        containing `tokenizer`"), unless a binding shows it is a string, number or container, or
+        the name is a function or an import (``get_tokenizer``)."""
+        if _TOKENIZER_NAME.search(name) is None or name in self.imports.aliases:
+            return False
+        for binding in bindings:
+            if binding.kind == "def":
+                return False
+            if binding.kind == "value" and isinstance(binding.expr, _LITERALS):
+                return False
+            if binding.kind == "annotation" and isinstance(binding.expr, cst.BaseExpression):
+                head = binding.expr
+                if isinstance(head, cst.Subscript):
+                    head = head.value
+                if (dotted_name(head) or "").rsplit(".", 1)[-1] in _NOT_TOKENIZER_ANNOTATIONS:
+                    return False
+        return True
 
     def _infer_call(self, call: cst.Call, scope: Scope) -> Iterator[TType]:
         func = call.func
@@ -585,12 +707,19 @@ class SemanticModel:
             ):
                 yield TOKENIZER
                 return
+            if self.array_function(qualified) is not None:
+                yield ARRAY
+                return
         if isinstance(func, cst.Attribute):
             name = func.attr.value
             receiver = self.types(func.value, scope)
             if name in sdk.FUTURE_METHODS:
                 for t in receiver:
                     yield from self._future_method(t, name, call)
+            if name in ("to_torch", "to_numpy") or (
+                name not in _ARRAY_SCALAR_METHODS and any(t.kind is Kind.ARRAY for t in receiver)
+            ):
+                yield ARRAY  # ``TensorData.to_torch()``, ``t.float()``, ``a.reshape(...)``
             sdk_call = self.sdk_call(call, scope)
             if sdk_call is not None:
                 yield from self._sdk_return(sdk_call.method, call)
@@ -791,15 +920,31 @@ class SemanticModel:
         return submit is not None and submit.method.role in (Role.TRAIN, Role.SAMPLE)
 
     def hot_submit(self, loop: LoopInfo) -> CallSite | None:
-        """The call that makes ``loop`` hot: a training or sampling submit in its body, or a call of
-        a function of this module that submits one. None if the loop is not hot."""
+        """The submit that makes ``loop`` hot: a training or sampling submit in its body, or the one
+        inside the function of this module that the loop calls. None if the loop is not hot."""
+        entry = self.hot_entry(loop)
+        if entry is None or self._is_step_submit(entry):
+            return entry
+        target = self.resolve_function(entry.node.func, entry.scope)
+        return self.submitting_functions[id(target.node)] if target is not None else None
+
+    def hot_entry(self, loop: LoopInfo) -> CallSite | None:
+        """The call in ``loop`` that makes it hot: the submit itself, or the call of a function of
+        this module that submits (``train_step(batch)``). None if the loop is not hot."""
+        key = id(loop)
+        if key in self._hot_entries:
+            return self._hot_entries[key]
+        found = None
         for site in loop.calls:
             if self._is_step_submit(site):
-                return site
+                found = site
+                break
             target = self.resolve_function(site.node.func, site.scope)
             if target is not None and id(target.node) in self.submitting_functions:
-                return self.submitting_functions[id(target.node)]
-        return None
+                found = site
+                break
+        self._hot_entries[key] = found
+        return found
 
     def enclosing_hot_loops(self, site: CallSite) -> list[LoopInfo]:
         return [loop for loop in site.loops if self.hot_submit(loop) is not None]

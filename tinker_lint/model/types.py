@@ -19,6 +19,7 @@ class Kind(str, Enum):
     RESULT = "result"  # the value a request produced
     LIST = "list"  # a list (or other iterable) of ``inner``
     TOKENIZER = "tokenizer"  # a Hugging Face tokenizer
+    ARRAY = "array"  # a numpy array or torch tensor (iterating it runs Python per element)
 
 
 @dataclass(frozen=True)
@@ -66,4 +67,5 @@ def future(inner: TType, method: SdkMethod | None, origin: CSTNode | None) -> TT
 
 
 TOKENIZER = TType(Kind.TOKENIZER)
+ARRAY = TType(Kind.ARRAY)
 UNKNOWN_FUTURE = TType(Kind.FUTURE, inner=TType(Kind.RESULT))

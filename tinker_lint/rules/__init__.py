@@ -11,6 +11,11 @@ from tinker_lint.rules.tnk105_deprecated_async_method import DeprecatedAsyncMeth
 from tinker_lint.rules.tnk106_client_future_used_as_client import ClientFutureUsedAsClient
 from tinker_lint.rules.tnk107_setup_call_in_hot_loop import SetupCallInHotLoop
 from tinker_lint.rules.tnk108_create_task_on_apifuture import CreateTaskOnApiFuture
+from tinker_lint.rules.tnk201_tokenizer_in_hot_loop import TokenizerInHotLoop
+from tinker_lint.rules.tnk202_len_tokenizer import LenTokenizer
+from tinker_lint.rules.tnk203_per_element_array_work import PerElementArrayWork
+from tinker_lint.rules.tnk204_serialization_in_hot_loop import SerializationInHotLoop
+from tinker_lint.rules.tnk205_file_io_in_hot_loop import FileIoInHotLoop
 
 PYTHON_RULES: tuple[type[Rule], ...] = (
     WaitBeforeSubmit,
@@ -21,6 +26,11 @@ PYTHON_RULES: tuple[type[Rule], ...] = (
     ClientFutureUsedAsClient,
     SetupCallInHotLoop,
     CreateTaskOnApiFuture,
+    TokenizerInHotLoop,
+    LenTokenizer,
+    PerElementArrayWork,
+    SerializationInHotLoop,
+    FileIoInHotLoop,
 )
 
 # Diagnostics the engine itself emits (not rules one can implement), for selection and docs.

@@ -4,11 +4,12 @@ with a ``check`` that asks the semantic model questions and reports findings."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from packaging.version import Version
 
 from tinker_lint.model.semantic import SemanticModel
@@ -41,12 +42,26 @@ class Finding:
 
 @dataclass
 class Context:
-    """What a rule may ask besides the model: the target SDK version and the file's path."""
+    """What a rule may ask besides the model: the target SDK version, the file's path, and the
+    line of a node (for messages that point elsewhere, e.g. at the submit that makes a loop hot)."""
 
     model: SemanticModel
     tinker_version: Version
     path: str = "<stdin>"
     extra: dict[str, object] = field(default_factory=dict)
+    _positions: Mapping[cst.CSTNode, CodeRange] | None = field(default=None, repr=False)
+
+    @property
+    def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
+        """libcst positions of every node, computed once per file and only when asked (about one
+        more parse's worth of time): the engine asks when a rule found something."""
+        if self._positions is None:
+            wrapper = MetadataWrapper(self.model.module, unsafe_skip_copy=True)
+            self._positions = wrapper.resolve(PositionProvider)
+        return self._positions
+
+    def line_of(self, node: cst.CSTNode) -> int:
+        return self.positions[node].start.line
 
 
 class Rule:

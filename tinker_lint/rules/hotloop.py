@@ -1,0 +1,86 @@
+"""What the TNK2xx rules share: recognising the calls they look for, and saying where the step is.
+
+Every TNK2xx message names the submit that makes the loop hot, with its line, so the user sees why
+this loop counts as the training/sampling loop.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from tinker_lint.model.hot import HotContext, loop_iterables
+from tinker_lint.model.semantic import CallSite, SemanticModel
+from tinker_lint.rules.base import TINKER_CALLS, Context
+
+WHY_GIL = """\
+The Tinker SDK sends requests, polls for their results and sends session heartbeats on one
+background thread, which shares the GIL with your training loop. CPU-heavy Python work in the loop
+that submits the requests holds the GIL and stalls that thread: futures seem to hang, heartbeats
+are missed, and sessions can expire.
+"""
+
+
+def submits_tinker(text: str) -> bool:
+    return TINKER_CALLS.search(text) is not None
+
+
+def code_of(model: SemanticModel, node: cst.CSTNode, limit: int = 40) -> str:
+    text = " ".join(model.module.code_for_node(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def callee(model: SemanticModel, call: cst.Call) -> str:
+    """``tokenizer.encode()``, ``json.dumps()``, ``.item()`` (receiver left out when long)."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        receiver = code_of(model, func.value, 30)
+        if "(" in receiver or "[" in receiver or receiver.endswith("..."):
+            return f".{func.attr.value}()"
+        return f"{receiver}.{func.attr.value}()"
+    return f"{code_of(model, func)}()"
+
+
+def builtin(model: SemanticModel, site: CallSite, name: str) -> bool:
+    """Whether ``site`` calls the builtin ``name`` (not a local or imported rebinding)."""
+    func = site.node.func
+    return (
+        isinstance(func, cst.Name)
+        and func.value == name
+        and not site.scope.lookup(name)
+        and name not in model.imports.aliases
+    )
+
+
+def submit_name(model: SemanticModel, hot: HotContext) -> str:
+    call = model.sdk_call(hot.submit.node, hot.submit.scope)
+    if call is not None:
+        return call.method.name
+    func = hot.submit.node.func
+    return func.attr.value if isinstance(func, cst.Attribute) else code_of(model, func)
+
+
+def every_step(ctx: Context, hot: HotContext) -> str:
+    """ "on every iteration of a loop that submits `forward_backward` (line 42)", or for work in a
+    function the loop calls: "in `build()`, which runs on every iteration of the loop on line 30
+    that submits `sample` (line 12, through `rollout()`)"."""
+    model = ctx.model
+    submit = f"`{submit_name(model, hot)}` (line {ctx.line_of(hot.submit.node)}"
+    if hot.entry is not hot.submit:
+        submit += f", through `{code_of(model, hot.entry.node.func)}()`"
+    submit += ")"
+    if hot.via:
+        return (
+            f"in `{hot.via[-1].name}()`, which runs on every iteration of the loop on line "
+            f"{ctx.line_of(hot.loop.node)} that submits {submit}"
+        )
+    return f"on every iteration of a loop that submits {submit}"
+
+
+def per_element(ctx: Context, hot: HotContext) -> str:
+    """ "once per element of `batch` (line 17)" for the batch loop inside the step."""
+    loop = hot.element_loop
+    if loop is None:
+        return ""
+    iterable = next(loop_iterables(loop), None)
+    what = f"`{code_of(ctx.model, iterable)}`" if iterable is not None else "a batch"
+    return f"once per element of {what} (line {ctx.line_of(loop.node)}) "

@@ -1,0 +1,98 @@
+"""TNK201 tokenizer-in-hot-loop."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tinker_lint.model.hot import hot_context
+from tinker_lint.model.semantic import CallSite, SemanticModel
+from tinker_lint.model.types import Kind
+from tinker_lint.rules.base import Context, Example, Finding, Rule
+from tinker_lint.rules.hotloop import WHY_GIL, callee, every_step, submits_tinker
+
+# Tokenizer methods that tokenize (spec); `decode` of one sequence is left alone.
+TOKENIZING_METHODS = frozenset(
+    {"encode", "encode_plus", "batch_encode_plus", "apply_chat_template", "batch_decode"}
+)
+
+
+class TokenizerInHotLoop(Rule):
+    code = "TNK201"
+    name = "tokenizer-in-hot-loop"
+    summary = (
+        "Pre-tokenize before the loop (e.g. `datasets.map`) or use the cookbook's dataset "
+        "builders: tokenizing in the loop that submits Tinker requests stalls the SDK's thread"
+    )
+    why = (
+        WHY_GIL
+        + """
+Tokenizing (`tokenizer.encode`, `tokenizer(...)`, `apply_chat_template`, `encode_plus`,
+`batch_encode_plus`, `batch_decode`) is such work, and it is usually the same on every epoch: do it
+once before the loop (`datasets.map(..., batched=True)`), or use `tinker_cookbook`'s dataset
+builders, which tokenize ahead of the step.
+
+A tokenizer is recognised from `get_tokenizer()`, `AutoTokenizer.from_pretrained(...)`, a
+`PreTrainedTokenizer` annotation, or a name such as `tokenizer`, `self.tokenizer` or
+`renderer.tokenizer`. Not reported: tokenization before the loop, in a loop that submits nothing,
+or under a cadence guard (`if step % eval_every == 0:`).
+"""
+    )
+    INVALID = (
+        Example(
+            """\
+from tinker_cookbook.tokenizer_utils import get_tokenizer
+
+tokenizer = get_tokenizer("Qwen/Qwen3-8B")
+for batch in batches:
+    tokens = [tokenizer.encode(text) for text in batch]
+    training_client.forward_backward(make_datums(tokens), loss_fn="cross_entropy")
+""",
+            expect=((5, 15),),
+        ),
+    )
+    VALID = (
+        Example(
+            """\
+from tinker_cookbook.tokenizer_utils import get_tokenizer
+
+tokenizer = get_tokenizer("Qwen/Qwen3-8B")
+tokenized = [[tokenizer.encode(text) for text in batch] for batch in batches]
+for tokens in tokenized:
+    training_client.forward_backward(make_datums(tokens), loss_fn="cross_entropy")
+"""
+        ),
+    )
+
+    @classmethod
+    def applies_to(cls, text: str) -> bool:
+        return "okenizer" in text and submits_tinker(text)
+
+    def check(self, ctx: Context) -> Iterator[Finding]:
+        model = ctx.model
+        for site in model.calls:
+            if not tokenizes(model, site):
+                continue
+            hot = hot_context(model, site)
+            if hot is None:
+                continue
+            yield Finding(
+                site.node,
+                f"`{callee(model, site.node)}` tokenizes {every_step(ctx, hot)}: pre-tokenize "
+                "before the loop (e.g. `datasets.map`) or use the cookbook's dataset builders",
+            )
+
+
+def tokenizes(model: SemanticModel, site: CallSite) -> bool:
+    """``tokenizer.encode(...)``, ``tokenizer(...)`` and the other tokenizing methods."""
+    func = site.node.func
+    if isinstance(func, cst.Attribute):
+        if func.attr.value not in TOKENIZING_METHODS:
+            return False
+        receiver = func.value
+    elif isinstance(func, cst.Name):
+        receiver = func
+    else:
+        return False
+    return any(t.kind is Kind.TOKENIZER for t in model.types(receiver, site.scope))

@@ -1,0 +1,73 @@
+"""TNK202 len-tokenizer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tinker_lint.model.hot import hot_context
+from tinker_lint.model.types import Kind
+from tinker_lint.rules.base import Context, Example, Finding, Rule
+from tinker_lint.rules.hotloop import WHY_GIL, builtin, code_of, every_step, submits_tinker
+
+
+class LenTokenizer(Rule):
+    code = "TNK202"
+    name = "len-tokenizer"
+    summary = (
+        "Compute `len(tokenizer)` once before the loop: Hugging Face fast tokenizers rebuild the "
+        "vocabulary on every call (about 0.2 s)"
+    )
+    why = (
+        WHY_GIL
+        + """
+`len(tokenizer)` looks free, but a Hugging Face fast tokenizer rebuilds its full vocabulary to
+answer it, about 0.2 s per call with the GIL held. Called on every step (or in a function called per
+request), it stalls the SDK's thread every time. The vocabulary does not change during training:
+compute the size once, before the loop, and pass the number.
+
+Reported in a loop that submits Tinker requests and in functions of the module such a loop calls
+on every step; not under a cadence guard.
+"""
+    )
+    INVALID = (
+        Example(
+            """\
+for batch in batches:
+    datums = build_datums(batch, vocab_size=len(tokenizer))
+    training_client.forward_backward(datums, loss_fn="cross_entropy")
+""",
+            expect=((2, 45),),
+        ),
+    )
+    VALID = (
+        Example(
+            """\
+vocab_size = len(tokenizer)
+for batch in batches:
+    datums = build_datums(batch, vocab_size=vocab_size)
+    training_client.forward_backward(datums, loss_fn="cross_entropy")
+"""
+        ),
+    )
+
+    @classmethod
+    def applies_to(cls, text: str) -> bool:
+        return "len(" in text and "okenizer" in text and submits_tinker(text)
+
+    def check(self, ctx: Context) -> Iterator[Finding]:
+        model = ctx.model
+        for site in model.calls:
+            args = site.node.args
+            if len(args) != 1 or args[0].star or not builtin(model, site, "len"):
+                continue
+            if not any(t.kind is Kind.TOKENIZER for t in model.types(args[0].value, site.scope)):
+                continue
+            hot = hot_context(model, site)
+            if hot is None:
+                continue
+            yield Finding(
+                site.node,
+                f"`len({code_of(model, args[0].value)})` rebuilds the tokenizer's vocabulary "
+                f"(about 0.2 s with Hugging Face fast tokenizers) {every_step(ctx, hot)}: "
+                "compute it once before the loop",
+            )

@@ -1,0 +1,108 @@
+"""TNK203 per-element-array-work."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tinker_lint.model.hot import hot_context, iterates_batch_array, loop_hot_context
+from tinker_lint.rules.base import Context, Example, Finding, Rule
+from tinker_lint.rules.hotloop import (
+    WHY_GIL,
+    callee,
+    code_of,
+    every_step,
+    per_element,
+    submits_tinker,
+)
+
+_PREFILTER = re.compile(r"numpy|torch|\.item\(\)|\.tolist\(\)")
+# Methods that turn one array element (or a whole array) into Python objects.
+_TO_PYTHON = frozenset({"item", "tolist"})
+
+
+class PerElementArrayWork(Rule):
+    code = "TNK203"
+    name = "per-element-array-work"
+    summary = (
+        "Vectorize once per batch, or move it before the loop: numpy/torch work per element in "
+        "the loop that submits Tinker requests stalls the SDK's thread"
+    )
+    why = (
+        WHY_GIL
+        + """
+Each numpy or torch call costs microseconds of Python and dispatcher overhead with the GIL held;
+inside a loop over the elements of a batch (every datum, every token, every position) that adds up
+to seconds per step. Reported, in a loop that submits Tinker requests (or a function it calls each
+step):
+
+- a numpy/torch function (`np.array`, `torch.tensor`, `torch.logsumexp`, ...) called inside a
+  nested loop or comprehension over per-example data (`batch`, `datums`, `tokens`, `positions`, the
+  loop's own item, what the step submits);
+- `.item()` / `.tolist()` per element;
+- a Python `for` over the elements of an array or tensor.
+
+A single reduction per step (`np.mean(losses)`) is not reported, nor is work under a cadence guard.
+"""
+    )
+    INVALID = (
+        Example(
+            """\
+import torch
+
+for batch in batches:
+    targets = [torch.tensor(d["targets"]) for d in batch]
+    training_client.forward_backward(make_datums(batch, targets), loss_fn="cross_entropy")
+""",
+            expect=((4, 16),),
+        ),
+    )
+    VALID = (
+        Example(
+            """\
+import numpy as np
+
+for batch in batches:
+    result = training_client.forward_backward(batch, loss_fn="cross_entropy").result()
+    losses = [out["loss"] for out in result.loss_fn_outputs]
+    print(np.mean(losses))
+"""
+        ),
+    )
+
+    @classmethod
+    def applies_to(cls, text: str) -> bool:
+        return _PREFILTER.search(text) is not None and submits_tinker(text)
+
+    def check(self, ctx: Context) -> Iterator[Finding]:
+        model = ctx.model
+        for site in model.calls:
+            node = site.node
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _TO_PYTHON:
+                if node.args:
+                    continue
+            elif model.array_function(model.qualify(func, site.scope)) is None:
+                continue
+            hot = hot_context(model, site)
+            if hot is None or hot.element_loop is None:
+                continue
+            yield Finding(
+                node,
+                f"`{callee(model, node)}` runs {per_element(ctx, hot)}{every_step(ctx, hot)}: "
+                "vectorize once per batch, or move it before the loop",
+            )
+        for loop in model.loops:
+            iterable = iterates_batch_array(model, loop)
+            if iterable is None:
+                continue
+            hot = loop_hot_context(model, loop)
+            if hot is None:
+                continue
+            yield Finding(
+                iterable,
+                f"Python loop over the elements of the array `{code_of(model, iterable)}` "
+                f"{every_step(ctx, hot)}: vectorize it with numpy/torch operations",
+            )

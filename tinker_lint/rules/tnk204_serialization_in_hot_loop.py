@@ -1,0 +1,144 @@
+"""TNK204 serialization-in-hot-loop."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tinker_lint.model.hot import HotContext, hot_context, names_batch
+from tinker_lint.model.imports import dotted_name
+from tinker_lint.model.semantic import CallSite, SemanticModel
+from tinker_lint.model.types import Kind
+from tinker_lint.rules.base import Context, Example, Finding, Rule
+from tinker_lint.rules.hotloop import WHY_GIL, callee, every_step, per_element, submits_tinker
+
+_PREFILTER = re.compile(r"json|pickle|model_dump")
+SERIALIZERS = frozenset(
+    {
+        "json.dump",
+        "json.dumps",
+        "pickle.dump",
+        "pickle.dumps",
+        "cloudpickle.dump",
+        "cloudpickle.dumps",
+    }
+)
+PYDANTIC_DUMPS = frozenset({"model_dump", "model_dump_json"})
+
+
+class SerializationInHotLoop(Rule):
+    code = "TNK204"
+    name = "serialization-in-hot-loop"
+    summary = (
+        "Serialize on a cadence or in a background thread/process: dumping per-step payloads in "
+        "the loop that submits Tinker requests stalls the SDK's thread"
+    )
+    why = (
+        WHY_GIL
+        + """
+`json.dump[s]`, `pickle.dump[s]` and pydantic's `.model_dump()` / `.model_dump_json()` walk the
+whole object in Python with the GIL held. Serializing every datum, or the step's batch, rollouts or
+responses, on every step stalls the SDK's thread; pydantic 2.13 pre-releases made `model_dump()` of
+large payloads much slower still (see TNK301). Write such data on a cadence
+(`if step % save_every == 0:`) or hand it to a background thread or process.
+
+Reported for a payload: a value serialized once per element of a batch, or one named like
+per-example data (`batch`, `datums`, `rollouts`, `responses`), the loop's own item, or a Tinker
+result. One log line per step (a dict literal, `metrics`) and anything under a cadence guard are
+left alone.
+"""
+    )
+    INVALID = (
+        Example(
+            """\
+import json
+
+for batch in batches:
+    lines = [json.dumps(datum) for datum in batch]
+    training_client.forward_backward(to_datums(batch), loss_fn="cross_entropy")
+""",
+            expect=((4, 14),),
+        ),
+    )
+    VALID = (
+        Example(
+            """\
+import json
+
+for step, batch in enumerate(batches):
+    training_client.forward_backward(to_datums(batch), loss_fn="cross_entropy")
+    if step % log_every == 0:
+        print(json.dumps({"step": step, "batch": batch}))
+"""
+        ),
+    )
+
+    @classmethod
+    def applies_to(cls, text: str) -> bool:
+        return _PREFILTER.search(text) is not None and submits_tinker(text)
+
+    def check(self, ctx: Context) -> Iterator[Finding]:
+        model = ctx.model
+        for site in model.calls:
+            value = serialized_value(model, site)
+            if value is None:
+                continue
+            hot = hot_context(model, site)
+            if hot is None:
+                continue
+            if hot.element_loop is not None:
+                what = f"serializes {per_element(ctx, hot)}"
+            elif is_payload(model, site, value, hot):
+                what = "serializes a per-step payload "
+            else:
+                continue
+            yield Finding(
+                site.node,
+                f"`{callee(model, site.node)}` {what}{every_step(ctx, hot)}, outside a cadence "
+                "guard: do it on a cadence (`if step % N == 0:`) or in a background thread/process",
+            )
+
+
+def serialized_value(model: SemanticModel, site: CallSite) -> cst.BaseExpression | None:
+    """What ``site`` serializes, if it is a json/pickle dump or a pydantic ``model_dump``."""
+    node = site.node
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value in PYDANTIC_DUMPS:
+        return func.value
+    if model.qualify(func, site.scope) in SERIALIZERS and node.args and not node.args[0].keyword:
+        return node.args[0].value
+    return None
+
+
+def is_payload(
+    model: SemanticModel, site: CallSite, value: cst.BaseExpression, hot: HotContext
+) -> bool:
+    """A per-step payload: a value named like per-example data (``batch``, ``self.rollouts``,
+    ``datums[i]``), the hot loop's own item, or the result of a Tinker request. Displays
+    (``{"step": step, ...}``) are log lines or request bodies, not payloads."""
+    while isinstance(value, cst.Subscript | cst.Call):
+        if isinstance(value, cst.Subscript):
+            value = value.value
+        elif isinstance(value.func, cst.Attribute):
+            value = value.func.value  # ``rollout.to_dict()``
+        elif value.args:
+            value = value.args[0].value  # ``asdict(rollout)``
+        else:
+            return False
+    dotted = dotted_name(value)
+    if dotted is None:
+        return False
+    parts = dotted.split(".")
+    if any(names_batch(part) for part in parts[-2:]):
+        return True
+    loop = hot.loop.node
+    if (
+        not hot.via
+        and isinstance(loop, cst.For)
+        and isinstance(loop.target, cst.Name)
+        and parts[0] == loop.target.value
+    ):
+        return True
+    return any(t.kind is Kind.RESULT for t in model.types(value, site.scope))

@@ -1,0 +1,117 @@
+"""TNK205 file-io-in-hot-loop."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tinker_lint.model.hot import hot_context
+from tinker_lint.model.semantic import CallSite, SemanticModel
+from tinker_lint.rules.base import Context, Example, Finding, Rule
+from tinker_lint.rules.hotloop import WHY_GIL, builtin, callee, every_step, submits_tinker
+
+_PREFILTER = re.compile(
+    r"\bopen\(|\.(?:read|write)_(?:text|bytes)\(|\.(?:load|save)\w*\(|load_dataset|load_from_disk"
+    r"|\.read_\w+\(|fromfile|genfromtxt"
+)
+FILE_FUNCTIONS = frozenset(
+    {
+        "io.open",
+        "gzip.open",
+        "bz2.open",
+        "lzma.open",
+        "codecs.open",
+        "numpy.load",
+        "numpy.save",
+        "numpy.savez",
+        "numpy.savez_compressed",
+        "numpy.loadtxt",
+        "numpy.savetxt",
+        "numpy.genfromtxt",
+        "numpy.fromfile",
+        "torch.load",
+        "torch.save",
+        "datasets.load_dataset",
+        "datasets.load_from_disk",
+    }
+)
+PATH_METHODS = frozenset({"read_text", "read_bytes", "write_text", "write_bytes"})
+
+
+class FileIoInHotLoop(Rule):
+    code = "TNK205"
+    name = "file-io-in-hot-loop"
+    summary = (
+        "Load before the loop; write on a cadence: file I/O in the loop that submits Tinker "
+        "requests stalls the SDK's thread"
+    )
+    why = (
+        WHY_GIL
+        + """
+Opening, reading and writing files on every step (`open()`, `Path.read_*` / `write_*`,
+`np.load` / `np.save`, `torch.load` / `torch.save`, `load_dataset`, `pd.read_*`) adds system calls,
+decoding and parsing to each step, in the loop whose background thread keeps the Tinker session
+alive. Load data once before the loop; write checkpoints and logs on a cadence
+(`if step % save_every == 0:`), or from a background thread.
+
+Not reported under a cadence guard, or in a loop that submits nothing.
+"""
+    )
+    INVALID = (
+        Example(
+            """\
+import json
+
+for step, batch in enumerate(batches):
+    training_client.forward_backward(batch, loss_fn="cross_entropy")
+    with open("log.jsonl", "a") as f:
+        f.write(json.dumps({"step": step}) + "\\n")
+""",
+            expect=((5, 10),),
+        ),
+    )
+    VALID = (
+        Example(
+            """\
+import json
+
+for step, batch in enumerate(batches):
+    training_client.forward_backward(batch, loss_fn="cross_entropy")
+    if step % log_every == 0:
+        with open("log.jsonl", "a") as f:
+            f.write(json.dumps({"step": step}) + "\\n")
+"""
+        ),
+    )
+
+    @classmethod
+    def applies_to(cls, text: str) -> bool:
+        return _PREFILTER.search(text) is not None and submits_tinker(text)
+
+    def check(self, ctx: Context) -> Iterator[Finding]:
+        model = ctx.model
+        for site in model.calls:
+            if not does_file_io(model, site):
+                continue
+            hot = hot_context(model, site)
+            if hot is None:
+                continue
+            yield Finding(
+                site.node,
+                f"`{callee(model, site.node)}` does file I/O {every_step(ctx, hot)}, outside a "
+                "cadence guard: load before the loop; write on a cadence",
+            )
+
+
+def does_file_io(model: SemanticModel, site: CallSite) -> bool:
+    func = site.node.func
+    if isinstance(func, cst.Attribute) and func.attr.value in PATH_METHODS:
+        return True
+    if builtin(model, site, "open"):
+        return True
+    qualified = model.qualify(func, site.scope)
+    if qualified is None:
+        return False
+    return qualified in FILE_FUNCTIONS or qualified.startswith("pandas.read_")
