@@ -1,0 +1,166 @@
+"""TNK201-TNK205: exact diagnostics on the fixtures, the rules' own examples, and the messages."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tinker_lint.engine import lint_text
+from tinker_lint.rules import PYTHON_RULES
+from tinker_lint.settings import Settings
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "tnk2xx"
+HOT_RULES = [rule for rule in PYTHON_RULES if rule.code.startswith("TNK2")]
+ONLY_TNK2 = Settings(select=("TNK2",))
+_EXPECT = re.compile(r"#\s*expect:\s*(.+?)\s*$")
+
+
+def expected(text: str) -> set[tuple[str, int, int]]:
+    """``# expect: TNK201@14, TNK203@9`` on a line: (code, line, 1-based column) for each."""
+    found = set()
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = _EXPECT.search(line)
+        if match:
+            for item in match.group(1).split(","):
+                code, _, col = item.strip().partition("@")
+                found.add((code, number, int(col)))
+    return found
+
+
+def lint(text: str, path: str = "fixture.py", settings: Settings = ONLY_TNK2):
+    return lint_text(text, path, settings).diagnostics
+
+
+def found(text: str) -> set[tuple[str, int, int]]:
+    return {(d.code, d.line, d.col) for d in lint(text)}
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.py")), ids=lambda p: p.name)
+def test_fixture_diagnostics_are_exactly_the_expected_ones(path: Path) -> None:
+    text = path.read_text()
+    want = expected(text)
+    assert want, "a fixture without expectations tests nothing"
+    got = found(text)
+    assert got - want == set(), "unexpected findings"
+    assert want - got == set(), "missing findings"
+
+
+def test_every_rule_has_a_fixture_with_findings() -> None:
+    codes = {code for path in FIXTURES.glob("*.py") for code, _, _ in expected(path.read_text())}
+    assert codes == {rule.code for rule in HOT_RULES} == {f"TNK20{i}" for i in range(1, 6)}
+
+
+@pytest.mark.parametrize(
+    "rule, example",
+    [(rule, ex) for rule in HOT_RULES for ex in (*rule.INVALID, *rule.VALID)],
+    ids=lambda value: getattr(value, "code", None) if isinstance(value, type) else "",
+)
+def test_rule_examples(rule, example) -> None:
+    settings = Settings(select=(rule.code,))
+    got = tuple((d.line, d.col) for d in lint(example.code, settings=settings))
+    assert got == example.expect
+
+
+# --- messages: where the request is submitted ------------------------------------------------
+def message_at(path: str, line: int, code: str) -> str:
+    text = (FIXTURES / path).read_text()
+    [diagnostic] = [d for d in lint(text) if d.line == line and d.code == code]
+    return diagnostic.message
+
+
+def test_message_names_the_submit_and_its_line() -> None:
+    assert message_at("tnk201_tokenizer_in_hot_loop.py", 18, "TNK201") == (
+        "`cookbook_tokenizer.encode()` tokenizes on every iteration of a loop that submits "
+        "`forward_backward` (line 19): pre-tokenize before the loop (e.g. `datasets.map`) or use "
+        "the cookbook's dataset builders"
+    )
+
+
+def test_message_names_the_function_through_which_the_loop_submits() -> None:
+    message = message_at("tnk201_tokenizer_in_hot_loop.py", 58, "TNK201")
+    assert "submits `forward_backward` (line 63, through `self.step()`)" in message
+
+
+def test_message_for_work_in_a_function_the_loop_calls() -> None:
+    assert message_at("tnk202_len_tokenizer.py", 19, "TNK202") == (
+        "`len(teacher_tokenizer)` rebuilds the tokenizer's vocabulary (about 0.2 s with Hugging "
+        "Face fast tokenizers) in `filter_tokens()`, which runs on every iteration of the loop on "
+        "line 23 that submits `forward_backward` (line 25): compute it once before the loop"
+    )
+
+
+def test_message_names_the_batch_loop() -> None:
+    message = message_at("tnk203_per_element_array_work.py", 49, "TNK203")
+    assert message.startswith("`torch.where()` runs once per element of `batch` (line 54) in ")
+
+
+# --- the semantics the rules rest on -----------------------------------------------------------
+LOOP = """\
+import json
+from tinker_cookbook.tokenizer_utils import get_tokenizer
+
+tokenizer = get_tokenizer("m")
+for step, batch in enumerate(batches):
+{body}
+"""
+
+
+def in_loop(*lines: str) -> set[tuple[str, int, int]]:
+    body = "\n".join("    " + line for line in lines)
+    return {(code, line) for code, line, _ in found(LOOP.format(body=body))}
+
+
+def test_a_loop_is_hot_only_when_it_submits() -> None:
+    assert in_loop("tokenizer.encode(batch)") == set()
+    assert in_loop("tokenizer.encode(batch)", "tc.forward_backward(batch, 'cross_entropy')") == {
+        ("TNK201", 6)
+    }
+    # A sampling request makes it hot too; a save does not.
+    assert in_loop("tokenizer.encode(batch)", "sampling_client.sample(p, 1, params)") == {
+        ("TNK201", 6)
+    }
+    assert in_loop("tokenizer.encode(batch)", "tc.save_weights_for_sampler('w')") == set()
+
+
+def test_cadence_guard_must_be_inside_the_hot_loop() -> None:
+    guarded_inside = in_loop(
+        "tc.forward_backward(batch, 'cross_entropy')",
+        "if step % log_every == 0:",
+        "    json.dumps(batch)",
+    )
+    assert guarded_inside == set()
+    guarded_outside = """\
+import json
+
+if epoch % log_every == 0:
+    for batch in batches:
+        tc.forward_backward(batch, "cross_entropy")
+        json.dumps(batch)
+"""
+    assert found(guarded_outside) == {("TNK204", 6, 9)}
+
+
+def test_a_cadence_guarded_call_does_not_make_its_function_per_step() -> None:
+    text = """\
+import json
+
+def dump(batch):
+    return json.dumps(batch)
+
+for step, batch in enumerate(batches):
+    tc.forward_backward(batch, "cross_entropy")
+    if step % save_every == 0:
+        dump(batch)
+"""
+    assert found(text) == set()
+    assert found(text.replace("    if step % save_every == 0:\n        dump", "    dump")) == {
+        ("TNK204", 4, 12)
+    }
+
+
+def test_prefilter_skips_files_without_the_rules_words() -> None:
+    for rule in HOT_RULES:
+        assert not rule.applies_to("for b in batches:\n    tc.forward_backward(b, 'x')\n")
+        assert not rule.applies_to("import json, torch\ntokenizer = open('x')\nlen(tokenizer)\n")
