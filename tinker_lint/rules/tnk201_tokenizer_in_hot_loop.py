@@ -39,6 +39,11 @@ A tokenizer is recognised from `get_tokenizer()`, `AutoTokenizer.from_pretrained
 or under a cadence guard (`if step % eval_every == 0:`).
 """
     )
+    fix_description = (
+        "Tokenize the dataset once before the loop (`dataset.map(tokenize, batched=True)`) and "
+        "iterate over token ids, or build the data with the cookbook's dataset builders "
+        "(`tinker_cookbook.supervised` / `rl` datasets), which tokenize ahead of the step."
+    )
     INVALID = (
         Example(
             """\

@@ -29,6 +29,10 @@ Reported in a loop that submits Tinker requests and in functions of the module s
 on every step; not under a cadence guard.
 """
     )
+    fix_description = (
+        "`vocab_size = len(tokenizer)` once, before the loop (or when the tokenizer is made), and "
+        "pass `vocab_size` to the code that runs per step."
+    )
     INVALID = (
         Example(
             """\

@@ -47,6 +47,11 @@ step):
 A single reduction per step (`np.mean(losses)`) is not reported, nor is work under a cadence guard.
 """
     )
+    fix_description = (
+        "Stack or concatenate the batch and call numpy/torch once per batch (`np.stack`, "
+        "`torch.nn.utils.rnn.pad_sequence`, boolean masks instead of per-position loops), keep "
+        "per-element values as Python lists until then, or do the work before the loop."
+    )
     INVALID = (
         Example(
             """\

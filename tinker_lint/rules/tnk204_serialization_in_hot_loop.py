@@ -50,6 +50,10 @@ result. One log line per step (a dict literal, `metrics`) and anything under a c
 left alone.
 """
     )
+    fix_description = (
+        "Serialize under a cadence guard (`if step % save_every == 0:`), or put the objects on a "
+        "`queue.Queue` drained by a writer thread (or a process, for large payloads)."
+    )
     INVALID = (
         Example(
             """\

@@ -59,6 +59,10 @@ alive. Load data once before the loop; write checkpoints and logs on a cadence
 Not reported under a cadence guard, or in a loop that submits nothing.
 """
     )
+    fix_description = (
+        "Read inputs once before the loop; open log files once and keep the handle, and write "
+        "checkpoints and dumps under a cadence guard (`if step % save_every == 0:`)."
+    )
     INVALID = (
         Example(
             """\
