@@ -92,8 +92,12 @@ def test_message_for_work_in_a_function_the_loop_calls() -> None:
 
 
 def test_message_names_the_batch_loop() -> None:
-    message = message_at("tnk203_per_element_array_work.py", 49, "TNK203")
-    assert message.startswith("`torch.where()` runs once per element of `batch` (line 54) in ")
+    message = message_at("tnk203_per_element_array_work.py", 51, "TNK203")
+    assert message.startswith(
+        "`torch.where()` runs once per element of `batch` (line 56) in `per_datum_helper()`, "
+        "which runs on every iteration of the loop on line 55 that submits `forward_backward` "
+        "(line 57)"
+    )
 
 
 # --- the semantics the rules rest on -----------------------------------------------------------

@@ -42,7 +42,8 @@ step):
   nested loop or comprehension over per-example data (`batch`, `datums`, `tokens`, `positions`, the
   loop's own item, what the step submits);
 - `.item()` / `.tolist()` per element;
-- a Python `for` over the elements of an array or tensor.
+- a Python `for` (or comprehension) over the elements of an array or tensor of per-example data
+  (`for lp in logprobs`).
 
 A single reduction per step (`np.mean(losses)`) is not reported, nor is work under a cadence guard.
 """
