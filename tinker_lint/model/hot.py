@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from tinker_lint.model.flow import names_read, target_keys
+from tinker_lint.model.sdk import Role
 from tinker_lint.model.semantic import CallSite, FunctionInfo, LoopInfo, SemanticModel
 from tinker_lint.model.types import Kind
 
@@ -60,8 +61,8 @@ def _memo(
 ) -> HotContext | None:
     key = id(owner)
     cached = model.hot_cache.get(key, _NONE)
-    if cached is not _NONE:
-        return cached  # type: ignore[return-value]
+    if cached is None or isinstance(cached, HotContext):
+        return cached
     result = _lexical(model, loops, guard_depth)
     if (
         result is None
@@ -95,10 +96,52 @@ def _lexical(
         if entry is None:
             continue
         submit = model.hot_submit(loop)
-        if submit is None or guard_depth > loop.guard_depth:
+        if submit is None or guard_depth > loop.guard_depth or is_epoch_loop(model, loop):
             return None
         hot = HotContext(loop, entry, submit)
         return replace(hot, element_loop=element_loop(model, loops[index + 1 :], hot))
+    return None
+
+
+def is_epoch_loop(model: SemanticModel, loop: LoopInfo) -> bool:
+    """A loop around the training loop (``for epoch in ...: ... for batch in ...: fb(...)``): it
+    submits nothing at its own level, and a nested ``for``/``while`` submits training requests. Work
+    at its level runs once per epoch, before the step loop: the recommended place, not a finding.
+    A step loop whose requests go out from a nested loop or comprehension of samples stays one."""
+    key = ("epoch", id(loop))
+    cached = model.hot_cache.get(key)
+    if isinstance(cached, bool):
+        return cached
+    own_submit = False
+    nested_training = False
+    for site in loop.calls:
+        role = _step_role(model, site)
+        if role is None:
+            continue
+        if site.loops[-1] is loop:
+            own_submit = True
+            break
+        inner = site.loops[site.loops.index(loop) + 1 :]
+        if role is Role.TRAIN and any(isinstance(i.node, cst.For | cst.While) for i in inner):
+            nested_training = True
+    result = not own_submit and nested_training
+    model.hot_cache[key] = result
+    return result
+
+
+def _step_role(model: SemanticModel, site: CallSite) -> Role | None:
+    """TRAIN or SAMPLE if ``site`` submits a step, itself or through a function of this module."""
+    submit = model.submit_of(site.node, site.scope)
+    if submit is not None and submit.method.role in (Role.TRAIN, Role.SAMPLE):
+        return submit.method.role
+    if model._is_step_submit(site):
+        return Role.TRAIN  # a call the model counts as a step by other evidence
+    target = model.resolve_function(site.node.func, site.scope)
+    if target is not None:
+        inner = model.submitting_functions.get(id(target.node))
+        if inner is not None:
+            found = model.submit_of(inner.node, inner.scope)
+            return found.method.role if found is not None else Role.TRAIN
     return None
 
 

@@ -448,8 +448,8 @@ class SemanticModel:
         self._sdk_calls: dict[int, SdkCall | None] = {}
         self._in_progress: set[int] = set()
         self._hot_entries: dict[int, CallSite | None] = {}
-        # Memo for tinker_lint.model.hot (where CPU work runs per step), keyed by call-site id.
-        self.hot_cache: dict[int, object] = {}
+        # Memo for tinker_lint.model.hot (where CPU work runs per step).
+        self.hot_cache: dict[object, object] = {}
         module.visit(_Collector(self))
 
     # ======================================================================================
