@@ -262,8 +262,8 @@ _SMALL = 16  # a loop over at most this many items (``groups[:2]``, ``range(4)``
 _PASS_THROUGH = frozenset({"enumerate", "reversed", "sorted", "list", "tuple", "iter"})
 
 
-def _small(iterable: cst.BaseExpression) -> bool:
-    """A loop bounded by a small literal: ``xs[:2]``, ``range(4)``, ``enumerate(xs[1:3])``."""
+def _unwrap(iterable: cst.BaseExpression) -> cst.BaseExpression:
+    """``enumerate(xs)``, ``sorted(xs)`` -> ``xs``."""
     while (
         isinstance(iterable, cst.Call)
         and isinstance(iterable.func, cst.Name)
@@ -271,6 +271,23 @@ def _small(iterable: cst.BaseExpression) -> bool:
         and iterable.args
     ):
         iterable = iterable.args[0].value
+    return iterable
+
+
+def _dict_view(iterable: cst.BaseExpression) -> bool:
+    """``batch.items()``, ``metrics.values()``: the keys of a mapping (a batch's columns, metric
+    names), not the elements of a batch."""
+    iterable = _unwrap(iterable)
+    return (
+        isinstance(iterable, cst.Call)
+        and isinstance(iterable.func, cst.Attribute)
+        and iterable.func.attr.value in ("items", "keys", "values")
+    )
+
+
+def _small(iterable: cst.BaseExpression) -> bool:
+    """A loop bounded by a small literal: ``xs[:2]``, ``range(4)``, ``enumerate(xs[1:3])``."""
+    iterable = _unwrap(iterable)
     if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
         if iterable.func.value == "range" and len(iterable.args) == 1:
             bound = iterable.args[0].value
@@ -300,7 +317,7 @@ def element_loop(
     step_names = _step_data_names(hot, loops[0].function)
     for loop in reversed(loops):
         for iterable in loop_iterables(loop):
-            if _small(iterable):
+            if _small(iterable) or _dict_view(iterable):
                 continue
             reads = names_read(model, iterable)
             if reads & step_names or any(names_batch(key.rsplit(".", 1)[-1]) for key in reads):
