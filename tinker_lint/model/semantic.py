@@ -50,10 +50,11 @@ _LITERALS = (
     cst.Tuple,
 )
 
-# numpy / torch functions (``np.<f>``, ``torch.<f>``) whose result is not an array.
+# Modules whose functions make or compute arrays (``np.array``, ``torch.tensor``, ``F.softmax``).
 _ARRAY_MODULES = frozenset(
     {"numpy", "numpy.linalg", "torch", "torch.nn.functional", "torch.linalg", "torch.special"}
 )
+# Functions of those modules whose result is not an array.
 _NOT_ARRAY_FUNCTIONS = frozenset(
     {
         "no_grad",
