@@ -6,18 +6,15 @@ Exit codes, as ruff's: 0 nothing found, 1 something found, 2 a usage or configur
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from tinker_lint import __version__
-from tinker_lint.diagnostics import Diagnostic
-from tinker_lint.engine import lint_bytes
 from tinker_lint.io.config import ConfigError, _codes, find_pyproject, load_settings, parse_version
-from tinker_lint.io.files import Skipped, discover
 from tinker_lint.report import REPORTERS
+from tinker_lint.runner import lint_paths
 from tinker_lint.settings import Settings
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
@@ -79,30 +76,6 @@ def resolve_settings(args: argparse.Namespace) -> Settings:
         changes["tinker_version"] = parse_version(args.tinker_version, "--tinker-version")
         changes["tinker_version_source"] = "--tinker-version"
     return replace(settings, **changes) if changes else settings
-
-
-def lint_paths(paths: Sequence[str], settings: Settings) -> tuple[list[Diagnostic], int, list[str]]:
-    """Diagnostics for every file under ``paths``, the number of files, and warnings."""
-    diagnostics: list[Diagnostic] = []
-    warnings: list[str] = []
-    files = 0
-    for item in discover(paths, settings.exclude):
-        if isinstance(item, Skipped):
-            warnings.append(f"{item.path}: skipped: {item.reason}")
-            continue
-        files += 1
-        try:
-            with open(item, "rb") as handle:
-                raw = handle.read()
-        except OSError as error:
-            warnings.append(f"{item}: cannot read: {error.strerror or error}")
-            continue
-        diagnostics.extend(lint_bytes(raw, _display(item), settings).diagnostics)
-    return diagnostics, files, warnings
-
-
-def _display(path: str) -> str:
-    return os.path.normpath(path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,11 +13,37 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from tinker_lint.model.imports import dotted_name
-from tinker_lint.model.sdk import METHODS, Returns
+from tinker_lint.model.sdk import Returns
 from tinker_lint.model.semantic import Scope, SdkCall, SemanticModel
 from tinker_lint.model.types import Kind, TType
 
-SDK_NAMES = frozenset(name for table in METHODS.values() for name in table)
+# Methods that store their arguments in the receiver (``history.append(reply)``): the receiver then
+# carries the value. Other method calls (``renderer.parse_response(r)``) are taken not to.
+STORING_METHODS = frozenset(
+    {
+        "append",
+        "extend",
+        "insert",
+        "add",
+        "update",
+        "setdefault",
+        "put",
+        "put_nowait",
+        "appendleft",
+        "extendleft",
+        "push",
+        "send",
+        "step",
+        "observe",
+        "record",
+        "store",
+        "set",
+        "add_message",
+        "add_messages",
+        "add_turn",
+        "__setitem__",
+    }
+)
 _NESTED_CODE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _BLOCKING_WAIT_FUNCTIONS = frozenset({"concurrent.futures.wait", "concurrent.futures.as_completed"})
 
@@ -196,8 +222,7 @@ def target_keys(target: cst.BaseExpression) -> set[str]:
 
 def names_written(model: SemanticModel, stmt: cst.CSTNode) -> set[str]:
     """Names a statement binds or may mutate: assignment targets, walrus targets, and receivers of
-    method calls with arguments (``x.append(v)`` may store ``v`` in ``x``; Tinker requests do not
-    store their arguments in the client)."""
+    storing method calls (``x.append(v)`` stores ``v`` in ``x``)."""
     written: set[str] = set()
     if isinstance(stmt, cst.Assign):
         for target in stmt.targets:
@@ -207,7 +232,7 @@ def names_written(model: SemanticModel, stmt: cst.CSTNode) -> set[str]:
     for node in model.walk(stmt, _NESTED_CODE):
         if isinstance(node, cst.Call):
             func = node.func
-            if node.args and isinstance(func, cst.Attribute) and func.attr.value not in SDK_NAMES:
+            if node.args and isinstance(func, cst.Attribute) and func.attr.value in STORING_METHODS:
                 dotted = dotted_name(func.value)
                 if dotted:
                     written.add(dotted)
