@@ -69,8 +69,11 @@ async def rollouts(sampling_client, prompts, params):
                     if not isinstance(event, Wait):
                         continue
                     if not event.blocking:
+                        # Names holding futures this coroutine awaited; not the receivers of calls
+                        # awaited inline (``await client.create_...(...)``).
                         for expr in event.waited:
-                            awaited |= names_read(model, expr)
+                            if not isinstance(expr, cst.Call):
+                                awaited |= names_read(model, expr)
                     elif not step.reads & awaited:
                         yield Finding(
                             event.node,
