@@ -26,6 +26,7 @@ KNOWN_KEYS = (
     "exclude",
     "tinker-version",
     "cadence-names",
+    "hot-loop-calls",
 )
 
 
@@ -86,7 +87,7 @@ def settings_from_table(table: Mapping[str, object], where: str, base: Settings)
             (str(pattern), _codes(codes, f"per-file-ignores.{pattern}", where))
             for pattern, codes in value.items()
         )
-    for key in ("exclude", "cadence-names"):
+    for key in ("exclude", "cadence-names", "hot-loop-calls"):
         if key in table:
             value = table[key]
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
