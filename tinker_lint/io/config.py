@@ -108,7 +108,9 @@ def load_settings(pyproject: Path | None) -> Settings:
     base = default_settings()
     if pyproject is None:
         return base
-    where = os.path.relpath(pyproject) if not pyproject.is_absolute() else str(pyproject)
+    # Name the file as the user would: relative to the working directory when it is below it.
+    relative = os.path.relpath(pyproject)
+    where = str(pyproject) if relative.startswith("..") else relative
     try:
         with pyproject.open("rb") as handle:
             data = tomllib.load(handle)
