@@ -14,6 +14,7 @@ from pathlib import Path
 from tinker_lint import __version__
 from tinker_lint.io.config import ConfigError, _codes, find_pyproject, load_settings, parse_version
 from tinker_lint.report import REPORTERS
+from tinker_lint.report.statistics import write_statistics
 from tinker_lint.runner import lint_paths
 from tinker_lint.settings import Settings
 
@@ -31,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="tinker-lint",
         description="Find slow or hanging Tinker training loops, statically.",
+        epilog="`tinker-lint rule CODE` explains a rule; `tinker-lint rule --all` lists them.",
     )
     parser.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .)")
     parser.add_argument("--select", help="comma-separated codes or prefixes to enable (e.g. TNK1)")
@@ -47,6 +49,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", help="pyproject.toml to read [tool.tinker-lint] from")
     parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    parser.add_argument(
+        "--statistics", action="store_true", help="count the findings per code instead of listing"
+    )
+    parser.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply `exclude` to files named on the command line too (for pre-commit)",
+    )
     parser.add_argument("--version", action="version", version=f"tinker-lint {__version__}")
     return parser
 
@@ -80,6 +90,10 @@ def resolve_settings(args: argparse.Namespace) -> Settings:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["rule"]:
+        from tinker_lint.docs import rule_command
+
+        return rule_command(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -87,12 +101,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as error:
         sys.stderr.write(f"tinker-lint: error: {error}\n")
         return EXIT_ERROR
-    diagnostics, files, warnings = lint_paths(args.paths, settings)
+    diagnostics, files, warnings = lint_paths(
+        args.paths, settings, force_exclude=args.force_exclude
+    )
     for warning in warnings:
         sys.stderr.write(f"tinker-lint: warning: {warning}\n")
     if any(w.endswith("no such file or directory") for w in warnings) and files == 0:
         return EXIT_ERROR
-    REPORTERS[args.output_format](diagnostics, sys.stdout, files=files)
+    if args.statistics:
+        write_statistics(diagnostics, sys.stdout, as_json=args.output_format == "json")
+    else:
+        REPORTERS[args.output_format](diagnostics, sys.stdout, files=files)
     if diagnostics and not args.exit_zero:
         return EXIT_FOUND
     return EXIT_CLEAN

@@ -11,12 +11,16 @@ from tinker_lint.io.files import Skipped, discover
 from tinker_lint.settings import Settings
 
 
-def lint_paths(paths: Sequence[str], settings: Settings) -> tuple[list[Diagnostic], int, list[str]]:
+def lint_paths(
+    paths: Sequence[str], settings: Settings, *, force_exclude: bool = False
+) -> tuple[list[Diagnostic], int, list[str]]:
     """Diagnostics for every file under ``paths``, the number of files, and warnings."""
     diagnostics: list[Diagnostic] = []
     warnings: list[str] = []
     files = 0
-    for item in discover(paths, settings.exclude):
+    for item in discover(
+        paths, settings.exclude, project_root=settings.project_root, force_exclude=force_exclude
+    ):
         if isinstance(item, Skipped):
             warnings.append(f"{item.path}: skipped: {item.reason}")
             continue

@@ -367,9 +367,12 @@ class SemanticModel:
         module: cst.Module,
         *,
         cadence_names: re.Pattern[str] | None = None,
+        hot_loop_calls: re.Pattern[str] | None = None,
     ) -> None:
         self.module = module
         self.cadence_names = cadence_names
+        # Calls (by name) that the project says submit a step, e.g. a wrapper from another module.
+        self.hot_loop_calls = hot_loop_calls
         self.imports = ImportMap()
         self.module_scope = Scope("module", module, None)
         self.functions: list[FunctionInfo] = []
@@ -788,7 +791,19 @@ class SemanticModel:
 
     def _is_step_submit(self, site: CallSite) -> bool:
         submit = self.submit_of(site.node, site.scope)
-        return submit is not None and submit.method.role in (Role.TRAIN, Role.SAMPLE)
+        if submit is not None and submit.method.role in (Role.TRAIN, Role.SAMPLE):
+            return True
+        return self.hot_loop_calls is not None and self._names_hot_call(site.node.func)
+
+    def _names_hot_call(self, func: cst.BaseExpression) -> bool:
+        """``hot-loop-calls`` match the called name as written (``trainer.step``) or its last part
+        (``step``)."""
+        name = dotted_name(func)
+        if name is None or self.hot_loop_calls is None:
+            return False
+        return bool(
+            self.hot_loop_calls.match(name) or self.hot_loop_calls.match(name.rsplit(".", 1)[-1])
+        )
 
     def hot_submit(self, loop: LoopInfo) -> CallSite | None:
         """The call that makes ``loop`` hot: a training or sampling submit in its body, or a call of
