@@ -52,26 +52,7 @@ def test_every_code_has_a_page_with_why_and_fix():
         assert "## Why" in docs.rule_page(code) and "## Fix" in docs.rule_page(code)
 
 
-# Rules whose own examples disagree with what the rule reports today; strict, so fixing the rule
-# (or the example) makes this fail until the entry is removed.
-KNOWN_EXAMPLE_MISMATCHES = {
-    "TNK107": "the client made from a ServiceClient() created in the same loop (line 5) is "
-    "expected but not reported: its receiver is written in the loop",
-}
-
-
-@pytest.mark.parametrize(
-    "rule",
-    [
-        pytest.param(
-            r, marks=pytest.mark.xfail(reason=KNOWN_EXAMPLE_MISMATCHES[r.code], strict=True)
-        )
-        if r.code in KNOWN_EXAMPLE_MISMATCHES
-        else r
-        for r in PYTHON_RULES
-    ],
-    ids=lambda r: r.code,
-)
+@pytest.mark.parametrize("rule", PYTHON_RULES, ids=lambda r: r.code)
 def test_page_examples_do_what_the_page_says(rule):
     """The bad example is reported exactly where the page says; the good one is not reported."""
     for example, expected in [(e, e.expect) for e in rule.INVALID] + [(e, ()) for e in rule.VALID]:
