@@ -66,7 +66,7 @@ def test_without_lint_external_ruff_drops_the_directive(tmp_path):
     text = (tmp_path / "train.py").read_text()
     assert "# noqa: TNK101" in text and "TNK102" not in text
     assert tinker_codes(text) == [(6, "TNK102")]
-    # With RUF102 (invalid-rule-code) too, `# noqa: TNK101` is flagged and removed as well.
+    # With RUF102 (invalid-rule-code) too, the TNK101 suppression is flagged and removed as well.
     (tmp_path / "train.py").write_text(SOURCE)
     report = ruff(
         tmp_path, "--isolated", "--select", "RUF100,RUF102", "--output-format", "json", "."
