@@ -13,10 +13,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from tinker_lint import __version__
+from tinker_lint.deps import QwenVlUse, find_qwen_vl, is_dependency_file, lint_dependency_files
 from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.engine import lint_bytes
 from tinker_lint.io.config import ConfigError, _codes, find_pyproject, load_settings, parse_version
-from tinker_lint.io.files import Skipped, discover
+from tinker_lint.io.files import Skipped, discover, is_python_file
 from tinker_lint.report import REPORTERS
 from tinker_lint.settings import Settings
 
@@ -86,19 +87,43 @@ def lint_paths(paths: Sequence[str], settings: Settings) -> tuple[list[Diagnosti
     diagnostics: list[Diagnostic] = []
     warnings: list[str] = []
     files = 0
-    for item in discover(paths, settings.exclude):
+    dependency_files: list[str] = []
+    qwen_vl: QwenVlUse | None = None
+    for item in discover(paths, settings.exclude, want=_is_lintable):
         if isinstance(item, Skipped):
             warnings.append(f"{item.path}: skipped: {item.reason}")
             continue
         files += 1
+        if is_dependency_file(item):
+            dependency_files.append(item)  # after the code: TNK303 asks what the code names
+            continue
         try:
             with open(item, "rb") as handle:
                 raw = handle.read()
         except OSError as error:
             warnings.append(f"{item}: cannot read: {error.strerror or error}")
             continue
+        qwen_vl = qwen_vl or find_qwen_vl(raw, _display(item))
         diagnostics.extend(lint_bytes(raw, _display(item), settings).diagnostics)
+    _lint_dependencies(dependency_files, settings, qwen_vl, diagnostics, warnings)
     return diagnostics, files, warnings
+
+
+def _is_lintable(path: str) -> bool:
+    return is_python_file(path) or is_dependency_file(path)
+
+
+def _lint_dependencies(
+    files: list[str],
+    settings: Settings,
+    qwen_vl: QwenVlUse | None,
+    diagnostics: list[Diagnostic],
+    warnings: list[str],
+) -> None:
+    """TNK3xx on the dependency files found (pyproject.toml, requirements*.txt, setup.cfg, locks)."""
+    result = lint_dependency_files(files, settings, qwen_vl)
+    diagnostics.extend(result.diagnostics)
+    warnings.extend(result.warnings)
 
 
 def _display(path: str) -> str:
@@ -107,6 +132,10 @@ def _display(path: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["doctor"]:
+        from tinker_lint.doctor import main as doctor_main
+
+        return doctor_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
