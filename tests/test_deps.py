@@ -221,6 +221,7 @@ def test_locked_or_installed_version(version: str, bad: set[str]) -> None:
     [
         ("^2.13", [">=2.13,<3.0.0"]),
         ("^2.13.0b1", [">=2.13.0b1,<3.0.0"]),
+        ("^1.2", [">=1.2,<2.0.0"]),
         ("^0.2.3", [">=0.2.3,<0.3.0"]),
         ("^0.0.3", [">=0.0.3,<0.0.4"]),
         ("^0.0", [">=0.0,<0.1.0"]),
@@ -257,12 +258,13 @@ def test_toml_positions() -> None:
         '[tool."poetry".dependencies]\n"Transformers" = { version = "^4" }\n'
     )
     positions = TomlPositions(text)
-    assert positions.string(("project", "dependencies"), "a") == (4, 4)
-    assert positions.string(("project", "dependencies"), "a", 1) == (5, 9)
-    assert positions.string(("project", "dependencies"), "b") == (5, 4)
-    assert positions.string(("project", "optional-dependencies", "vl"), "c\u00e9") == (7, 30)
+    assert positions.string(("project", "dependencies", 0), "a") == (4, 4)
+    assert positions.string(("project", "dependencies", 1), "b") == (5, 4)
+    assert positions.string(("project", "dependencies", 2), "a") == (5, 9)
+    assert positions.string(("project", "dependencies", 2), "b") is None
+    assert positions.string(("project", "optional-dependencies", "vl", 0), "c\u00e9") == (7, 30)
     assert positions.string(("package", 0, "version"), "1") == (10, 12)
-    metadata = ("package", 0, "metadata", "requires-dist", "specifier")
+    metadata = ("package", 0, "metadata", "requires-dist", 0, "specifier")
     assert positions.string(metadata, ">=1") == (12, 45)
     assert positions.string(("package", 1, "version"), "2") == (16, 14)
     assert positions.key(("tool", "poetry", "dependencies", "Transformers")) == (19, 1)
@@ -289,6 +291,15 @@ def test_requirements_syntax(tmp_path: Path) -> None:
         ("requirements.txt", "TNK302", 4, 1),
         ("requirements-a.txt", "TNK301", 2, 1),  # once, though reached twice
     }
+
+
+def test_lock_without_table_headers(tmp_path: Path) -> None:
+    # Valid TOML that no tool writes: the entries as an inline array, read whole.
+    (tmp_path / "pylock.toml").write_text(
+        'lock-version = "1.0"\npackages = [\n  { name = "numpy", version = "2.4.6" },\n'
+        '  { name = "pydantic", version = "2.13.0b1" },\n]\n'
+    )
+    assert findings(tmp_path) == {("pylock.toml", "TNK301", 4, 35)}
 
 
 def test_unparsable_files_are_warnings(tmp_path: Path) -> None:

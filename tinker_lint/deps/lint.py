@@ -162,12 +162,10 @@ def lint_dependency_file(
 def _declared(kind: str, path: str, text: str) -> Iterator[Declared]:
     if kind == "setup.cfg":
         yield from setup_cfg_requirements(text, path)
-        return
-    data = tomllib.loads(text)
-    if kind == "pyproject":
-        yield from pyproject_requirements(data, text, path)
+    elif kind == "pyproject":
+        yield from pyproject_requirements(tomllib.loads(text), text, path)
     else:
-        yield from locked_versions(data, text, path, kind)
+        yield from locked_versions(text, path, kind)
 
 
 def _judge(item: Declared, qwen_vl: QwenVlUse | None) -> Iterator[Diagnostic]:

@@ -34,8 +34,8 @@ class Locator:
             self._positions = TomlPositions(self._text)
         return self._positions
 
-    def string(self, path: Path, value: str, occurrence: int = 0) -> tuple[int, int]:
-        found = self.positions.string(path, value, occurrence)
+    def string(self, path: Path, value: str) -> tuple[int, int]:
+        found = self.positions.string(path, value)
         return found or self.key(path)
 
     def key(self, path: Path) -> tuple[int, int]:
@@ -85,16 +85,13 @@ def _pep508_list(
 ) -> Iterator[Declared]:
     if not isinstance(items, list):
         return
-    seen: dict[str, int] = {}
-    for item in items:
+    for index, item in enumerate(items):
         if not isinstance(item, str):
             continue  # {include-group = "..."} in a dependency group
-        occurrence = seen.get(item, 0)
-        seen[item] = occurrence + 1
         requirement = parse_pep508(item)
         if requirement is None or not is_relevant(requirement.name):
             continue
-        line, col = locate.string(where, item, occurrence)
+        line, col = locate.string((*where, index), item)
         yield Declared(
             name=canonicalize_name(requirement.name),
             text=item,

@@ -1,8 +1,9 @@
 """Where values sit in a TOML file, which ``tomllib`` does not say.
 
 ``tomllib`` reads the values; this scanner walks the same text once and records, for every string
-value, the key path it belongs to (as ``tomllib``'s data is indexed: ``("project", "dependencies")``,
-``("package", 3, "version")`` for the fourth ``[[package]]``) with its 1-based line and column, and
+value, the path it has in ``tomllib``'s data (``("project", "dependencies", 0)`` for the first
+dependency, ``("package", 3, "version")`` for the fourth ``[[package]]``'s) with its 1-based line and
+column, and
 the position of every key and table header. It trusts that ``tomllib`` accepted the file: it does not
 validate, and on text it does not understand it skips ahead rather than fail.
 """
@@ -35,20 +36,17 @@ class TomlPositions:
     def __init__(self, text: str) -> None:
         self._text = text
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
-        self.strings: dict[Path, list[tuple[str, int, int]]] = {}
+        self.strings: dict[Path, tuple[str, int, int]] = {}
         self.keys: dict[Path, tuple[int, int]] = {}
         self._array_tables: dict[tuple[str, ...], int] = {}
         self._scan()
 
-    def string(self, path: Path, value: str, occurrence: int = 0) -> tuple[int, int] | None:
-        """Position of the ``occurrence``-th string equal to ``value`` under ``path``."""
-        seen = 0
-        for candidate, line, col in self.strings.get(path, ()):
-            if candidate == value:
-                if seen == occurrence:
-                    return line, col
-                seen += 1
-        return None
+    def string(self, path: Path, value: str) -> tuple[int, int] | None:
+        """Position of the string ``value`` at ``path`` (None if the text there differs)."""
+        found = self.strings.get(path)
+        if found is None or found[0] != value:
+            return None
+        return found[1], found[2]
 
     def key(self, path: Path) -> tuple[int, int] | None:
         return self.keys.get(path)
@@ -130,10 +128,10 @@ class TomlPositions:
             if match is not None:
                 raw = match.group()
                 line, col = self._position(pos + quote)
-                self.strings.setdefault(path, []).append((_decode(raw), line, col))
+                self.strings.setdefault(path, (_decode(raw), line, col))
                 return match.end()
         if text.startswith("[", pos):
-            pos += 1
+            pos, index = pos + 1, 0
             while True:
                 pos = self._skip(pos)
                 if pos >= len(text):
@@ -143,7 +141,8 @@ class TomlPositions:
                 if text[pos] == ",":
                     pos += 1
                     continue
-                pos = self._value(pos, path)
+                pos = self._value(pos, (*path, index))
+                index += 1
         if text.startswith("{", pos):
             pos += 1
             while True:
