@@ -314,11 +314,12 @@ def test_unparsable_files_are_warnings(tmp_path: Path) -> None:
 
 
 def test_discovery(tmp_path: Path) -> None:
-    for name in ("requirements.txt", "requirements-dev.txt", "pyproject.toml", "setup.cfg"):
+    for name in ("requirements.txt", "requirements-dev.txt", "dev-requirements.txt", "setup.cfg"):
         assert is_dependency_file(f"a/{name}")
-    for name in ("uv.lock", "poetry.lock", "pylock.toml", "pylock.cpu.toml"):
+    for name in ("pyproject.toml", "uv.lock", "poetry.lock", "pylock.toml", "pylock.cpu.toml"):
         assert is_dependency_file(name)
-    for name in ("constraints.txt", "pylock.a.b.toml", "Pipfile.lock", "setup.py", "req.txt"):
+    assert is_dependency_file("requirements/base.txt")
+    for name in ("constraints.txt", "pylock.a.b.toml", "Pipfile.lock", "setup.py", "notes.txt"):
         assert not is_dependency_file(name)
     (tmp_path / ".venv").mkdir()
     (tmp_path / ".venv" / "requirements.txt").write_text("pydantic==2.13.0b1\n")

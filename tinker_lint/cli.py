@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="tinker-lint",
         description="Find slow or hanging Tinker training loops, statically.",
+        epilog="`tinker-lint doctor` checks the installed environment for known-bad versions.",
     )
     parser.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .)")
     parser.add_argument("--select", help="comma-separated codes or prefixes to enable (e.g. TNK1)")

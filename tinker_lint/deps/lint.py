@@ -32,6 +32,8 @@ else:  # pragma: no cover
 
 _LOCKS = {"uv.lock": "package", "poetry.lock": "package", "pylock.toml": "packages"}
 _PYLOCK = re.compile(r"pylock\.[^.]+\.toml")  # PEP 751 named lock files
+# requirements.txt, requirements-dev.txt, dev-requirements.txt; and any .txt in a requirements/ folder.
+_REQUIREMENTS = re.compile(r"requirements.*\.txt|.*[-_]requirements\.txt")
 # A file that does not mention a known-bad package cannot be flagged (requirements files can, by
 # including one, so they are always read).
 _MENTIONS = re.compile(r"pydantic|transformers", re.IGNORECASE)
@@ -55,7 +57,9 @@ def dependency_kind(path: str) -> str | None:
         return _LOCKS[name]
     if _PYLOCK.fullmatch(name):
         return "packages"
-    if name.startswith("requirements") and name.endswith(".txt"):
+    if _REQUIREMENTS.fullmatch(name) or (
+        name.endswith(".txt") and os.path.basename(os.path.dirname(path)) == "requirements"
+    ):
         return "requirements"
     return None
 
