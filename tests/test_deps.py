@@ -293,6 +293,18 @@ def test_requirements_syntax(tmp_path: Path) -> None:
     }
 
 
+def test_uv_prerelease_allow(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "t"\ndependencies = ["pydantic>=2", "pydantic<2.13"]\n\n'
+        '[tool.uv]\nprerelease = "allow"\n'
+    )
+    diagnostics, _, _ = lint_paths([str(tmp_path)], SETTINGS)
+    assert [(d.code, d.line, d.col) for d in diagnostics] == [("TNK301", 3, 18)]
+    assert diagnostics[0].message.startswith(
+        '`pydantic>=2` admits pydantic 2.13.0b3 under `prerelease = "allow"`: '
+    )
+
+
 def test_lock_without_table_headers(tmp_path: Path) -> None:
     # Valid TOML that no tool writes: the entries as an inline array, read whole.
     (tmp_path / "pylock.toml").write_text(

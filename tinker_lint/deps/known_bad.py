@@ -66,7 +66,7 @@ KNOWN_BAD: tuple[KnownBad, ...] = (
         package="pydantic",
         bad=SpecifierSet("==2.13.*"),
         prerelease_only=True,
-        known=("2.13.0b1", "2.13.0b2", "2.13.0b3"),
+        known=("2.13.0b1", "2.13.0b2", "2.13.0b3"),  # every 2.13 pre-release on PyPI
         problem="pydantic 2.13 pre-releases make `model_dump()` very slow on large payloads, "
         "which stalls `forward_backward` submission for minutes",
         fix="require a stable pydantic (`pydantic<2.13` or `pydantic>=2.13.0`)",
