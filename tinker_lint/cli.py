@@ -32,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="tinker-lint",
         description="Find slow or hanging Tinker training loops, statically.",
-        epilog="`tinker-lint rule CODE` explains a rule; `tinker-lint rule --all` lists them.",
+        epilog="`tinker-lint rule CODE` explains a rule; `tinker-lint rule --all` lists them; "
+        "`tinker-lint doctor` checks the installed environment for known-bad versions.",
     )
     parser.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .)")
     parser.add_argument("--select", help="comma-separated codes or prefixes to enable (e.g. TNK1)")
@@ -94,6 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from tinker_lint.docs import rule_command
 
         return rule_command(argv[1:])
+    if argv[:1] == ["doctor"]:
+        from tinker_lint.doctor import main as doctor_main
+
+        return doctor_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

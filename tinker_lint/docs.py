@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tinker_lint.rules import ENGINE_CODES, RULES_BY_CODE
+from tinker_lint.rules import DOCUMENTED_RULES, ENGINE_CODES
 from tinker_lint.rules.base import Example, Rule
 
 
@@ -53,22 +53,30 @@ so that a broken file is not mistaken for a clean one.
 
 def rule_codes() -> list[str]:
     """Every documented code in order: the engine's, then the rules'."""
-    return [*ENGINE_CODES, *RULES_BY_CODE]
+    return [*ENGINE_CODES, *DOCUMENTED_RULES]
 
 
 def rule_name(code: str) -> str:
-    rule = RULES_BY_CODE.get(code)
+    rule = DOCUMENTED_RULES.get(code)
     return rule.name if rule is not None else ENGINE_CODES.get(code, "")
 
 
 def rule_summary(code: str) -> str:
-    rule = RULES_BY_CODE.get(code)
+    rule = DOCUMENTED_RULES.get(code)
     return rule.summary if rule is not None else ENGINE_DOCS[code].summary
 
 
 def _example(example: Example, rule: type[Rule]) -> list[str]:
-    lines = ["```python", example.code.rstrip("\n"), "```"]
-    if example.tinker_version:
+    filename = getattr(example, "filename", None)  # dependency-file examples name their file
+    language = (
+        "python"
+        if filename is None
+        else ("toml" if filename.endswith((".toml", ".lock")) else "text")
+    )
+    lines = [f"```{language}", example.code.rstrip("\n"), "```"]
+    if filename is not None:
+        lines.insert(0, f"`{filename}`:\n")
+    if getattr(example, "tinker_version", None):
         lines.append(f'\n(with `tinker-version = "{example.tinker_version}"`)')
     if example.expect:
         where = ", ".join(f"line {line}, column {col}" for line, col in example.expect)
@@ -78,7 +86,7 @@ def _example(example: Example, rule: type[Rule]) -> list[str]:
 
 def rule_page(code: str) -> str:
     """The Markdown page for ``code``."""
-    rule = RULES_BY_CODE.get(code)
+    rule = DOCUMENTED_RULES.get(code)
     if rule is None:
         engine = ENGINE_DOCS[code]
         parts = [
