@@ -18,7 +18,7 @@ from tinker_lint.model.semantic import Scope, SdkCall, SemanticModel
 from tinker_lint.model.types import Kind, TType
 
 SDK_NAMES = frozenset(name for table in METHODS.values() for name in table)
-_NESTED_CODE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+NESTED_CODE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _BLOCKING_WAIT_FUNCTIONS = frozenset({"concurrent.futures.wait", "concurrent.futures.as_completed"})
 
 
@@ -120,7 +120,7 @@ def events_in(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> list[Eve
     model.events_cache[key] = found
 
     def walk(current: cst.CSTNode) -> None:
-        if isinstance(current, _NESTED_CODE):
+        if isinstance(current, NESTED_CODE):
             return
         for child in model.children(current):
             walk(child)
@@ -198,23 +198,36 @@ def names_written(model: SemanticModel, stmt: cst.CSTNode) -> set[str]:
     """Names a statement binds or may mutate: assignment targets, walrus targets, and receivers of
     method calls with arguments (``x.append(v)`` may store ``v`` in ``x``; Tinker requests do not
     store their arguments in the client)."""
-    written: set[str] = set()
+    return names_bound(model, stmt) | names_mutated(model, stmt)
+
+
+def names_bound(model: SemanticModel, stmt: cst.CSTNode) -> set[str]:
+    """Names a statement (re)binds: assignment and walrus targets. Unlike a mutation, a binding
+    replaces what the name held before."""
+    bound: set[str] = set()
     if isinstance(stmt, cst.Assign):
         for target in stmt.targets:
-            written |= target_keys(target.target)
+            bound |= target_keys(target.target)
     elif isinstance(stmt, cst.AnnAssign | cst.AugAssign):
-        written |= target_keys(stmt.target)
-    for node in model.walk(stmt, _NESTED_CODE):
+        bound |= target_keys(stmt.target)
+    for node in model.walk(stmt, NESTED_CODE):
+        if isinstance(node, cst.NamedExpr):
+            bound |= target_keys(node.target)
+    return bound
+
+
+def names_mutated(model: SemanticModel, stmt: cst.CSTNode) -> set[str]:
+    """Receivers of method calls with arguments (``x.append(v)`` may store ``v`` in ``x``)."""
+    mutated: set[str] = set()
+    for node in model.walk(stmt, NESTED_CODE):
         if isinstance(node, cst.Call):
             func = node.func
             if node.args and isinstance(func, cst.Attribute) and func.attr.value not in SDK_NAMES:
                 dotted = dotted_name(func.value)
                 if dotted:
-                    written.add(dotted)
-                    written.add(dotted.split(".")[0])
-        elif isinstance(node, cst.NamedExpr):
-            written |= target_keys(node.target)
-    return written
+                    mutated.add(dotted)
+                    mutated.add(dotted.split(".")[0])
+    return mutated
 
 
 # ==========================================================================================
@@ -228,11 +241,13 @@ class Step:
     node: cst.CSTNode
     kind: str  # "stmt" | "test" | "for"
     reads: set[str]
-    writes: set[str]
+    writes: set[str]  # bound or mutated
     events: list[Event]
     guarded: bool  # under a cadence guard (inside this body)
     control: cst.CSTNode | None = None  # for "test": the compound statement it controls
     jumps: bool = False  # a "test" whose block contains break/continue/return/raise
+    exits: bool = False  # a "test" whose block can leave the enclosing loop (break/return/raise)
+    binds: set[str] = field(default_factory=set)  # the part of ``writes`` that is rebound
     depth: int = 0  # nesting of compound statements inside the body
     extra: dict[str, object] = field(default_factory=dict)
 
@@ -254,15 +269,7 @@ def _steps_of(
 ) -> Iterator[Step]:
     if isinstance(stmt, cst.SimpleStatementLine):
         for small in stmt.body:
-            yield Step(
-                small,
-                "stmt",
-                names_read(model, small),
-                names_written(model, small),
-                events_in(model, small, scope),
-                guarded,
-                depth=depth,
-            )
+            yield _small_step(model, small, scope, guarded, depth)
     elif isinstance(stmt, cst.If):
         yield _test_step(model, stmt.test, stmt, scope, guarded, depth)
         body_guarded = guarded or id(stmt.body) in model.guarded_blocks
@@ -287,6 +294,7 @@ def _steps_of(
             events_in(model, stmt.iter, scope),
             guarded,
             depth=depth,
+            binds=target_keys(stmt.target),
         )
         yield from _block(model, stmt.body, scope, guarded, depth + 1)
         if stmt.orelse is not None:
@@ -302,6 +310,7 @@ def _steps_of(
                 events_in(model, item.item, scope),
                 guarded,
                 depth=depth,
+                binds=writes,
             )
         yield from _block(model, stmt.body, scope, guarded, depth + 1)
     elif isinstance(stmt, cst.Try | cst.TryStar):
@@ -326,15 +335,23 @@ def _block(
         yield from linear_steps(model, block.body, scope, guarded=guarded, depth=depth)
     elif isinstance(block, cst.SimpleStatementSuite):
         for small in block.body:
-            yield Step(
-                small,
-                "stmt",
-                names_read(model, small),
-                names_written(model, small),
-                events_in(model, small, scope),
-                guarded,
-                depth=depth,
-            )
+            yield _small_step(model, small, scope, guarded, depth)
+
+
+def _small_step(
+    model: SemanticModel, small: cst.CSTNode, scope: Scope, guarded: bool, depth: int
+) -> Step:
+    binds = names_bound(model, small)
+    return Step(
+        small,
+        "stmt",
+        names_read(model, small),
+        binds | names_mutated(model, small),
+        events_in(model, small, scope),
+        guarded,
+        depth=depth,
+        binds=binds,
+    )
 
 
 def _test_step(
@@ -354,11 +371,24 @@ def _test_step(
         guarded,
         control=control,
         jumps=has_jump(model, control),
+        exits=leaves_loop(model, control),
         depth=depth,
+        binds=names_bound(model, test),
     )
 
 
 def has_jump(model: SemanticModel, node: cst.CSTNode) -> bool:
     """Whether a block can leave the pass early (break, continue, return, raise)."""
     jumps = (cst.Break, cst.Continue, cst.Return, cst.Raise)
-    return any(isinstance(n, jumps) for n in model.walk(node, _NESTED_CODE))
+    return any(isinstance(n, jumps) for n in model.walk(node, NESTED_CODE))
+
+
+def leaves_loop(model: SemanticModel, control: cst.CSTNode) -> bool:
+    """Whether a compound statement inside a loop body can end that loop: a ``return`` or
+    ``raise`` anywhere in it, or a ``break`` not inside a loop of its own."""
+    if any(isinstance(n, cst.Return | cst.Raise) for n in model.walk(control, NESTED_CODE)):
+        return True
+    if isinstance(control, cst.For | cst.While):
+        return False  # its breaks end it, not the loop around it
+    nested = (*NESTED_CODE, cst.For, cst.While)
+    return any(isinstance(n, cst.Break) for n in model.walk(control, nested))
