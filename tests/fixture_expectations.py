@@ -36,6 +36,8 @@ def expectations(text: str) -> set[Finding]:
             continue
         match = _EXPECT.search(token.string)
         if match is None:
+            if "expect" in token.string.lower():
+                raise ValueError(f"line {token.start[0]}: malformed expectation {token.string!r}")
             continue
         for item in match.group("items").split(","):
             parsed = _ITEM.match(item.strip())

@@ -47,4 +47,5 @@ def test_expect_comments_do_not_change_the_analysis(path: Path):
     """The expectations are comments; without them the findings are the same."""
     text = path.read_text(encoding="utf-8")
     stripped = "\n".join(line.split("  # expect:")[0] for line in text.splitlines()) + "\n"
+    assert "# expect:" not in stripped
     assert _lint(stripped, "stripped.py") == _lint(text, "fixture.py")
