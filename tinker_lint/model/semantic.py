@@ -41,8 +41,10 @@ _CONTAINER_STORES = {
     "put_nowait": "element",
     "extend": "elements",
 }
-# Container methods that give back an element, and builtins that keep a sequence's elements.
-_CONTAINER_GETS = frozenset({"pop", "popleft", "get", "get_nowait"})
+# Container methods that give back an element (not ``get``: ``asyncio.Queue.get()`` is a
+# coroutine, and ``await queue.get()`` must not read as a wait on the future it returns), and
+# builtins that keep a sequence's elements.
+_CONTAINER_GETS = frozenset({"pop", "popleft", "get_nowait"})
 _SEQUENCE_BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "iter"})
 
 
