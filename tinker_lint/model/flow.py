@@ -143,19 +143,37 @@ def events_in(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> list[Eve
 # ==========================================================================================
 # Names read and written
 # ==========================================================================================
-def _keys(expr: cst.BaseExpression) -> Iterator[str]:
-    """``self.fut.x`` -> self, self.fut, self.fut.x: any of them stands for the value."""
-    dotted = dotted_name(expr)
-    if dotted is None:
-        return
-    parts = dotted.split(".")
-    for i in range(1, len(parts) + 1):
-        yield ".".join(parts[:i])
+# Reads and writes are sets of keys for dotted paths, made so that a read and a write meet (their
+# sets intersect) exactly when one path is a prefix of the other: writing ``self.out`` reaches
+# a read of ``self.out.loss`` and a read of ``self`` passed whole, but not a read of
+# ``self.client``. A read of ``p`` has ``=q`` for every prefix ``q`` of ``p`` (itself included)
+# and ``^p``; a write of ``p`` has ``=p`` and ``^q`` for every prefix ``q``.
+def _prefixes(path: str) -> list[str]:
+    parts = path.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def read_keys(path: str) -> set[str]:
+    keys = {"=" + prefix for prefix in _prefixes(path)}
+    keys.add("^" + path)
+    return keys
+
+
+def write_keys(path: str) -> set[str]:
+    keys = {"^" + prefix for prefix in _prefixes(path)}
+    keys.add("=" + path)
+    return keys
+
+
+def exact_paths(keys: set[str]) -> set[str]:
+    """The paths themselves in a set of read keys (``fut`` for ``fut``, not ``self`` for
+    ``self.fut``): what two reads of the same value share."""
+    return {key for key in keys if key.startswith("^")}
 
 
 def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
-    """Every name (and dotted path such as ``self.fut``) ``node`` reads; not attribute or keyword
-    names, and nothing inside nested functions or classes."""
+    """Read keys of every name and dotted path (``self.fut``) ``node`` reads; not attribute or
+    keyword names, and nothing inside nested functions or classes."""
     key = id(node)
     cached = model.reads_cache.get(key)
     if cached is not None:
@@ -165,10 +183,13 @@ def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
     while stack:
         current = stack.pop()
         if isinstance(current, cst.Name):
-            names.add(current.value)
+            names |= read_keys(current.value)
         elif isinstance(current, cst.Attribute):
-            names.update(_keys(current))
-            stack.append(current.value)
+            dotted = dotted_name(current)
+            if dotted is not None:
+                names |= read_keys(dotted)
+            else:
+                stack.append(current.value)  # ``f(x).a``: what ``f(x)`` reads
         elif isinstance(current, cst.Arg):
             stack.append(current.value)
         elif isinstance(current, cst.FunctionDef | cst.ClassDef) and current is not node:
@@ -180,15 +201,17 @@ def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
 
 
 def target_keys(target: cst.BaseExpression) -> set[str]:
-    """Names an assignment target writes; ``x[i] = v`` and ``x.a = v`` write (mutate) ``x`` too."""
+    """Write keys of an assignment target; ``x[i] = v`` writes (mutates) ``x``, ``x.a = v``
+    writes ``x.a`` (and so ``x`` read whole)."""
     if isinstance(target, cst.Name):
-        return {target.value}
+        return write_keys(target.value)
     if isinstance(target, cst.Tuple | cst.List):
         return {k for e in target.elements for k in target_keys(e.value)}
     if isinstance(target, cst.StarredElement):
         return target_keys(target.value)
     if isinstance(target, cst.Attribute):
-        return {dotted_name(target) or "", *target_keys(target.value)} - {""}
+        dotted = dotted_name(target)
+        return write_keys(dotted) if dotted is not None else set()
     if isinstance(target, cst.Subscript):
         return target_keys(target.value)
     return set()
@@ -225,9 +248,14 @@ def names_mutated(model: SemanticModel, stmt: cst.CSTNode) -> set[str]:
             if node.args and isinstance(func, cst.Attribute) and func.attr.value not in SDK_NAMES:
                 dotted = dotted_name(func.value)
                 if dotted:
-                    mutated.add(dotted)
-                    mutated.add(dotted.split(".")[0])
+                    mutated |= write_keys(dotted)
     return mutated
+
+
+def rebound_mutations(writes: set[str], bound: set[str]) -> set[str]:
+    """The write keys of the paths in ``writes`` that ``bound`` rebinds (``pending = []`` earlier,
+    ``pending.append(fut)`` now)."""
+    return {k for key in writes & bound if key.startswith("=") for k in write_keys(key[1:])}
 
 
 # ==========================================================================================

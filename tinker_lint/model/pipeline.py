@@ -24,6 +24,7 @@ from tinker_lint.model.flow import (
     linear_steps,
     names_read,
     names_written,
+    rebound_mutations,
     target_keys,
 )
 from tinker_lint.model.sdk import Client, Role
@@ -239,7 +240,7 @@ def loop_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
                 located.append((index, event_index, event, is_fresh))
         # ``pending.append(fut)`` makes ``pending`` hold this iteration's futures only if it was
         # rebound earlier in the iteration; a list kept across iterations also holds older ones.
-        made = step.binds | (step.writes & bound)
+        made = step.binds | rebound_mutations(step.writes, bound)
         if step_submits or step.reads & fresh_keys:
             fresh_keys |= made
         elif step.kind == "stmt" and isinstance(step.node, cst.Assign):

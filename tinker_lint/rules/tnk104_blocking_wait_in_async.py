@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.flow import Wait, linear_steps, names_read
+from tinker_lint.model.flow import Wait, exact_paths, linear_steps, names_read
 from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.rules.base import TINKER_CALLS, Context, Example, Finding, Rule
 
@@ -75,7 +75,7 @@ async def rollouts(sampling_client, prompts, params):
                         continue
                     if not event.blocking:
                         for expr in event.waited:
-                            awaited_names |= names_read(model, expr)
+                            awaited_names |= exact_paths(names_read(model, expr))
                         awaited_origins |= {t.origin_id for t in event.futures if t.origin_id}
                     elif not _already_awaited(model, event, awaited_names, awaited_origins):
                         yield Finding(
@@ -90,4 +90,4 @@ def _already_awaited(model: SemanticModel, wait: Wait, names: set[str], origins:
     when that is known (a name may be rebound to a new future), else by name."""
     if all(t.origin_id for t in wait.futures):
         return all(t.origin_id in origins for t in wait.futures)
-    return any(names_read(model, expr) & names for expr in wait.waited)
+    return any(exact_paths(names_read(model, expr)) & names for expr in wait.waited)
