@@ -156,9 +156,9 @@ def test_hot_loop_calls(project, capsys):
 
 
 def test_cadence_names(project, capsys):
-    project("", **{"cad.py": CADENCE})
+    project('select = ["TNK107"]', **{"cad.py": CADENCE})
     assert lint(capsys, ".")[1] == [("cad.py", 11, 19, "TNK107")]
-    project('cadence-names = ["refresh_*"]')
+    project('select = ["TNK107"]\ncadence-names = ["refresh_*"]')
     assert lint(capsys, ".")[1] == []
 
 
