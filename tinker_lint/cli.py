@@ -6,18 +6,16 @@ Exit codes, as ruff's: 0 nothing found, 1 something found, 2 a usage or configur
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from tinker_lint import __version__
-from tinker_lint.diagnostics import Diagnostic
-from tinker_lint.engine import lint_bytes
 from tinker_lint.io.config import ConfigError, _codes, find_pyproject, load_settings, parse_version
-from tinker_lint.io.files import Skipped, discover
 from tinker_lint.report import REPORTERS
+from tinker_lint.report.statistics import write_statistics
+from tinker_lint.runner import lint_paths
 from tinker_lint.settings import Settings
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
@@ -34,6 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="tinker-lint",
         description="Find slow or hanging Tinker training loops, statically.",
+        epilog="`tinker-lint rule CODE` explains a rule; `tinker-lint rule --all` lists them; "
+        "`tinker-lint doctor` checks the installed environment for known-bad versions.",
     )
     parser.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .)")
     parser.add_argument("--select", help="comma-separated codes or prefixes to enable (e.g. TNK1)")
@@ -50,6 +50,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", help="pyproject.toml to read [tool.tinker-lint] from")
     parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    parser.add_argument(
+        "--statistics", action="store_true", help="count the findings per code instead of listing"
+    )
+    parser.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply `exclude` to files named on the command line too (for pre-commit)",
+    )
     parser.add_argument("--version", action="version", version=f"tinker-lint {__version__}")
     return parser
 
@@ -81,32 +89,16 @@ def resolve_settings(args: argparse.Namespace) -> Settings:
     return replace(settings, **changes) if changes else settings
 
 
-def lint_paths(paths: Sequence[str], settings: Settings) -> tuple[list[Diagnostic], int, list[str]]:
-    """Diagnostics for every file under ``paths``, the number of files, and warnings."""
-    diagnostics: list[Diagnostic] = []
-    warnings: list[str] = []
-    files = 0
-    for item in discover(paths, settings.exclude):
-        if isinstance(item, Skipped):
-            warnings.append(f"{item.path}: skipped: {item.reason}")
-            continue
-        files += 1
-        try:
-            with open(item, "rb") as handle:
-                raw = handle.read()
-        except OSError as error:
-            warnings.append(f"{item}: cannot read: {error.strerror or error}")
-            continue
-        diagnostics.extend(lint_bytes(raw, _display(item), settings).diagnostics)
-    return diagnostics, files, warnings
-
-
-def _display(path: str) -> str:
-    return os.path.normpath(path)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["rule"]:
+        from tinker_lint.docs import rule_command
+
+        return rule_command(argv[1:])
+    if argv[:1] == ["doctor"]:
+        from tinker_lint.doctor import main as doctor_main
+
+        return doctor_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -114,12 +106,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as error:
         sys.stderr.write(f"tinker-lint: error: {error}\n")
         return EXIT_ERROR
-    diagnostics, files, warnings = lint_paths(args.paths, settings)
+    diagnostics, files, warnings = lint_paths(
+        args.paths, settings, force_exclude=args.force_exclude
+    )
     for warning in warnings:
         sys.stderr.write(f"tinker-lint: warning: {warning}\n")
     if any(w.endswith("no such file or directory") for w in warnings) and files == 0:
         return EXIT_ERROR
-    REPORTERS[args.output_format](diagnostics, sys.stdout, files=files)
+    if args.statistics:
+        write_statistics(diagnostics, sys.stdout, as_json=args.output_format == "json")
+    else:
+        REPORTERS[args.output_format](diagnostics, sys.stdout, files=files)
     if diagnostics and not args.exit_zero:
         return EXIT_FOUND
     return EXIT_CLEAN

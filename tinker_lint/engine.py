@@ -56,7 +56,11 @@ def lint_text(text: str, path: str, settings: Settings) -> FileResult:
         return FileResult(path, _engine(path, "TNK001", f"Cannot parse: {error!r}", settings))
 
     try:
-        model = SemanticModel(module, cadence_names=settings.cadence_pattern)
+        model = SemanticModel(
+            module,
+            cadence_names=settings.cadence_pattern,
+            hot_loop_calls=settings.hot_loop_pattern,
+        )
     except RecursionError:
         return FileResult(path, _engine(path, "TNK001", "Nesting too deep to analyse", settings))
     except Exception as error:

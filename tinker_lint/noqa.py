@@ -5,12 +5,9 @@ from __future__ import annotations
 import re
 
 # The same pattern flake8 uses (flake8/defaults.py NOQA_INLINE_REGEX).
-NOQA = re.compile(
-    r"# noqa"
-    r"(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?",
-    re.IGNORECASE,
-)
-_CODE = re.compile(r"[A-Z][0-9]+", re.IGNORECASE)
+# (``[A-Z]+``: one letter only would not match ``TNK101``, and the directive would silence all codes.)
+NOQA = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
+_CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
 
 
 def noqa_lines(text: str) -> dict[int, frozenset[str] | None]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -33,6 +34,9 @@ class Settings:
     tinker_version_source: str = "newest known"
     # Extra identifiers that mark a cadence guard (``if should_flush:``), beyond the built-in ones.
     cadence_names: tuple[str, ...] = ()
+    # Extra calls (glob over the called name) that make a loop hot, e.g. a step wrapper imported
+    # from another module: ``hot-loop-calls = ["train_step", "trainer.*"]``.
+    hot_loop_calls: tuple[str, ...] = ()
     config_path: str | None = None
     _cache: dict[str, bool] = field(default_factory=dict, compare=False, repr=False, hash=False)
 
@@ -46,9 +50,20 @@ class Settings:
             self._cache[key] = enabled
         if enabled and path is not None and self.per_file_ignores:
             for pattern, codes in self.per_file_ignores:
-                if _path_matches(path, pattern) and _specificity(code, codes) >= 0:
+                if (
+                    _path_matches(path, pattern, self.project_root)
+                    and _specificity(code, codes) >= 0
+                ):
                     return False
         return enabled
+
+    @property
+    def project_root(self) -> str | None:
+        """The directory of the configuration file: ``per-file-ignores`` and ``exclude`` patterns
+        are relative to it, as in ruff."""
+        if self.config_path is None:
+            return None
+        return os.path.dirname(os.path.abspath(self.config_path))
 
     @property
     def cadence_pattern(self) -> re.Pattern[str] | None:
@@ -56,9 +71,23 @@ class Settings:
             return None
         return re.compile("|".join(fnmatch.translate(n) for n in self.cadence_names))
 
+    @property
+    def hot_loop_pattern(self) -> re.Pattern[str] | None:
+        if not self.hot_loop_calls:
+            return None
+        return re.compile("|".join(fnmatch.translate(n) for n in self.hot_loop_calls))
 
-def _path_matches(path: str, pattern: str) -> bool:
+
+def path_candidates(path: str, project_root: str | None) -> list[str]:
+    """``path`` as a glob may be written: as given, relative to the project root, and its name."""
     normalized = path.replace("\\", "/").removeprefix("./")
-    return fnmatch.fnmatch(normalized, pattern) or fnmatch.fnmatch(
-        normalized.rsplit("/", 1)[-1], pattern
-    )
+    candidates = [normalized, normalized.rsplit("/", 1)[-1]]
+    if project_root is not None:
+        relative = os.path.relpath(os.path.abspath(path), project_root)
+        if not relative.startswith(".."):
+            candidates.append(relative.replace(os.sep, "/"))
+    return candidates
+
+
+def _path_matches(path: str, pattern: str, project_root: str | None = None) -> bool:
+    return any(fnmatch.fnmatch(c, pattern) for c in path_candidates(path, project_root))

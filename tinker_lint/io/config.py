@@ -26,6 +26,7 @@ KNOWN_KEYS = (
     "exclude",
     "tinker-version",
     "cadence-names",
+    "hot-loop-calls",
 )
 
 
@@ -86,7 +87,7 @@ def settings_from_table(table: Mapping[str, object], where: str, base: Settings)
             (str(pattern), _codes(codes, f"per-file-ignores.{pattern}", where))
             for pattern, codes in value.items()
         )
-    for key in ("exclude", "cadence-names"):
+    for key in ("exclude", "cadence-names", "hot-loop-calls"):
         if key in table:
             value = table[key]
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -107,7 +108,9 @@ def load_settings(pyproject: Path | None) -> Settings:
     base = default_settings()
     if pyproject is None:
         return base
-    where = os.path.relpath(pyproject) if not pyproject.is_absolute() else str(pyproject)
+    # Name the file as the user would: relative to the working directory when it is below it.
+    relative = os.path.relpath(pyproject)
+    where = str(pyproject) if relative.startswith("..") else relative
     try:
         with pyproject.open("rb") as handle:
             data = tomllib.load(handle)

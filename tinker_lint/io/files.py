@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pathspec
 
+from tinker_lint.settings import path_candidates
+
 SKIPPED_DIRS = frozenset(
     {
         ".git",
@@ -51,25 +53,44 @@ class Skipped:
 
 
 def discover(
-    paths: Iterable[str], exclude: tuple[str, ...] = (), *, want=is_python_file
+    paths: Iterable[str],
+    exclude: tuple[str, ...] = (),
+    *,
+    want=is_python_file,
+    project_root: str | None = None,
+    force_exclude: bool = False,
 ) -> Iterator[str | Skipped]:
-    """Files to lint under ``paths`` (sorted per directory), and what was skipped with a reason."""
+    """Files to lint under ``paths`` (sorted per directory), and what was skipped with a reason.
+
+    ``exclude`` globs match a path relative to the directory walked or to ``project_root``, or its
+    name. A file named on the command line is linted even if excluded, unless ``force_exclude``
+    (pre-commit names every staged file, so its hook needs ``--force-exclude``, as ruff's does).
+    """
     for given in paths:
         if os.path.isfile(given):
-            yield given
+            if not (force_exclude and _excluded(given, exclude, project_root)):
+                yield given
             continue
         if not os.path.isdir(given):
             yield Skipped(given, "no such file or directory")
             continue
-        yield from _walk(given, exclude, want)
+        yield from _walk(given, exclude, want, project_root)
 
 
-def _excluded(relative: str, exclude: tuple[str, ...]) -> bool:
-    name = relative.rsplit("/", 1)[-1]
-    return any(fnmatch.fnmatch(relative, p) or fnmatch.fnmatch(name, p) for p in exclude)
+def _excluded(
+    path: str, exclude: tuple[str, ...], project_root: str | None, relative: str | None = None
+) -> bool:
+    if not exclude:
+        return False
+    candidates = path_candidates(path, project_root)
+    if relative is not None:
+        candidates.append(relative)
+    return any(fnmatch.fnmatch(c, p) for c in candidates for p in exclude)
 
 
-def _walk(root: str, exclude: tuple[str, ...], want) -> Iterator[str | Skipped]:
+def _walk(
+    root: str, exclude: tuple[str, ...], want, project_root: str | None
+) -> Iterator[str | Skipped]:
     specs: list[tuple[str, pathspec.PathSpec]] = []
     for directory, dirnames, filenames in os.walk(root, onerror=None, followlinks=False):
         spec = _gitignore(directory)
@@ -83,7 +104,7 @@ def _walk(root: str, exclude: tuple[str, ...], want) -> Iterator[str | Skipped]:
             if name in SKIPPED_DIRS or name.endswith(".egg-info") or os.path.islink(full):
                 continue
             if os.path.exists(os.path.join(full, "pyvenv.cfg")) or _ignored(
-                root, directory, name, True, exclude, specs
+                root, directory, name, True, exclude, specs, project_root
             ):
                 continue
             if not os.access(full, os.R_OK | os.X_OK):
@@ -93,7 +114,9 @@ def _walk(root: str, exclude: tuple[str, ...], want) -> Iterator[str | Skipped]:
         dirnames[:] = kept
         for name in sorted(filenames):
             full = os.path.join(directory, name)
-            if want(full) and not _ignored(root, directory, name, False, exclude, specs):
+            if want(full) and not _ignored(
+                root, directory, name, False, exclude, specs, project_root
+            ):
                 yield full
 
 
@@ -104,10 +127,11 @@ def _ignored(
     is_dir: bool,
     exclude: tuple[str, ...],
     specs: list[tuple[str, pathspec.PathSpec]],
+    project_root: str | None,
 ) -> bool:
     full = os.path.join(directory, name)
     relative = os.path.relpath(full, root).replace(os.sep, "/")
-    if _excluded(relative, exclude):
+    if _excluded(full, exclude, project_root, relative):
         return True
     for base, spec in specs:
         rel = os.path.relpath(full, base).replace(os.sep, "/")

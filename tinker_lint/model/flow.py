@@ -13,12 +13,38 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from tinker_lint.model.imports import dotted_name
-from tinker_lint.model.sdk import METHODS, Returns
+from tinker_lint.model.sdk import Returns
 from tinker_lint.model.semantic import Scope, SdkCall, SemanticModel
 from tinker_lint.model.types import Kind, TType
 
-SDK_NAMES = frozenset(name for table in METHODS.values() for name in table)
-_NESTED_CODE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+# Methods that store their arguments in the receiver (``history.append(reply)``): the receiver then
+# carries the value. Other method calls (``renderer.parse_response(r)``) are taken not to.
+STORING_METHODS = frozenset(
+    {
+        "append",
+        "extend",
+        "insert",
+        "add",
+        "update",
+        "setdefault",
+        "put",
+        "put_nowait",
+        "appendleft",
+        "extendleft",
+        "push",
+        "send",
+        "step",
+        "observe",
+        "record",
+        "store",
+        "set",
+        "add_message",
+        "add_messages",
+        "add_turn",
+        "__setitem__",
+    }
+)
+NESTED_CODE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _BLOCKING_WAIT_FUNCTIONS = frozenset({"concurrent.futures.wait", "concurrent.futures.as_completed"})
 
 
@@ -120,7 +146,7 @@ def events_in(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> list[Eve
     model.events_cache[key] = found
 
     def walk(current: cst.CSTNode) -> None:
-        if isinstance(current, _NESTED_CODE):
+        if isinstance(current, NESTED_CODE):
             return
         for child in model.children(current):
             walk(child)
@@ -143,19 +169,37 @@ def events_in(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> list[Eve
 # ==========================================================================================
 # Names read and written
 # ==========================================================================================
-def _keys(expr: cst.BaseExpression) -> Iterator[str]:
-    """``self.fut.x`` -> self, self.fut, self.fut.x: any of them stands for the value."""
-    dotted = dotted_name(expr)
-    if dotted is None:
-        return
-    parts = dotted.split(".")
-    for i in range(1, len(parts) + 1):
-        yield ".".join(parts[:i])
+# Reads and writes are sets of keys for dotted paths, made so that a read and a write meet (their
+# sets intersect) exactly when one path is a prefix of the other: writing ``self.out`` reaches
+# a read of ``self.out.loss`` and a read of ``self`` passed whole, but not a read of
+# ``self.client``. A read of ``p`` has ``=q`` for every prefix ``q`` of ``p`` (itself included)
+# and ``^p``; a write of ``p`` has ``=p`` and ``^q`` for every prefix ``q``.
+def _prefixes(path: str) -> list[str]:
+    parts = path.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def read_keys(path: str) -> set[str]:
+    keys = {"=" + prefix for prefix in _prefixes(path)}
+    keys.add("^" + path)
+    return keys
+
+
+def write_keys(path: str) -> set[str]:
+    keys = {"^" + prefix for prefix in _prefixes(path)}
+    keys.add("=" + path)
+    return keys
+
+
+def exact_paths(keys: set[str]) -> set[str]:
+    """The paths themselves in a set of read keys (``fut`` for ``fut``, not ``self`` for
+    ``self.fut``): what two reads of the same value share."""
+    return {key for key in keys if key.startswith("^")}
 
 
 def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
-    """Every name (and dotted path such as ``self.fut``) ``node`` reads; not attribute or keyword
-    names, and nothing inside nested functions or classes."""
+    """Read keys of every name and dotted path (``self.fut``) ``node`` reads; not attribute or
+    keyword names, and nothing inside nested functions or classes."""
     key = id(node)
     cached = model.reads_cache.get(key)
     if cached is not None:
@@ -165,10 +209,13 @@ def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
     while stack:
         current = stack.pop()
         if isinstance(current, cst.Name):
-            names.add(current.value)
+            names |= read_keys(current.value)
         elif isinstance(current, cst.Attribute):
-            names.update(_keys(current))
-            stack.append(current.value)
+            dotted = dotted_name(current)
+            if dotted is not None:
+                names |= read_keys(dotted)
+            else:
+                stack.append(current.value)  # ``f(x).a``: what ``f(x)`` reads
         elif isinstance(current, cst.Arg):
             stack.append(current.value)
         elif isinstance(current, cst.FunctionDef | cst.ClassDef) and current is not node:
@@ -180,15 +227,17 @@ def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
 
 
 def target_keys(target: cst.BaseExpression) -> set[str]:
-    """Names an assignment target writes; ``x[i] = v`` and ``x.a = v`` write (mutate) ``x`` too."""
+    """Write keys of an assignment target; ``x[i] = v`` writes (mutates) ``x``, ``x.a = v``
+    writes ``x.a`` (and so ``x`` read whole)."""
     if isinstance(target, cst.Name):
-        return {target.value}
+        return write_keys(target.value)
     if isinstance(target, cst.Tuple | cst.List):
         return {k for e in target.elements for k in target_keys(e.value)}
     if isinstance(target, cst.StarredElement):
         return target_keys(target.value)
     if isinstance(target, cst.Attribute):
-        return {dotted_name(target) or "", *target_keys(target.value)} - {""}
+        dotted = dotted_name(target)
+        return write_keys(dotted) if dotted is not None else set()
     if isinstance(target, cst.Subscript):
         return target_keys(target.value)
     return set()
@@ -196,25 +245,43 @@ def target_keys(target: cst.BaseExpression) -> set[str]:
 
 def names_written(model: SemanticModel, stmt: cst.CSTNode) -> set[str]:
     """Names a statement binds or may mutate: assignment targets, walrus targets, and receivers of
-    method calls with arguments (``x.append(v)`` may store ``v`` in ``x``; Tinker requests do not
-    store their arguments in the client)."""
-    written: set[str] = set()
+    storing method calls (``x.append(v)`` stores ``v`` in ``x``)."""
+    return names_bound(model, stmt) | names_mutated(model, stmt)
+
+
+def names_bound(model: SemanticModel, stmt: cst.CSTNode) -> set[str]:
+    """Names a statement (re)binds: assignment and walrus targets. Unlike a mutation, a binding
+    replaces what the name held before."""
+    bound: set[str] = set()
     if isinstance(stmt, cst.Assign):
         for target in stmt.targets:
-            written |= target_keys(target.target)
+            bound |= target_keys(target.target)
     elif isinstance(stmt, cst.AnnAssign | cst.AugAssign):
-        written |= target_keys(stmt.target)
-    for node in model.walk(stmt, _NESTED_CODE):
+        bound |= target_keys(stmt.target)
+    for node in model.walk(stmt, NESTED_CODE):
+        if isinstance(node, cst.NamedExpr):
+            bound |= target_keys(node.target)
+    return bound
+
+
+def names_mutated(model: SemanticModel, stmt: cst.CSTNode) -> set[str]:
+    """Receivers of storing method calls (``x.append(v)`` stores ``v`` in ``x``); other method
+    calls (``renderer.parse_response(r)``) are taken not to keep their arguments."""
+    mutated: set[str] = set()
+    for node in model.walk(stmt, NESTED_CODE):
         if isinstance(node, cst.Call):
             func = node.func
-            if node.args and isinstance(func, cst.Attribute) and func.attr.value not in SDK_NAMES:
+            if node.args and isinstance(func, cst.Attribute) and func.attr.value in STORING_METHODS:
                 dotted = dotted_name(func.value)
                 if dotted:
-                    written.add(dotted)
-                    written.add(dotted.split(".")[0])
-        elif isinstance(node, cst.NamedExpr):
-            written |= target_keys(node.target)
-    return written
+                    mutated |= write_keys(dotted)
+    return mutated
+
+
+def rebound_mutations(writes: set[str], bound: set[str]) -> set[str]:
+    """The write keys of the paths in ``writes`` that ``bound`` rebinds (``pending = []`` earlier,
+    ``pending.append(fut)`` now)."""
+    return {k for key in writes & bound if key.startswith("=") for k in write_keys(key[1:])}
 
 
 # ==========================================================================================
@@ -228,11 +295,13 @@ class Step:
     node: cst.CSTNode
     kind: str  # "stmt" | "test" | "for"
     reads: set[str]
-    writes: set[str]
+    writes: set[str]  # bound or mutated
     events: list[Event]
     guarded: bool  # under a cadence guard (inside this body)
     control: cst.CSTNode | None = None  # for "test": the compound statement it controls
     jumps: bool = False  # a "test" whose block contains break/continue/return/raise
+    exits: bool = False  # a "test" whose block can leave the enclosing loop (break/return/raise)
+    binds: set[str] = field(default_factory=set)  # the part of ``writes`` that is rebound
     depth: int = 0  # nesting of compound statements inside the body
     extra: dict[str, object] = field(default_factory=dict)
 
@@ -254,15 +323,7 @@ def _steps_of(
 ) -> Iterator[Step]:
     if isinstance(stmt, cst.SimpleStatementLine):
         for small in stmt.body:
-            yield Step(
-                small,
-                "stmt",
-                names_read(model, small),
-                names_written(model, small),
-                events_in(model, small, scope),
-                guarded,
-                depth=depth,
-            )
+            yield _small_step(model, small, scope, guarded, depth)
     elif isinstance(stmt, cst.If):
         yield _test_step(model, stmt.test, stmt, scope, guarded, depth)
         body_guarded = guarded or id(stmt.body) in model.guarded_blocks
@@ -287,6 +348,7 @@ def _steps_of(
             events_in(model, stmt.iter, scope),
             guarded,
             depth=depth,
+            binds=target_keys(stmt.target),
         )
         yield from _block(model, stmt.body, scope, guarded, depth + 1)
         if stmt.orelse is not None:
@@ -302,6 +364,7 @@ def _steps_of(
                 events_in(model, item.item, scope),
                 guarded,
                 depth=depth,
+                binds=writes,
             )
         yield from _block(model, stmt.body, scope, guarded, depth + 1)
     elif isinstance(stmt, cst.Try | cst.TryStar):
@@ -326,15 +389,23 @@ def _block(
         yield from linear_steps(model, block.body, scope, guarded=guarded, depth=depth)
     elif isinstance(block, cst.SimpleStatementSuite):
         for small in block.body:
-            yield Step(
-                small,
-                "stmt",
-                names_read(model, small),
-                names_written(model, small),
-                events_in(model, small, scope),
-                guarded,
-                depth=depth,
-            )
+            yield _small_step(model, small, scope, guarded, depth)
+
+
+def _small_step(
+    model: SemanticModel, small: cst.CSTNode, scope: Scope, guarded: bool, depth: int
+) -> Step:
+    binds = names_bound(model, small)
+    return Step(
+        small,
+        "stmt",
+        names_read(model, small),
+        binds | names_mutated(model, small),
+        events_in(model, small, scope),
+        guarded,
+        depth=depth,
+        binds=binds,
+    )
 
 
 def _test_step(
@@ -354,11 +425,24 @@ def _test_step(
         guarded,
         control=control,
         jumps=has_jump(model, control),
+        exits=leaves_loop(model, control),
         depth=depth,
+        binds=names_bound(model, test),
     )
 
 
 def has_jump(model: SemanticModel, node: cst.CSTNode) -> bool:
     """Whether a block can leave the pass early (break, continue, return, raise)."""
     jumps = (cst.Break, cst.Continue, cst.Return, cst.Raise)
-    return any(isinstance(n, jumps) for n in model.walk(node, _NESTED_CODE))
+    return any(isinstance(n, jumps) for n in model.walk(node, NESTED_CODE))
+
+
+def leaves_loop(model: SemanticModel, control: cst.CSTNode) -> bool:
+    """Whether a compound statement inside a loop body can end that loop: a ``return`` or
+    ``raise`` anywhere in it, or a ``break`` not inside a loop of its own."""
+    if any(isinstance(n, cst.Return | cst.Raise) for n in model.walk(control, NESTED_CODE)):
+        return True
+    if isinstance(control, cst.For | cst.While):
+        return False  # its breaks end it, not the loop around it
+    nested = (*NESTED_CODE, cst.For, cst.While)
+    return any(isinstance(n, cst.Break) for n in model.walk(control, nested))

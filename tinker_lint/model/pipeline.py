@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from tinker_lint.model.flow import (
+    NESTED_CODE,
     Step,
     Submit,
     Wait,
@@ -23,10 +24,12 @@ from tinker_lint.model.flow import (
     linear_steps,
     names_read,
     names_written,
+    rebound_mutations,
     target_keys,
 )
 from tinker_lint.model.sdk import Client, Role
 from tinker_lint.model.semantic import LoopInfo, Scope, SemanticModel
+from tinker_lint.model.types import Kind
 
 
 # ==========================================================================================
@@ -206,6 +209,10 @@ class LoopWait:
     branches_on_result: bool  # an if/while later in the iteration tests the result
     guarded: bool
     roles: set[Role]  # roles of the requests waited for
+    # Whether the loop goes on is decided by a result waited for in this iteration (early
+    # stopping, ``while not done``): the next step cannot be in flight during this iteration's
+    # waits. The same for every wait of the loop.
+    loop_gated: bool = False
 
 
 def _roles(wait: Wait) -> set[Role]:
@@ -218,39 +225,82 @@ def loop_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
     node = loop.node
     assert isinstance(node, cst.For | cst.While)
     steps = list(linear_steps(model, _body_statements(node.body), loop.scope))
+    # Steps that submit through a function of this module (``fwd, opt = submit_step(batch)``).
+    via_function = [_submits_through_function(model, step, loop.scope) for step in steps]
     fresh_keys: set[str] = set()
+    bound: set[str] = set()  # names rebound so far in this iteration
     located: list[tuple[int, int, Wait, bool]] = []  # (step index, event index, wait, fresh)
     for index, step in enumerate(steps):
-        step_submits = False
+        step_submits = via_function[index]
         for event_index, event in enumerate(step.events):
             if isinstance(event, Submit):
                 step_submits = True
             else:
                 is_fresh = _waits_on_fresh(model, event, fresh_keys)
                 located.append((index, event_index, event, is_fresh))
+        # ``pending.append(fut)`` makes ``pending`` hold this iteration's futures only if it was
+        # rebound earlier in the iteration; a list kept across iterations also holds older ones.
+        made = step.binds | rebound_mutations(step.writes, bound)
         if step_submits or step.reads & fresh_keys:
-            fresh_keys |= step.writes
+            fresh_keys |= made
         elif step.kind == "stmt" and isinstance(step.node, cst.Assign):
-            fresh_keys -= step.writes
+            fresh_keys -= step.binds
+        bound |= step.binds
 
     result = []
     for index, event_index, wait, is_fresh in located:
         step = steps[index]
+        # Requests made after the wait in most iterations (not only under a cadence guard).
         submitted_after = any(isinstance(e, Submit) for e in step.events[event_index + 1 :]) or any(
-            isinstance(e, Submit) for s in steps[index + 1 :] for e in s.events
+            via_function[later] or any(isinstance(e, Submit) for e in steps[later].events)
+            for later in range(index + 1, len(steps))
+            if not steps[later].guarded or step.guarded
         )
         tainted = set(step.writes)
-        branches = False
+        branches = ends_loop = False
         for later in steps[index + 1 :]:
             if later.reads & tainted:
-                if later.kind == "test":
+                if later.kind == "test" and _decides(model, later, loop.scope):
                     branches = True
+                    ends_loop = ends_loop or later.exits
                 tainted |= later.writes
-        needed = _needed_next_iteration(steps, tainted, node, model, loop.scope)
+        needed, ends_next = _needed_next_iteration(steps, tainted, node, model)
         result.append(
-            LoopWait(wait, is_fresh, submitted_after, needed, branches, step.guarded, _roles(wait))
+            LoopWait(
+                wait,
+                is_fresh,
+                submitted_after,
+                needed,
+                branches,
+                step.guarded,
+                _roles(wait),
+                loop_gated=is_fresh and (ends_loop or ends_next),
+            )
         )
+    if any(item.loop_gated for item in result):
+        for item in result:
+            item.loop_gated = True
     return result
+
+
+def _decides(model: SemanticModel, test: Step, scope: Scope) -> bool:
+    """Whether a test decides something the pipelining depends on: the block it controls jumps
+    (break, continue, return, raise) or submits a request. ``if out.metrics: log(out)`` does not."""
+    if test.jumps or test.control is None:
+        return True
+    return any(
+        isinstance(node, cst.Call) and model.roles_submitted_by_call(node, scope)
+        for node in model.walk(test.control, NESTED_CODE)
+    )
+
+
+def _submits_through_function(model: SemanticModel, step: Step, scope: Scope) -> bool:
+    return any(
+        isinstance(node, cst.Call)
+        and not model.submit_of(node, scope)
+        and model.roles_submitted_by_call(node, scope)
+        for node in model.walk(step.node, NESTED_CODE)
+    )
 
 
 def _body_statements(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
@@ -278,20 +328,22 @@ def _needed_next_iteration(
     tainted: set[str],
     loop_node: cst.For | cst.While,
     model: SemanticModel,
-    scope: Scope,
-) -> bool:
+) -> tuple[bool, bool]:
+    """Whether the next iteration needs the result before its first submit (it reads it, or a
+    test branches on it), and whether that use can end the loop (the ``while`` test, or a test
+    whose block breaks out)."""
     tainted = set(tainted)
     if isinstance(loop_node, cst.While) and names_read(model, loop_node.test) & tainted:
-        return True
+        return True, True
     for step in steps:
         for event in step.events:
             if isinstance(event, Submit):
-                return bool(names_read(model, event.node) & tainted)
+                return bool(names_read(model, event.node) & tainted), False
         if step.reads & tainted:
             if step.kind == "test":
-                return True
+                return True, step.exits
             tainted |= step.writes
-    return False
+    return False, False
 
 
 def _comprehension_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
@@ -307,9 +359,19 @@ def _comprehension_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]
 
 
 def refreshes_sampling_client(model: SemanticModel, loop: LoopInfo) -> bool:
-    """On-policy RL: the loop makes a new SamplingClient (from the freshly trained weights)."""
+    """On-policy RL: the loop makes a new SamplingClient (from the freshly trained weights) on
+    every iteration, directly or through a function of this module. A client made under a cadence
+    guard (an evaluation every N steps) does not count."""
     for site in loop.calls:
-        call = model.sdk_call(site.node, site.scope)
-        if call is not None and call.method.makes is Client.SAMPLING:
-            return True
+        if site.guarded and not loop.guarded:
+            continue
+        for t in model.types(site.node, site.scope):
+            if t.client is Client.SAMPLING and t.kind in (Kind.CLIENT, Kind.CLIENT_FUTURE):
+                return True
+            if (
+                t.kind is Kind.COROUTINE
+                and t.inner is not None
+                and t.inner.client is Client.SAMPLING
+            ):
+                return True
     return False

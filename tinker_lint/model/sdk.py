@@ -179,7 +179,9 @@ _REST = [
     SdkMethod("get_server_capabilities", Client.REST, Role.REST, F),
     SdkMethod("get_weights_info_by_tinker_path", Client.REST, Role.REST, F),
     SdkMethod("whoami", Client.REST, Role.REST, F),
-    SdkMethod("search_sessions", Client.REST, Role.REST, F, deprecated=True),
+    # Experimental, not deprecated: tinker marks it with ``typing_extensions.deprecated`` and
+    # ``category=ExperimentalWarning``, so ``__deprecated__`` is set all the same.
+    SdkMethod("search_sessions", Client.REST, Role.REST, F),
     SdkMethod("get_telemetry", Client.REST, Role.LOCAL, V),
 ]
 _ADMIN = [

@@ -31,7 +31,21 @@ TOKENIZER_FACTORIES = frozenset(
         "tinker_cookbook.tokenizer_utils.get_tokenizer",
     }
 )
-_MISSING = object()
+# Container methods that store their (last) argument: as one element, or each of its elements.
+_CONTAINER_STORES = {
+    "append": "element",
+    "appendleft": "element",
+    "add": "element",
+    "insert": "element",
+    "put": "element",
+    "put_nowait": "element",
+    "extend": "elements",
+}
+# Container methods that give back an element (not ``get``: ``asyncio.Queue.get()`` is a
+# coroutine, and ``await queue.get()`` must not read as a wait on the future it returns), and
+# builtins that keep a sequence's elements.
+_CONTAINER_GETS = frozenset({"pop", "popleft", "get_nowait"})
+_SEQUENCE_BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "iter"})
 
 # A value named ``tokenizer``, ``self._tokenizer``, ``renderer.tokenizer``, ``teacher_tokenizer`` is
 # a tokenizer when dataflow says nothing else. Lower case only: ``Tokenizer`` is a class, and
@@ -88,10 +102,16 @@ _ARRAY_SCALAR_METHODS = frozenset(
 class Binding:
     """One place a name gets a value: ``x = expr``, ``x: T``, ``for x in expr``, ``with e as x``."""
 
-    kind: str  # "value" | "annotation" | "iter" | "def" | "unknown"
+    # "value" | "annotation" | "iter" | "def" | "unknown"; "unpack" / "iter-unpack": position
+    # ``index`` of a ``size``-long unpacking of the value / of an element of the iterable;
+    # "element": ``expr`` is stored into the container (``xs.append(expr)``, ``xs[k] = expr``);
+    # "elements": every element of ``expr`` is (``xs.extend(expr)``).
+    kind: str
     expr: cst.CSTNode | None
     scope: Scope
     function: FunctionInfo | None = None  # for kind == "def"
+    index: int = 0
+    size: int = 0
 
 
 @dataclass(eq=False)
@@ -216,28 +236,56 @@ class _Collector(cst.CSTVisitor):
     def scope(self) -> Scope:
         return self.scopes[-1]
 
-    def _bind_target(self, target: cst.BaseExpression, kind: str, expr: cst.CSTNode | None) -> None:
+    def _bind_target(
+        self,
+        target: cst.BaseExpression,
+        kind: str,
+        expr: cst.CSTNode | None,
+        index: int = 0,
+        size: int = 0,
+    ) -> None:
         if isinstance(target, cst.Name):
-            self.scope.bind(target.value, Binding(kind, expr, self.scope))
+            self.scope.bind(target.value, Binding(kind, expr, self.scope, index=index, size=size))
         elif isinstance(target, cst.Tuple | cst.List):
+            elements = target.elements
             values = (
                 [e.value for e in expr.elements]
                 if kind == "value" and isinstance(expr, cst.Tuple | cst.List)
                 else None
             )
-            for i, element in enumerate(target.elements):
-                if values is not None and len(values) == len(target.elements):
+            starred = any(isinstance(e, cst.StarredElement) for e in elements)
+            for i, element in enumerate(elements):
+                if values is not None and len(values) == len(elements) and not starred:
                     self._bind_target(element.value, kind, values[i])
+                elif (
+                    kind in ("value", "iter")
+                    and not starred
+                    and not isinstance(element.value, cst.Tuple | cst.List)
+                ):
+                    # ``fwd, opt = submit_step(batch)``, ``for i, fut in enumerate(futures)``
+                    unpack = "unpack" if kind == "value" else "iter-unpack"
+                    self._bind_target(element.value, unpack, expr, i, len(elements))
                 else:
                     self._bind_target(element.value, "unknown", None)
         elif isinstance(target, cst.StarredElement):
             self._bind_target(target.value, "unknown", None)
         elif isinstance(target, cst.Attribute):
-            self._bind_self_attribute(target, kind, expr)
+            binding = Binding(kind, expr, self.scope, index=index, size=size)
+            self._bind_self_attribute(target, binding)
+        elif isinstance(target, cst.Subscript) and kind == "value":
+            self._store_element(target.value, "element", expr)
 
-    def _bind_self_attribute(
-        self, target: cst.Attribute, kind: str, expr: cst.CSTNode | None
-    ) -> None:
+    def _store_element(self, container: cst.BaseExpression, kind: str, expr: cst.CSTNode | None):
+        """``xs.append(fut)``, ``xs[k] = fut``: ``xs`` holds what ``fut`` is. Recorded with the
+        name's own bindings (wherever it is bound), so a closure's append does not shadow it."""
+        if isinstance(container, cst.Name):
+            bindings = self.scope.lookup(container.value)
+            if bindings:
+                bindings.append(Binding(kind, expr, self.scope))
+        elif isinstance(container, cst.Attribute):
+            self._bind_self_attribute(container, Binding(kind, expr, self.scope))
+
+    def _bind_self_attribute(self, target: cst.Attribute, binding: Binding) -> None:
         function = self.functions[-1]
         if (
             function is not None
@@ -246,7 +294,7 @@ class _Collector(cst.CSTVisitor):
             and target.value.value == function.self_name
         ):
             attrs = self.model.class_attrs.setdefault(function.class_name, {})
-            attrs.setdefault(target.attr.value, []).append(Binding(kind, expr, self.scope))
+            attrs.setdefault(target.attr.value, []).append(binding)
 
     # --- imports ---------------------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:
@@ -406,6 +454,11 @@ class _Collector(cst.CSTVisitor):
 
     # --- calls -----------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and len(node.args) == 1 + (func.attr.value == "insert"):
+            stored = _CONTAINER_STORES.get(func.attr.value)
+            if stored is not None:
+                self._store_element(func.value, stored, node.args[-1].value)
         loops = tuple(self.loops[-1])
         depth = self.guards[-1]
         site = CallSite(node, self.scope, self.functions[-1], loops, depth > 0, depth)
@@ -425,9 +478,12 @@ class SemanticModel:
         module: cst.Module,
         *,
         cadence_names: re.Pattern[str] | None = None,
+        hot_loop_calls: re.Pattern[str] | None = None,
     ) -> None:
         self.module = module
         self.cadence_names = cadence_names
+        # Calls (by name) that the project says submit a step, e.g. a wrapper from another module.
+        self.hot_loop_calls = hot_loop_calls
         self.imports = ImportMap()
         self.module_scope = Scope("module", module, None)
         self.functions: list[FunctionInfo] = []
@@ -557,22 +613,25 @@ class SemanticModel:
                     yield inner
             yield from self._infer_gather(expr, scope)
         elif isinstance(expr, cst.List | cst.Tuple | cst.Set):
+            # Both views: a sequence of any of its elements, and (unless starred) each position.
+            items: list[frozenset[TType]] = []
             for element in expr.elements:
                 value = element.value
-                for t in self.types(value, scope):
+                types = self.types(value, scope)
+                items.append(types)
+                for t in types:
                     if isinstance(element, cst.StarredElement):
                         yield t
                     else:
                         yield TType(Kind.LIST, inner=t)
+            starred = any(isinstance(e, cst.StarredElement) for e in expr.elements)
+            if not isinstance(expr, cst.Set) and not starred and any(items):
+                yield TType(Kind.TUPLE, items=tuple(items))
         elif isinstance(expr, cst.ListComp | cst.SetComp | cst.GeneratorExp):
             for t in self.types(expr.elt, scope):
                 yield TType(Kind.LIST, inner=t)
         elif isinstance(expr, cst.Subscript):
-            for t in self.types(expr.value, scope):
-                if t.kind is Kind.LIST and t.inner is not None:
-                    yield t.inner
-                elif t.kind is Kind.ARRAY:
-                    yield ARRAY
+            yield from self._infer_subscript(expr, scope)
         elif isinstance(expr, cst.IfExp):
             yield from self.types(expr.body, scope)
             yield from self.types(expr.orelse, scope)
@@ -581,6 +640,23 @@ class SemanticModel:
             yield from self.types(expr.right, scope)
         elif isinstance(expr, cst.NamedExpr):
             yield from self.types(expr.value, scope)
+
+    def _infer_subscript(self, expr: cst.Subscript, scope: Scope) -> Iterator[TType]:
+        values = self.types(expr.value, scope)
+        index = _literal_index(expr)
+        if index is not None:
+            tuples = [
+                v for v in values if v.kind is Kind.TUPLE and -len(v.items) <= index < len(v.items)
+            ]
+            if tuples:
+                for v in tuples:
+                    yield from v.items[index]
+                return
+        for t in values:
+            if t.kind is Kind.LIST and t.inner is not None:
+                yield t.inner
+            elif t.kind is Kind.ARRAY:
+                yield ARRAY  # ``t[0]``, ``torch.where(m)[0]``: still an array (or its element)
 
     def binding_types(self, binding: Binding) -> frozenset[TType]:
         key = id(binding)
@@ -596,11 +672,19 @@ class SemanticModel:
             elif binding.kind == "annotation" and isinstance(binding.expr, cst.BaseExpression):
                 result = frozenset(self.annotation_types(binding.expr, binding.scope))
             elif binding.kind == "iter" and isinstance(binding.expr, cst.BaseExpression):
-                result = frozenset(
-                    t.inner
-                    for t in self.types(binding.expr, binding.scope)
-                    if t.kind is Kind.LIST and t.inner is not None
-                )
+                result = _elements(self.types(binding.expr, binding.scope))
+            elif binding.kind == "unpack" and isinstance(binding.expr, cst.BaseExpression):
+                values = self.types(binding.expr, binding.scope)
+                result = _position(values, binding.index, binding.size)
+            elif binding.kind == "iter-unpack" and isinstance(binding.expr, cst.BaseExpression):
+                values = _elements(self.types(binding.expr, binding.scope))
+                result = _position(values, binding.index, binding.size)
+            elif binding.kind == "element" and isinstance(binding.expr, cst.BaseExpression):
+                values = self.types(binding.expr, binding.scope)
+                result = frozenset(TType(Kind.LIST, inner=t) for t in values)
+            elif binding.kind == "elements" and isinstance(binding.expr, cst.BaseExpression):
+                values = self.types(binding.expr, binding.scope)
+                result = frozenset(t for t in values if t.kind is Kind.LIST)
             else:
                 result = frozenset()
         finally:
@@ -732,12 +816,33 @@ class SemanticModel:
             target = self.resolve_function(func, scope)
             if target is not None:
                 yield from self._function_call_types(target)
+            if name in _CONTAINER_GETS:
+                yield from _elements(receiver)
+            elif name in ("values", "copy"):
+                yield from (t for t in receiver if t.kind is Kind.LIST)
+            elif name == "items" and (values := _elements(receiver)):
+                yield TType(Kind.LIST, inner=TType(Kind.TUPLE, items=(frozenset(), values)))
         elif isinstance(func, cst.Name):
             if func.value == "get_tokenizer":
                 yield TOKENIZER
+            if not scope.lookup(func.value) and call.args:
+                yield from self._infer_builtin(func.value, call, scope)
             target = self.resolve_function(func, scope)
             if target is not None:
                 yield from self._function_call_types(target)
+
+    def _infer_builtin(self, name: str, call: cst.Call, scope: Scope) -> Iterator[TType]:
+        """``enumerate``, ``zip``, ``list`` and friends keep track of the futures they carry."""
+        if name in _SEQUENCE_BUILTINS:
+            yield from (t for t in self.types(call.args[0].value, scope) if t.kind is Kind.LIST)
+        elif name == "enumerate":
+            inner = _elements(self.types(call.args[0].value, scope))
+            if inner:
+                yield TType(Kind.LIST, inner=TType(Kind.TUPLE, items=(frozenset(), inner)))
+        elif name == "zip":
+            items = tuple(_elements(self.types(a.value, scope)) for a in call.args if not a.star)
+            if any(items):
+                yield TType(Kind.LIST, inner=TType(Kind.TUPLE, items=items))
 
     def _future_method(self, t: TType, name: str, call: cst.Call) -> Iterator[TType]:
         if not t.is_future or t.inner is None:
@@ -916,9 +1021,62 @@ class SemanticModel:
                         break
         return found
 
+    @cached_property
+    def function_submit_roles(self) -> dict[int, frozenset[Role]]:
+        """Roles of the requests each function of this module submits, directly or through other
+        functions of the module: function node id -> roles (only functions that submit)."""
+        roles: dict[int, set[Role]] = {}
+        for function in self.functions:
+            for site in function.calls:
+                submit = self.submit_of(site.node, site.scope)
+                if submit is not None:
+                    roles.setdefault(id(function.node), set()).add(submit.method.role)
+        changed = True
+        while changed:
+            changed = False
+            for function in self.functions:
+                mine = roles.setdefault(id(function.node), set())
+                for site in function.calls:
+                    target = self.resolve_function(site.node.func, site.scope)
+                    theirs = roles.get(id(target.node)) if target is not None else None
+                    if theirs and not theirs <= mine:
+                        mine |= theirs
+                        changed = True
+        return {key: frozenset(value) for key, value in roles.items() if value}
+
+    def roles_submitted_by_call(self, call: cst.Call, scope: Scope) -> frozenset[Role]:
+        """What calling ``call`` submits: its own request, or what the module function it calls
+        submits."""
+        submit = self.submit_of(call, scope)
+        if submit is not None:
+            return frozenset({submit.method.role})
+        target = self.resolve_function(call.func, scope)
+        if target is None:
+            return frozenset()
+        return self.function_submit_roles.get(id(target.node), frozenset())
+
+    def loop_submit_roles(self, loop: LoopInfo) -> frozenset[Role]:
+        """Roles of the requests a loop's body submits, directly or through module functions."""
+        roles: set[Role] = set()
+        for site in loop.calls:
+            roles |= self.roles_submitted_by_call(site.node, site.scope)
+        return frozenset(roles)
+
     def _is_step_submit(self, site: CallSite) -> bool:
         submit = self.submit_of(site.node, site.scope)
-        return submit is not None and submit.method.role in (Role.TRAIN, Role.SAMPLE)
+        if submit is not None and submit.method.role in (Role.TRAIN, Role.SAMPLE):
+            return True
+        return self.hot_loop_calls is not None and self._names_hot_call(site.node.func)
+
+    def _names_hot_call(self, func: cst.BaseExpression) -> bool:
+        """``hot-loop-calls`` match the called name as written (``trainer.step``) or its last part
+        (``step``)."""
+        name = dotted_name(func)
+        if name is None or self.hot_loop_calls is None:
+            return False
+        return bool(
+            self.hot_loop_calls.match(name) or self.hot_loop_calls.match(name.rsplit(".", 1)[-1])
+        )
 
     def hot_submit(self, loop: LoopInfo) -> CallSite | None:
         """The submit that makes ``loop`` hot: a training or sampling submit in its body, or the one
@@ -949,3 +1107,31 @@ class SemanticModel:
 
     def enclosing_hot_loops(self, site: CallSite) -> list[LoopInfo]:
         return [loop for loop in site.loops if self.hot_submit(loop) is not None]
+
+
+def _elements(types: frozenset[TType]) -> frozenset[TType]:
+    """What iterating over a value of one of ``types`` gives."""
+    return frozenset(t.inner for t in types if t.kind is Kind.LIST and t.inner is not None)
+
+
+def _position(types: frozenset[TType], index: int, size: int) -> frozenset[TType]:
+    """Position ``index`` of a ``size``-long unpacking: from a tuple of that length if there is
+    one, else any element of a sequence (``a, b = futures``)."""
+    tuples = [v for v in types if v.kind is Kind.TUPLE and len(v.items) == size]
+    if tuples:
+        return frozenset(t for v in tuples for t in v.items[index])
+    return _elements(types)
+
+
+def _literal_index(expr: cst.Subscript) -> int | None:
+    """``x[1]`` -> 1, ``x[-1]`` -> -1; None for slices and computed indexes."""
+    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        return None
+    value = expr.slice[0].slice.value
+    negative = False
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        value, negative = value.expression, True
+    if isinstance(value, cst.Integer):
+        number = int(value.value, 0)
+        return -number if negative else number
+    return None

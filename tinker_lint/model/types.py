@@ -18,6 +18,7 @@ class Kind(str, Enum):
     COROUTINE = "coroutine"  # what a deprecated ``*_async`` call gives; awaiting gives ``inner``
     RESULT = "result"  # the value a request produced
     LIST = "list"  # a list (or other iterable) of ``inner``
+    TUPLE = "tuple"  # a fixed-length sequence: ``items`` holds each position's possible types
     TOKENIZER = "tokenizer"  # a Hugging Face tokenizer
     ARRAY = "array"  # a numpy array or torch tensor (iterating it runs Python per element)
 
@@ -32,6 +33,7 @@ class TType:
     # Where the value was made (a Call node); compared by identity only.
     origin_id: int = 0
     origin: CSTNode | None = field(default=None, compare=False, hash=False, repr=False)
+    items: tuple[frozenset[TType], ...] = ()  # for TUPLE
 
     @property
     def is_future(self) -> bool:

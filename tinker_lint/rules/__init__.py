@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tinker_lint.rules.base import Rule
+from tinker_lint.rules.dependency_base import DependencyRule
 from tinker_lint.rules.tnk101_wait_before_submit import WaitBeforeSubmit
 from tinker_lint.rules.tnk102_step_not_overlapped import StepNotOverlapped
 from tinker_lint.rules.tnk103_sequential_sampling import SequentialSampling
@@ -16,6 +17,9 @@ from tinker_lint.rules.tnk202_len_tokenizer import LenTokenizer
 from tinker_lint.rules.tnk203_per_element_array_work import PerElementArrayWork
 from tinker_lint.rules.tnk204_serialization_in_hot_loop import SerializationInHotLoop
 from tinker_lint.rules.tnk205_file_io_in_hot_loop import FileIoInHotLoop
+from tinker_lint.rules.tnk301_pydantic_prerelease import PydanticPrerelease
+from tinker_lint.rules.tnk302_transformers_5_3_0 import Transformers530
+from tinker_lint.rules.tnk303_transformers_vl_below_5 import TransformersVlBelow5
 
 PYTHON_RULES: tuple[type[Rule], ...] = (
     WaitBeforeSubmit,
@@ -33,6 +37,14 @@ PYTHON_RULES: tuple[type[Rule], ...] = (
     FileIoInHotLoop,
 )
 
+# Rules on dependency files (pyproject.toml, requirements*.txt, setup.cfg, lock files), checked by
+# tinker_lint.deps, not by the Python engine.
+DEPENDENCY_RULES: tuple[type[DependencyRule], ...] = (
+    PydanticPrerelease,
+    Transformers530,
+    TransformersVlBelow5,
+)
+
 # Diagnostics the engine itself emits (not rules one can implement), for selection and docs.
 ENGINE_CODES: dict[str, str] = {
     "TNK000": "internal-error",
@@ -40,7 +52,15 @@ ENGINE_CODES: dict[str, str] = {
 }
 
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in PYTHON_RULES}
-ALL_CODES: tuple[str, ...] = (*ENGINE_CODES, *RULES_BY_CODE)
+DEPENDENCY_RULES_BY_CODE: dict[str, type[DependencyRule]] = {
+    rule.code: rule for rule in DEPENDENCY_RULES
+}
+# Every rule with a docs page, Python and dependency-file rules alike.
+DOCUMENTED_RULES: dict[str, type[Rule] | type[DependencyRule]] = {
+    **RULES_BY_CODE,
+    **DEPENDENCY_RULES_BY_CODE,
+}
+ALL_CODES: tuple[str, ...] = (*ENGINE_CODES, *DOCUMENTED_RULES)
 
 DOCS_BASE_URL = "https://github.com/tinker-lint/tinker-lint/blob/main/"
 

@@ -60,7 +60,7 @@ for batch in batches:
         for loop in model.loops:
             if loop.is_comprehension or refreshes_sampling_client(model, loop):
                 continue
-            if not any(_submits_training(ctx, site) for site in loop.calls):
+            if Role.TRAIN not in model.loop_submit_roles(loop):
                 continue
             for item in loop_waits(model, loop):
                 if (
@@ -70,6 +70,7 @@ for batch in batches:
                     and not item.needed_next
                     and not item.branches_on_result
                     and not item.guarded
+                    and not item.loop_gated
                 ):
                     if id(item.wait.node) not in reported:
                         reported.add(id(item.wait.node))
@@ -80,8 +81,3 @@ for batch in batches:
                             "then wait for step i (as `tinker_cookbook.supervised.train` does)",
                         )
                     break
-
-
-def _submits_training(ctx: Context, site) -> bool:
-    call = ctx.model.submit_of(site.node, site.scope)
-    return call is not None and call.method.role is Role.TRAIN

@@ -64,6 +64,7 @@ for turn in range(max_turns):
                     and Role.SAMPLE in item.roles
                     and not item.needed_next
                     and not item.branches_on_result
+                    and not item.loop_gated
                 ):
                     if id(item.wait.node) not in reported:
                         reported.add(id(item.wait.node))

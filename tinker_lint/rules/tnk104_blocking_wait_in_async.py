@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.flow import Wait, linear_steps, names_read
+from tinker_lint.model.flow import Wait, exact_paths, linear_steps, names_read
+from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.rules.base import TINKER_CALLS, Context, Example, Finding, Rule
 
 
@@ -63,17 +64,33 @@ async def rollouts(sampling_client, prompts, params):
         for function in model.functions:
             if not function.is_async or not isinstance(function.node.body, cst.IndentedBlock):
                 continue
-            awaited: set[str] = set()
+            # What this function has already awaited: by name (``await fut`` then
+            # ``fut.result()``) and by the request that made the future (``await
+            # asyncio.gather(*futures)`` then ``[f.result() for f in futures]``).
+            awaited_names: set[str] = set()
+            awaited_origins: set[int] = set()
             for step in linear_steps(model, function.node.body.body, function.scope):
                 for event in step.events:
                     if not isinstance(event, Wait):
                         continue
                     if not event.blocking:
+                        # Names holding futures this coroutine awaited; not the receivers of calls
+                        # awaited inline (``await client.create_...(...)``).
                         for expr in event.waited:
-                            awaited |= names_read(model, expr)
-                    elif not step.reads & awaited:
+                            if not isinstance(expr, cst.Call):
+                                awaited_names |= exact_paths(names_read(model, expr))
+                        awaited_origins |= {t.origin_id for t in event.futures if t.origin_id}
+                    elif not _already_awaited(model, event, awaited_names, awaited_origins):
                         yield Finding(
                             event.node,
                             "Blocking wait inside `async def` freezes the event loop and every "
                             "concurrent rollout: use `await fut` instead of `fut.result()`",
                         )
+
+
+def _already_awaited(model: SemanticModel, wait: Wait, names: set[str], origins: set[int]) -> bool:
+    """Whether every future ``wait`` blocks on was awaited before: by the request that made it
+    when that is known (a name may be rebound to a new future), else by name."""
+    if all(t.origin_id for t in wait.futures):
+        return all(t.origin_id in origins for t in wait.futures)
+    return any(exact_paths(names_read(model, expr)) & names for expr in wait.waited)

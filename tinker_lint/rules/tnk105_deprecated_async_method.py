@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tinker_lint.model.sdk import ASYNC_DEPRECATION_VERSION
+from tinker_lint.model import sdk
+from tinker_lint.model.sdk import ASYNC_DEPRECATION_VERSION, Returns
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
 
@@ -69,8 +70,13 @@ async def step(training_client, batch):
             ):
                 continue
             name = call.method.name
+            plain = sdk.lookup(call.method.client, call.method.plain_name)
+            if plain is not None and plain.returns is Returns.VALUE:
+                gives = "which returns the value directly"  # get_info, get_base_model
+            else:
+                gives = "which returns an awaitable `APIFuture` at once"
             yield Finding(
                 site.node,
                 f"`{name}()` is deprecated since tinker 0.38: use `{call.method.plain_name}()`, "
-                "which returns an awaitable `APIFuture` at once",
+                f"{gives}",
             )

@@ -1,0 +1,93 @@
+"""The rule pages are generated from the rules: docs/rules/ must equal the generator's output, and
+each page's examples must behave as the page says."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from packaging.version import Version
+
+from tinker_lint import docs
+from tinker_lint.cli import main
+from tinker_lint.engine import lint_text
+from tinker_lint.rules import DOCUMENTED_RULES, ENGINE_CODES, PYTHON_RULES, RULES_BY_CODE
+from tinker_lint.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+RULE_DOCS = ROOT / "docs" / "rules"
+
+
+def test_docs_rules_match_the_generator():
+    differ = docs.write_pages(RULE_DOCS, check=True)
+    assert differ == [], (
+        f"docs/rules/ is out of date for {differ}: run `python -m tinker_lint.docs`"
+    )
+
+
+def test_generator_check_reports_an_edited_and_a_stale_page(tmp_path):
+    assert docs.main(["--out", str(tmp_path)]) == 0
+    assert docs.main(["--out", str(tmp_path), "--check"]) == 0
+    page = tmp_path / "TNK101.md"
+    page.write_text(page.read_text() + "hand edit\n")
+    (tmp_path / "TNK999.md").write_text("# gone\n")
+    assert docs.write_pages(tmp_path, check=True) == ["TNK101.md", "TNK999.md"]
+    assert docs.main(["--out", str(tmp_path), "--check"]) == 1
+    docs.main(["--out", str(tmp_path)])
+    assert docs.write_pages(tmp_path, check=True) == []
+    assert not (tmp_path / "TNK999.md").exists()
+
+
+def test_every_code_has_a_page_with_why_and_fix():
+    assert set(docs.pages()) == {f"{c}.md" for c in (*ENGINE_CODES, *DOCUMENTED_RULES)} | {
+        "README.md"
+    }
+    for rule in PYTHON_RULES:
+        page = docs.rule_page(rule.code)
+        assert page.startswith(f"# {rule.code}: {rule.name}\n")
+        for section in ("## Why", "## Bad", "## Good", "## Fix"):
+            assert section in page, f"{rule.code} page lacks {section}"
+        for example in (*rule.INVALID, *rule.VALID):
+            assert example.code.rstrip("\n") in page
+    for code in ENGINE_CODES:
+        assert "## Why" in docs.rule_page(code) and "## Fix" in docs.rule_page(code)
+
+
+@pytest.mark.parametrize("rule", PYTHON_RULES, ids=lambda r: r.code)
+def test_page_examples_do_what_the_page_says(rule):
+    """The bad example is reported exactly where the page says; the good one is not reported."""
+    for example, expected in [(e, e.expect) for e in rule.INVALID] + [(e, ()) for e in rule.VALID]:
+        settings = Settings(select=(rule.code,))
+        if example.tinker_version:
+            settings = Settings(select=(rule.code,), tinker_version=Version(example.tinker_version))
+        found = lint_text(example.code, "example.py", settings).diagnostics
+        assert [(d.line, d.col) for d in found] == list(expected), example.code
+
+
+def test_rule_command_prints_the_page(capsys):
+    assert main(["rule", "TNK101"]) == 0
+    assert capsys.readouterr().out == (RULE_DOCS / "TNK101.md").read_text(encoding="utf-8")
+    assert main(["rule", "wait-before-submit"]) == 0
+    assert capsys.readouterr().out.startswith("# TNK101: wait-before-submit\n")
+
+
+def test_rule_all_lists_every_rule(capsys):
+    assert main(["rule", "--all"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == [*ENGINE_CODES, *DOCUMENTED_RULES]
+    assert lines[2].split()[:2] == ["TNK101", "wait-before-submit"]
+    assert main(["rule", "--all", "--output-format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[2] == {
+        "code": "TNK101",
+        "name": "wait-before-submit",
+        "summary": RULES_BY_CODE["TNK101"].summary,
+    }
+
+
+def test_rule_command_errors(capsys):
+    assert main(["rule", "TNK999"]) == 2
+    assert "unknown rule 'TNK999'" in capsys.readouterr().err
+    assert main(["rule"]) == 2
+    assert "give one rule code, or --all" in capsys.readouterr().err

@@ -1,0 +1,143 @@
+"""The README's snippets are the tested files in docs/examples/, verbatim; the sample workflow is a
+valid GitHub Actions workflow whose tinker-lint steps run; the sample configuration works."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from tinker_lint.io.config import KNOWN_KEYS
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "docs" / "examples"
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+BAD_LOOP = """\
+import tinker
+
+tc = tinker.ServiceClient().create_lora_training_client(base_model="m").result()
+for batch in batches:
+    result = tc.forward_backward(batch, loss_fn="cross_entropy").result()
+    tc.optim_step(tinker.AdamParams(learning_rate=1e-4)).result()
+"""
+
+
+def readme_blocks() -> list[str]:
+    return [m.group(1) for m in re.finditer(r"^```\w*\n(.*?)^```$", README, re.S | re.M)]
+
+
+def test_readme_keeps_its_first_two_commands():
+    assert readme_blocks()[0] == (
+        "pip install -e . && tinker-lint fixtures/\n"
+        'pip install -e ".[test]" && python3 -m pytest -q -p no:cacheprovider\n'
+    )
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.iterdir()))
+def test_readme_shows_each_example_verbatim(name):
+    text = (EXAMPLES / name).read_text(encoding="utf-8")
+    assert text in readme_blocks(), f"README.md must show docs/examples/{name} verbatim"
+
+
+def test_every_example_is_used_by_a_test():
+    tests = "".join(p.read_text() for p in (ROOT / "tests").glob("test_*.py"))
+    for example in EXAMPLES.iterdir():
+        assert f'"{example.name}"' in tests, example.name
+
+
+def test_workflow_is_a_valid_github_actions_workflow():
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "check_jsonschema",
+            "--builtin-schema",
+            "vendor.github-workflows",
+            str(EXAMPLES / "github-workflow.yml"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_workflow_steps_run(tmp_path):
+    """Each tinker-lint step of the workflow, run as Actions runs it (bash -eo pipefail), on a
+    checkout with a serialized loop."""
+    workflow = yaml.safe_load((EXAMPLES / "github-workflow.yml").read_text())
+    (job,) = workflow["jobs"].values()
+    runs = [s["run"] for s in job["steps"] if "run" in s]
+    # Installing is left out (the package under test is this checkout); the rest is run.
+    assert runs[0] == "pip install tinker-lint"
+    steps = runs[1:]
+    assert [run.split()[0] for run in steps] == ["tinker-lint"] * 3
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "tinker-lint"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m tinker_lint "$@"\n')
+    shim.chmod(shim.stat().st_mode | stat.S_IEXEC)
+    checkout = tmp_path / "checkout"
+    (checkout / "src").mkdir(parents=True)
+    (checkout / "src" / "train.py").write_text(BAD_LOOP)
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": str(ROOT),
+    }
+    results = []
+    for step in steps:
+        proc = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step],
+            cwd=checkout,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        results.append((proc.returncode, proc.stdout))
+
+    (sarif_rc, _), (github_rc, github_out), (stats_rc, stats) = results
+    assert sarif_rc == 0
+    document = json.loads((checkout / "tinker-lint.sarif").read_text())
+    schema = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.Draft4Validator(schema).validate(document)
+    assert [r["ruleId"] for r in document["runs"][0]["results"]] == ["TNK101", "TNK102"]
+    upload = next(s for s in job["steps"] if s.get("uses", "").startswith("github/codeql-action"))
+    assert upload["with"]["sarif_file"] == "tinker-lint.sarif"
+    assert job["permissions"]["security-events"] == "write"
+
+    assert github_rc == 1
+    assert [line.split("::")[1] for line in github_out.splitlines()] == [
+        "error title=tinker-lint (TNK101),file=src/train.py,line=5,col=14,endLine=5,endColumn=74",
+        "error title=tinker-lint (TNK102),file=src/train.py,line=6,col=5,endLine=6,endColumn=66",
+    ]
+    assert (stats_rc, stats) == (
+        0,
+        "1\tTNK101\twait-before-submit\n1\tTNK102\tstep-not-overlapped\n",
+    )
+
+
+def test_sample_configuration_sets_every_key_and_works(tmp_path, monkeypatch, capsys):
+    from tinker_lint.cli import main
+
+    text = (EXAMPLES / "tinker-lint-pyproject.toml").read_text()
+    for key in KNOWN_KEYS:
+        assert re.search(rf"^\[?(tool\.tinker-lint\.)?{key}\b", text, re.M), key
+    (tmp_path / "pyproject.toml").write_text(text)
+    for name in ("train.py", "tests/test_train.py", "generated/step.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(BAD_LOOP)
+    monkeypatch.chdir(tmp_path)
+    assert main(["--output-format", "json", "."]) == 1
+    found = [(d["filename"], d["code"]) for d in json.loads(capsys.readouterr().out)]
+    assert found == [("train.py", "TNK101"), ("train.py", "TNK102")]

@@ -1,0 +1,210 @@
+"""TNK301-TNK303 on dependency files: find the version decisions in a file (``Declared``), judge
+them against ``known_bad.KNOWN_BAD``, honour ``# noqa`` on the reported line."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from tinker_lint.deps.declared import Declared
+from tinker_lint.deps.known_bad import (
+    KNOWN_BAD,
+    KnownBad,
+    first_admitted,
+    is_exact_pin,
+    names_prerelease,
+)
+from tinker_lint.deps.locks import locked_versions
+from tinker_lint.deps.pyproject import pyproject_requirements
+from tinker_lint.deps.requirements import read_requirements_tree
+from tinker_lint.deps.setup_cfg import SetupCfgError, setup_cfg_requirements
+from tinker_lint.diagnostics import Diagnostic
+from tinker_lint.noqa import is_suppressed, noqa_lines
+from tinker_lint.settings import Settings
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+_LOCKS = {"uv.lock": "package", "poetry.lock": "package", "pylock.toml": "packages"}
+_PYLOCK = re.compile(r"pylock\.[^.]+\.toml")  # PEP 751 named lock files
+# requirements.txt, requirements-dev.txt, dev-requirements.txt; and any .txt in a requirements/ folder.
+_REQUIREMENTS = re.compile(r"requirements.*\.txt|.*[-_]requirements\.txt")
+# A file that does not mention a known-bad package cannot be flagged (requirements files can, by
+# including one, so they are always read).
+_MENTIONS = re.compile(r"pydantic|transformers", re.IGNORECASE)
+# How a project's code names a Qwen VL model or its image processor: "Qwen/Qwen3-VL-30B-A3B-Instruct",
+# "Qwen2.5-VL", "Qwen2VLImageProcessor", "Qwen2_5_VLForConditionalGeneration", cookbook renderer
+# names "qwen3_vl" and "Qwen3VLRenderer".
+QWEN_VL = re.compile(rb"qwen(?:2|2\.5|2_5|3)[-_]?vl", re.IGNORECASE)
+_NAME_START = re.compile(rb"(?:[\w/-]|\.(?=\d))*")  # a dot only inside a version: "Qwen2.5"
+_NAME_END = re.compile(rb"(?:[\w/-]|\.(?=\d))*\Z")
+
+
+def dependency_kind(path: str) -> str | None:
+    """``requirements``, ``pyproject``, ``setup.cfg``, ``package``/``packages`` (the lock table),
+    or None for a file that is not a dependency file."""
+    name = os.path.basename(path)
+    if name == "pyproject.toml":
+        return "pyproject"
+    if name == "setup.cfg":
+        return "setup.cfg"
+    if name in _LOCKS:
+        return _LOCKS[name]
+    if _PYLOCK.fullmatch(name):
+        return "packages"
+    if _REQUIREMENTS.fullmatch(name) or (
+        name.endswith(".txt") and os.path.basename(os.path.dirname(path)) == "requirements"
+    ):
+        return "requirements"
+    return None
+
+
+def is_dependency_file(path: str) -> bool:
+    return dependency_kind(path) is not None
+
+
+@dataclass(frozen=True)
+class QwenVlUse:
+    """Where the project's code first names a Qwen VL model: the evidence TNK303 quotes."""
+
+    path: str
+    line: int
+    name: str
+
+
+def find_qwen_vl(raw: bytes, path: str) -> QwenVlUse | None:
+    match = QWEN_VL.search(raw)
+    if match is None:
+        return None
+    line = raw.count(b"\n", 0, match.start()) + 1
+    # Quote the whole name ("Qwen/Qwen2.5-VL-7B-Instruct", "Qwen2VLImageProcessor"), within reason.
+    before = _NAME_END.search(raw, max(0, match.start() - 80), match.start())
+    after = _NAME_START.match(raw, match.end(), match.end() + 80)
+    name = raw[before.start() : after.end()]
+    return QwenVlUse(path, line, name.decode("utf-8", "replace"))
+
+
+@dataclass
+class DependencyResult:
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def lint_dependency_files(
+    paths: Iterable[str], settings: Settings, qwen_vl: QwenVlUse | None
+) -> DependencyResult:
+    """Every dependency file in ``paths``; a file reached twice (named, and through ``-r``) is
+    reported once."""
+    result = DependencyResult()
+    seen: set[Diagnostic] = set()
+    for path in paths:
+        display = os.path.normpath(path)
+        try:
+            with open(path, encoding="utf-8-sig") as handle:
+                text = handle.read()
+        except (OSError, UnicodeDecodeError) as error:
+            reason = error.strerror if isinstance(error, OSError) else "not UTF-8"
+            result.warnings.append(f"{display}: cannot read: {reason or error}")
+            continue
+        one = lint_dependency_file(display, text, settings, qwen_vl)
+        result.warnings.extend(one.warnings)
+        for diagnostic in one.diagnostics:
+            if diagnostic not in seen:
+                seen.add(diagnostic)
+                result.diagnostics.append(diagnostic)
+    result.diagnostics.sort()
+    result.warnings = list(dict.fromkeys(result.warnings))  # a file included twice warns once
+    return result
+
+
+def lint_dependency_file(
+    path: str, text: str, settings: Settings, qwen_vl: QwenVlUse | None = None
+) -> DependencyResult:
+    """TNK3xx diagnostics for one dependency file (and the files its ``-r``/``-c`` lines include,
+    reported at their own paths)."""
+    result = DependencyResult()
+    kind = dependency_kind(path)
+    if kind is None or not any(settings.is_enabled(e.code, path) for e in KNOWN_BAD):
+        return result
+    texts = {path: text}
+    if kind == "requirements":
+        tree = read_requirements_tree(path, text)
+        declared: list[Declared] = tree.declared
+        texts.update(tree.texts)
+        result.warnings.extend(tree.warnings)
+    elif not _MENTIONS.search(text):
+        return result
+    else:
+        try:
+            declared = list(_declared(kind, path, text))
+        except (tomllib.TOMLDecodeError, SetupCfgError) as error:
+            result.warnings.append(f"{path}: cannot parse, skipped: {error}")
+            return result
+        except Exception as error:  # a bug here must not stop the run; report it as the engine does
+            if settings.is_enabled("TNK000", path):
+                message = (
+                    f"Internal error reading this dependency file ({type(error).__name__}: "
+                    f"{error}); please report it. Other files were still checked."
+                )
+                result.diagnostics.append(Diagnostic(path, 1, 1, "TNK000", message, 1, 1))
+            return result
+    found = [
+        d for item in declared for d in _judge(item, qwen_vl) if settings.is_enabled(d.code, d.path)
+    ]
+    noqa = {p: noqa_lines(t) for p, t in texts.items()}
+    result.diagnostics = sorted(
+        d for d in set(found) if not is_suppressed(d.code, d.line, noqa.get(d.path, {}))
+    )
+    return result
+
+
+def _declared(kind: str, path: str, text: str) -> Iterator[Declared]:
+    if kind == "setup.cfg":
+        yield from setup_cfg_requirements(text, path)
+    elif kind == "pyproject":
+        yield from pyproject_requirements(tomllib.loads(text), text, path)
+    else:
+        yield from locked_versions(text, path, kind)
+
+
+def _judge(item: Declared, qwen_vl: QwenVlUse | None) -> Iterator[Diagnostic]:
+    if item.version is not None:
+        for entry in KNOWN_BAD:
+            if (
+                entry.package == item.name
+                and entry.is_bad(item.version)
+                and _applies(entry, qwen_vl)
+            ):
+                what = f"{item.name} {item.version} is locked"
+                yield _diagnostic(item, entry, what, qwen_vl, then=", then lock again")
+        return
+    allowed_by = item.prereleases_allowed_by
+    for entry, version in first_admitted(item.name, item.specifiers, bool(allowed_by)):
+        if not _applies(entry, qwen_vl):
+            continue
+        verb = "pins" if any(is_exact_pin(s) for s in item.specifiers) else "admits"
+        what = f"`{item.text}` {verb} {item.name} {version}"
+        if allowed_by and version.is_prerelease and not any(map(names_prerelease, item.specifiers)):
+            what += f" under {allowed_by}"
+        yield _diagnostic(item, entry, what, qwen_vl)
+
+
+def _applies(entry: KnownBad, qwen_vl: QwenVlUse | None) -> bool:
+    return qwen_vl is not None or not entry.needs_qwen_vl
+
+
+def _diagnostic(
+    item: Declared, entry: KnownBad, what: str, qwen_vl: QwenVlUse | None, then: str = ""
+) -> Diagnostic:
+    evidence = ""
+    if entry.needs_qwen_vl and qwen_vl is not None:
+        evidence = f" (the project names `{qwen_vl.name}` in {qwen_vl.path}:{qwen_vl.line})"
+    message = f"{what}: {entry.problem}{evidence}; {entry.fix}{then}"
+    return Diagnostic(
+        item.path, item.line, item.col, entry.code, message, item.line, item.col + item.span
+    )

@@ -1,0 +1,231 @@
+"""Rule documentation, generated from the rules themselves so the pages cannot drift.
+
+``python -m tinker_lint.docs`` writes ``docs/rules/TNKxxx.md`` (one page per code) and
+``docs/rules/README.md`` (the index); ``--check`` only reports pages that differ. ``tinker-lint rule
+TNK101`` prints the same page in the terminal, and ``tinker-lint rule --all`` lists the rules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tinker_lint.rules import DOCUMENTED_RULES, ENGINE_CODES
+from tinker_lint.rules.base import Example, Rule
+
+
+@dataclass(frozen=True)
+class EngineCode:
+    """A code the engine emits itself: documented here, as it has no rule class."""
+
+    summary: str
+    why: str
+    fix_description: str
+
+
+ENGINE_DOCS: dict[str, EngineCode] = {
+    "TNK000": EngineCode(
+        summary="tinker-lint failed while checking this file; other files and rules still ran",
+        why="""\
+A rule or the semantic model raised an exception on this file. tinker-lint reports it as a
+diagnostic at line 1 instead of crashing, so one odd file cannot hide the findings in the others.
+The message names the exception and where it was raised.
+""",
+        fix_description="Report it with the file (or a reduced copy); `# noqa: TNK000` on line 1 "
+        "or `per-file-ignores` silences it meanwhile.",
+    ),
+    "TNK001": EngineCode(
+        summary="The file cannot be read as Python (syntax error or undecodable bytes)",
+        why="""\
+tinker-lint never runs your code, but it must parse it. A file that is not valid Python for the
+parser (or whose bytes do not decode as its coding cookie says) is reported instead of skipped,
+so that a broken file is not mistaken for a clean one.
+""",
+        fix_description="Fix the syntax error or the encoding; `exclude` the file if it is not "
+        "Python meant to run (a template, a fixture).",
+    ),
+}
+
+
+def rule_codes() -> list[str]:
+    """Every documented code in order: the engine's, then the rules'."""
+    return [*ENGINE_CODES, *DOCUMENTED_RULES]
+
+
+def rule_name(code: str) -> str:
+    rule = DOCUMENTED_RULES.get(code)
+    return rule.name if rule is not None else ENGINE_CODES.get(code, "")
+
+
+def rule_summary(code: str) -> str:
+    rule = DOCUMENTED_RULES.get(code)
+    return rule.summary if rule is not None else ENGINE_DOCS[code].summary
+
+
+def _example(example: Example, rule: type[Rule]) -> list[str]:
+    filename = getattr(example, "filename", None)  # dependency-file examples name their file
+    language = (
+        "python"
+        if filename is None
+        else ("toml" if filename.endswith((".toml", ".lock")) else "text")
+    )
+    lines = [f"```{language}", example.code.rstrip("\n"), "```"]
+    if filename is not None:
+        lines.insert(0, f"`{filename}`:\n")
+    if getattr(example, "tinker_version", None):
+        lines.append(f'\n(with `tinker-version = "{example.tinker_version}"`)')
+    if example.expect:
+        where = ", ".join(f"line {line}, column {col}" for line, col in example.expect)
+        lines.append(f"\n`{rule.code}` is reported at {where}.")
+    return lines
+
+
+def rule_page(code: str) -> str:
+    """The Markdown page for ``code``."""
+    rule = DOCUMENTED_RULES.get(code)
+    if rule is None:
+        engine = ENGINE_DOCS[code]
+        parts = [
+            f"# {code}: {ENGINE_CODES[code]}",
+            "",
+            engine.summary + ".",
+            "",
+            "## Why",
+            "",
+            engine.why.rstrip("\n"),
+            "",
+            "## Fix",
+            "",
+            engine.fix_description,
+        ]
+        return "\n".join(parts) + "\n"
+    parts = [f"# {rule.code}: {rule.name}", "", rule.summary.rstrip(".") + ".", ""]
+    if rule.why:
+        parts += ["## Why", "", rule.why.rstrip("\n"), ""]
+    for title, examples in (("Bad", rule.INVALID), ("Good", rule.VALID)):
+        if not examples:
+            continue
+        parts += [f"## {title}", ""]
+        for example in examples:
+            parts += [*_example(example, rule), ""]
+    parts += ["## Fix", ""]
+    if rule.fix_description:
+        parts += [rule.fix_description, ""]
+    if rule.fixable:
+        parts += ["`tinker-lint --fix` applies this fix.", ""]
+    parts += [
+        "## Silence it",
+        "",
+        f'`# noqa: {rule.code}` on the reported line, or `ignore = ["{rule.code}"]` (or '
+        "`per-file-ignores`) under `[tool.tinker-lint]` in `pyproject.toml`.",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def index_page() -> str:
+    lines = [
+        "# tinker-lint rules",
+        "",
+        "Generated from the rules by `python -m tinker_lint.docs`; `tinker-lint rule CODE` prints "
+        "a page in the terminal.",
+        "",
+        "| Code | Name | Summary |",
+        "| --- | --- | --- |",
+    ]
+    for code in rule_codes():
+        summary = rule_summary(code).replace("|", "\\|")
+        lines.append(f"| [{code}]({code}.md) | {rule_name(code)} | {summary} |")
+    return "\n".join(lines) + "\n"
+
+
+def pages() -> dict[str, str]:
+    """File name (under docs/rules/) -> its generated text."""
+    generated = {f"{code}.md": rule_page(code) for code in rule_codes()}
+    generated["README.md"] = index_page()
+    return generated
+
+
+def write_pages(directory: Path, *, check: bool) -> list[str]:
+    """Write (or with ``check`` only compare) the pages; returns the names that differed, including
+    stale pages of codes that no longer exist."""
+    expected = pages()
+    differ = []
+    for name, text in expected.items():
+        path = directory / name
+        current = path.read_text(encoding="utf-8") if path.is_file() else None
+        if current != text:
+            differ.append(name)
+            if not check:
+                directory.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+    for stale in sorted(directory.glob("*.md")) if directory.is_dir() else []:
+        if stale.name not in expected:
+            differ.append(stale.name)
+            if not check:
+                stale.unlink()
+    return differ
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tinker_lint.docs", description="Generate docs/rules/ from the rules."
+    )
+    parser.add_argument("--out", default="docs/rules", help="directory (default: docs/rules)")
+    parser.add_argument("--check", action="store_true", help="only report pages that differ")
+    args = parser.parse_args(argv)
+    differ = write_pages(Path(args.out), check=args.check)
+    verb = "differs from the rules" if args.check else "written"
+    for name in differ:
+        sys.stdout.write(f"{Path(args.out) / name}: {verb}\n")
+    return 1 if args.check and differ else 0
+
+
+def rule_command(argv: Sequence[str]) -> int:
+    """``tinker-lint rule CODE`` prints its page; ``tinker-lint rule --all`` lists every rule."""
+    parser = argparse.ArgumentParser(
+        prog="tinker-lint rule", description="Explain a rule, or list them all."
+    )
+    parser.add_argument("code", nargs="?", help="a rule code (TNK101) or name")
+    parser.add_argument("--all", action="store_true", help="list every rule")
+    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    args = parser.parse_args(argv)
+    if args.all == (args.code is not None):
+        parser.print_usage(sys.stderr)
+        sys.stderr.write("tinker-lint rule: error: give one rule code, or --all\n")
+        return 2
+    if args.all:
+        codes = rule_codes()
+        if args.output_format == "json":
+            rows = [{"code": c, "name": rule_name(c), "summary": rule_summary(c)} for c in codes]
+            json.dump(rows, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        else:
+            width = max(len(rule_name(c)) for c in codes)
+            for code in codes:
+                sys.stdout.write(f"{code}  {rule_name(code):<{width}}  {rule_summary(code)}\n")
+        return 0
+    wanted = args.code.strip()
+    code = next(
+        (c for c in rule_codes() if wanted.upper() == c or wanted.lower() == rule_name(c)), None
+    )
+    if code is None:
+        sys.stderr.write(
+            f"tinker-lint rule: error: unknown rule {wanted!r} (`tinker-lint rule --all` lists "
+            "them)\n"
+        )
+        return 2
+    if args.output_format == "json":
+        row = {"code": code, "name": rule_name(code), "summary": rule_summary(code)}
+        json.dump({**row, "explanation": rule_page(code)}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(rule_page(code))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

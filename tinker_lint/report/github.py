@@ -1,0 +1,39 @@
+"""GitHub Actions workflow commands: each finding becomes an annotation on the pull request.
+
+The format is ``::error file=F,line=L,col=C,endLine=L2,endColumn=C2,title=T::message``; values are
+escaped as the Actions toolkit does (``%``, CR and LF everywhere, ``:`` and ``,`` in properties).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TextIO
+
+from tinker_lint.diagnostics import Diagnostic
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(d: Diagnostic) -> str:
+    properties = [
+        ("title", f"tinker-lint ({d.code})"),
+        ("file", d.path.replace("\\", "/")),
+        ("line", str(d.line)),
+        ("col", str(d.col)),
+        ("endLine", str(d.end_line or d.line)),
+        ("endColumn", str(d.end_col or d.col)),
+    ]
+    props = ",".join(f"{key}={_property(value)}" for key, value in properties)
+    body = f"{d.path}:{d.line}:{d.col}: {d.code} {d.message}"
+    return f"::error {props}::{_data(body)}"
+
+
+def write_github(diagnostics: Sequence[Diagnostic], out: TextIO, *, files: int) -> None:
+    for d in diagnostics:
+        out.write(annotation(d) + "\n")

@@ -1,0 +1,115 @@
+"""SARIF 2.1.0, for GitHub code scanning (``github/codeql-action/upload-sarif``) and other viewers.
+
+Every known rule is listed in the driver, with its summary, its help page (the same Markdown as
+``docs/rules/``) and a help URI, so a viewer can explain a finding without tinker-lint installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+from urllib.parse import quote
+
+from tinker_lint import __version__
+from tinker_lint.diagnostics import Diagnostic, Edit
+from tinker_lint.docs import rule_codes, rule_name, rule_page, rule_summary
+from tinker_lint.rules import docs_url
+
+SCHEMA_URI = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
+INFORMATION_URI = "https://github.com/tinker-lint/tinker-lint"
+SRCROOT = "%SRCROOT%"
+
+
+def _rule(code: str) -> dict:
+    return {
+        "id": code,
+        "name": rule_name(code),
+        "shortDescription": {"text": rule_summary(code)},
+        "helpUri": docs_url(code),
+        "help": {"text": rule_summary(code), "markdown": rule_page(code)},
+        "defaultConfiguration": {"level": "error"},
+    }
+
+
+def _artifact(path: str) -> dict:
+    """Relative paths stay relative to the run's directory (%SRCROOT%), as code scanning wants."""
+    if os.path.isabs(path):
+        return {"uri": Path(path).as_uri()}
+    posix = path.replace(os.sep, "/")
+    if posix.startswith("../"):
+        return {"uri": Path(os.path.abspath(path)).as_uri()}
+    return {"uri": quote(posix), "uriBaseId": SRCROOT}
+
+
+def _region(line: int, col: int, end_line: int, end_col: int) -> dict:
+    return {
+        "startLine": line,
+        "startColumn": col,
+        "endLine": max(end_line, line),
+        "endColumn": end_col if (end_line, end_col) > (line, col) else col,
+    }
+
+
+def _replacement(edit: Edit) -> dict:
+    return {
+        "deletedRegion": _region(*edit.location, *edit.end_location),
+        "insertedContent": {"text": edit.content},
+    }
+
+
+def _result(d: Diagnostic, index: dict[str, int]) -> dict:
+    location = {"artifactLocation": _artifact(d.path)}
+    location["region"] = _region(d.line, d.col, d.end_line or d.line, d.end_col or d.col)
+    result: dict = {
+        "ruleId": d.code,
+        "level": "error",
+        "message": {"text": d.message},
+        "locations": [{"physicalLocation": location}],
+    }
+    if d.code in index:
+        result["ruleIndex"] = index[d.code]
+    if d.fix is not None and d.fix.edits:
+        result["fixes"] = [
+            {
+                "description": {"text": d.fix.message},
+                "artifactChanges": [
+                    {
+                        "artifactLocation": _artifact(d.path),
+                        "replacements": [_replacement(e) for e in d.fix.edits],
+                    }
+                ],
+            }
+        ]
+    return result
+
+
+def to_sarif(diagnostics: Sequence[Diagnostic], *, cwd: str | None = None) -> dict:
+    codes = rule_codes()
+    index = {code: i for i, code in enumerate(codes)}
+    root = Path(cwd or os.getcwd()).resolve().as_uri().rstrip("/") + "/"
+    run = {
+        "tool": {
+            "driver": {
+                "name": "tinker-lint",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": [_rule(code) for code in codes],
+            }
+        },
+        # libcst columns count code points, not the UTF-16 units SARIF assumes by default.
+        "columnKind": "unicodeCodePoints",
+        "originalUriBaseIds": {SRCROOT: {"uri": root}},
+        "results": [_result(d, index) for d in diagnostics],
+    }
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def write_sarif(diagnostics: Sequence[Diagnostic], out: TextIO, *, files: int) -> None:
+    json.dump(to_sarif(diagnostics), out, indent=2)
+    out.write("\n")
