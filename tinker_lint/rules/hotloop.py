@@ -6,6 +6,8 @@ this loop counts as the training/sampling loop.
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from tinker_lint.model.hot import HotContext, loop_iterables
@@ -25,7 +27,9 @@ def submits_tinker(text: str) -> bool:
 
 
 def code_of(model: SemanticModel, node: cst.CSTNode, limit: int = 40) -> str:
+    """The source of ``node`` on one line (``zip(\n    a, b\n)`` -> ``zip(a, b)``), shortened."""
     text = " ".join(model.module.code_for_node(node).split())
+    text = re.sub(r"([(\[{]) ", r"\1", re.sub(r",? ([)\]}])", r"\1", text))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
