@@ -1,5 +1,5 @@
 """The ecosystem check: tinker-cookbook 0.6.1, whose every finding was read and judged real
-(docs/validation.md, docs/validation-tnk2xx.md). A new finding or a lost one fails here until the
+(docs/validation.md). A new finding or a lost one fails here until the
 doc and the list agree."""
 
 from __future__ import annotations
