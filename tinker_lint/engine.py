@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import ast
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tinker_lint.diagnostics import Diagnostic
+from tinker_lint.fix.apply import LineIndex, plan_fix
+from tinker_lint.fix.plan import FixPlan
 from tinker_lint.io.files import DecodeError, SourceFile, decode_source
 from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.noqa import is_suppressed, noqa_lines
@@ -70,6 +72,7 @@ def lint_text(text: str, path: str, settings: Settings) -> FileResult:
             found.extend((rule, finding) for finding in rule().check(ctx))
         except Exception as error:
             diagnostics.extend(_internal_error(path, rule.code, error, settings))
+    plans: dict[Diagnostic, FixPlan] = {}
     if found:
         positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         seen: set[tuple[str, int, int]] = set()
@@ -79,20 +82,48 @@ def lint_text(text: str, path: str, settings: Settings) -> FileResult:
             if key in seen:
                 continue
             seen.add(key)
-            diagnostics.append(
-                Diagnostic(
-                    path,
-                    where.start.line,
-                    where.start.column + 1,
-                    rule.code,
-                    finding.message,
-                    where.end.line,
-                    where.end.column + 1,
-                )
+            diagnostic = Diagnostic(
+                path,
+                where.start.line,
+                where.start.column + 1,
+                rule.code,
+                finding.message,
+                where.end.line,
+                where.end.column + 1,
             )
+            diagnostics.append(diagnostic)
+            if isinstance(finding.fix, FixPlan):
+                plans[diagnostic] = finding.fix
     diagnostics = _apply_noqa(diagnostics, text)
+    if plans:
+        diagnostics = _with_fixes(diagnostics, plans, text, module, model, path, settings)
     diagnostics.sort()
     return FileResult(path, diagnostics, module=module)
+
+
+def _with_fixes(
+    diagnostics: list[Diagnostic],
+    plans: dict[Diagnostic, FixPlan],
+    text: str,
+    module: cst.Module,
+    model: SemanticModel,
+    path: str,
+    settings: Settings,
+) -> list[Diagnostic]:
+    """Attach to each fixable diagnostic the edit its plan makes (noqa'd ones are gone already)."""
+    index = LineIndex(text)
+    result = []
+    for diagnostic in diagnostics:
+        plan = plans.get(diagnostic)
+        if plan is not None:
+            try:
+                fix = plan_fix(text, module, plan, model.parent_of, index)
+            except Exception as error:  # a broken fix must not hide the finding
+                result.extend(_internal_error(path, f"the {diagnostic.code} fix", error, settings))
+                fix = None
+            diagnostic = replace(diagnostic, fix=fix)
+        result.append(diagnostic)
+    return result
 
 
 def _syntax_only(text: str, path: str, settings: Settings) -> list[Diagnostic]:
