@@ -1,0 +1,84 @@
+"""The four promises of every fix, over generated training loops (``fix_programs.programs``):
+1. the fixed code compiles; 2. re-linting it no longer reports the fixed finding; 3. a second
+``--fix`` changes nothing; 4. only the intended statements changed (the fixed ``ast`` equals the
+one an independent oracle builds from the original).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+
+from fix_programs import expected_tree, finding_key, programs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tinker_lint.engine import lint_text
+from tinker_lint.fix.apply import apply_fixes, text_edit
+from tinker_lint.fix.fixer import fix_text
+from tinker_lint.settings import Settings
+
+FIXABLE = ("TNK101", "TNK105", "TNK106")
+SETTINGS = Settings()  # tinker 0.38: every fixable rule is on
+PROPERTY_SETTINGS = settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+def _keys(source: str, diagnostics) -> Counter:
+    return Counter(
+        finding_key(source, d.code, d.line, d.col) for d in diagnostics if d.code in FIXABLE
+    )
+
+
+@PROPERTY_SETTINGS
+@given(programs())
+def test_each_fix_compiles_removes_its_finding_and_changes_only_its_statements(program):
+    source = program.source
+    diagnostics = lint_text(source, "loop.py", SETTINGS).diagnostics
+    before = _keys(source, diagnostics)
+    for d in diagnostics:
+        if d.fix is None:
+            continue
+        assert d.code in FIXABLE
+        fixed, applied = apply_fixes(source, [d.fix])
+        assert applied == [d.fix]
+        compile(fixed, "loop.py", "exec", dont_inherit=True)  # 1
+        key = finding_key(source, d.code, d.line, d.col)
+        after = _keys(fixed, lint_text(fixed, "loop.py", SETTINGS).diagnostics)
+        assert after[key] < before[key], (d, fixed)  # 2
+        expected = expected_tree(source, d.code, d.line, d.col, fixed)
+        assert ast.dump(ast.parse(fixed)) == ast.dump(expected), (d, fixed)  # 4
+
+
+@PROPERTY_SETTINGS
+@given(programs(), st.booleans())
+def test_fix_reaches_a_fixed_point_that_a_second_fix_leaves_alone(program, unsafe):
+    once = fix_text(program.source, "loop.py", SETTINGS, unsafe_fixes=unsafe)
+    assert not once.problems, once.problems
+    compile(once.text, "loop.py", "exec", dont_inherit=True)
+    twice = fix_text(once.text, "loop.py", SETTINGS, unsafe_fixes=unsafe)  # 3
+    assert twice.text == once.text
+    assert not twice.fixed
+    assert not [
+        d
+        for d in once.remaining
+        if d.fix is not None and (unsafe or d.fix.applicability == "safe")
+    ]
+    # What --fix reports as remaining is what linting the fixed text reports.
+    assert once.remaining == lint_text(once.text, "loop.py", SETTINGS).diagnostics
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(alphabet="ab\n\r ", max_size=30),
+    st.text(alphabet="ab\n\r ", max_size=30),
+)
+def test_an_edit_turns_the_old_text_into_the_new_one(old, new):
+    from tinker_lint.diagnostics import Fix
+
+    edit = text_edit(old, new)
+    if old == new:
+        assert edit is None
+        return
+    assert apply_fixes(old, [Fix("m", (edit,))])[0] == new
