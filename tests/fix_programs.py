@@ -206,7 +206,9 @@ def _statement(node: ast.AST, parents: dict[int, ast.AST]) -> tuple[ast.stmt, li
 
 def _submits(node: ast.AST) -> bool:
     return any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in SUBMIT_METHODS
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr in SUBMIT_METHODS
         for n in ast.walk(node)
     )
 

@@ -61,9 +61,7 @@ def test_fix_reaches_a_fixed_point_that_a_second_fix_leaves_alone(program, unsaf
     assert twice.text == once.text
     assert not twice.fixed
     assert not [
-        d
-        for d in once.remaining
-        if d.fix is not None and (unsafe or d.fix.applicability == "safe")
+        d for d in once.remaining if d.fix is not None and (unsafe or d.fix.applicability == "safe")
     ]
     # What --fix reports as remaining is what linting the fixed text reports.
     assert once.remaining == lint_text(once.text, "loop.py", SETTINGS).diagnostics
