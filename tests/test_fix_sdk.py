@@ -12,8 +12,8 @@ import textwrap
 
 import libcst as cst
 import pytest
-
 from fix_programs import FUTURE_AFTER_AWAIT
+
 from tinker_lint.fix.tnk105 import plan_plain_method
 from tinker_lint.model.sdk import METHODS, Client, Returns
 from tinker_lint.model.semantic import SdkCall, SemanticModel
