@@ -67,6 +67,27 @@ def test_fix_reaches_a_fixed_point_that_a_second_fix_leaves_alone(program, unsaf
     assert once.remaining == lint_text(once.text, "loop.py", SETTINGS).diagnostics
 
 
+@PROPERTY_SETTINGS
+@given(programs())
+def test_edits_from_regenerated_statements_equal_edits_from_the_regenerated_module(program):
+    """The fast path (regenerate only the touched statements, in their block's indentation) gives
+    the same fixed text as regenerating the whole module."""
+    import tinker_lint.fix.apply as apply_module
+
+    source = program.source
+    local = lint_text(source, "loop.py", SETTINGS).diagnostics
+    original = apply_module._local_edit
+    try:
+        apply_module._local_edit = lambda *args: False
+        whole = lint_text(source, "loop.py", SETTINGS).diagnostics
+    finally:
+        apply_module._local_edit = original
+    assert [d.fix is None for d in local] == [d.fix is None for d in whole]
+    for fast, slow in zip(local, whole, strict=True):
+        if fast.fix is not None:
+            assert apply_fixes(source, [fast.fix])[0] == apply_fixes(source, [slow.fix])[0]
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.text(alphabet="ab\n\r ", max_size=30),

@@ -496,3 +496,62 @@ def test_crlf_edits_keep_crlf():
     assert result.fixed and result.text != code
     assert result.text.count("\r\n") == code.count("\r\n")
     assert "\n" not in result.text.replace("\r\n", "")
+
+
+# ------------------------------------------------------------------------------------------
+# Edits made from regenerated statements: the layouts that could trip them
+# ------------------------------------------------------------------------------------------
+LAYOUTS = {
+    "no final newline": "async def f(tc, b):\n    return await tc.forward_backward_async(b, loss_fn='x')",
+    "tabs": "async def f(tc, b):\n\tif b:\n\t\tx = await tc.forward_backward_async(b, loss_fn='x')\n",
+    "mixed widths": (
+        "async def f(tc, b):\n  if b:\n        x = await tc.forward_backward_async(b, loss_fn='x')\n"
+    ),
+    "else branch": (
+        "async def f(tc, b):\n    if b:\n        pass\n    else:\n"
+        "        # note\n\n        x = await tc.forward_backward_async(b, loss_fn='x')\n"
+    ),
+    "decorated": (
+        "import tinker\n\n@decorate\n# comment\n@another(1)\nasync def f(tc, b):\n"
+        "    x = await tc.forward_backward_async(b, loss_fn='x')\n\n"
+        "tc = tinker.ServiceClient().create_lora_training_client(base_model='m')\n"
+        "tc.forward_backward(b, loss_fn='x')"
+    ),
+    "compound header": (
+        "async def f(svc, b):\n    with await svc.create_lora_training_client_async(base_model='m') as tc:\n"
+        "        tc.forward_backward(b, loss_fn='x')\n"
+    ),
+    "one-line body": "async def f(tc, b):\n    if b: x = await tc.forward_backward_async(b, loss_fn='x')\n",
+    "crlf": "async def f(tc, b):\r\n    if b:\r\n        x = await tc.forward_backward_async(b, loss_fn='x')\r\n",
+    "move at end of file": (
+        "def f(tc, b, adam):\n    fwd = tc.forward_backward(b, loss_fn='x')\n    r = fwd.result()\n"
+        "    tc.optim_step(adam)"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUTS))
+def test_edit_from_regenerated_statements_matches_the_whole_module(name, monkeypatch):
+    import tinker_lint.fix.apply as apply_module
+    from tinker_lint.fix.apply import apply_fixes
+
+    source = LAYOUTS[name]
+    calls: list[object] = []
+    local_edit = apply_module._local_edit
+
+    def recording(*args):
+        calls.append(local_edit(*args))
+        return calls[-1]
+
+    monkeypatch.setattr(apply_module, "_local_edit", recording)
+    fast = lint_text(source, "t.py", SETTINGS).diagnostics
+    assert calls and False not in calls, "the statements could not be regenerated on their own"
+    monkeypatch.setattr(apply_module, "_local_edit", lambda *args: False)
+    slow = lint_text(source, "t.py", SETTINGS).diagnostics
+    fixed = [d for d in fast if d.fix]
+    assert fixed and len(fixed) == len([d for d in slow if d.fix])
+    for a, b in zip(fast, slow, strict=True):
+        if a.fix:
+            after = apply_fixes(source, [a.fix])[0]
+            assert after == apply_fixes(source, [b.fix])[0]
+            compile(after, "t.py", "exec")

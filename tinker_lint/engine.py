@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import ast
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.fix.apply import LineIndex, plan_fix
@@ -96,7 +97,9 @@ def lint_text(text: str, path: str, settings: Settings) -> FileResult:
                 plans[diagnostic] = finding.fix
     diagnostics = _apply_noqa(diagnostics, text)
     if plans:
-        diagnostics = _with_fixes(diagnostics, plans, text, module, model, path, settings)
+        diagnostics = _with_fixes(
+            diagnostics, plans, text, module, model, positions, path, settings
+        )
     diagnostics.sort()
     return FileResult(path, diagnostics, module=module)
 
@@ -107,6 +110,7 @@ def _with_fixes(
     text: str,
     module: cst.Module,
     model: SemanticModel,
+    positions: Mapping[cst.CSTNode, CodeRange],
     path: str,
     settings: Settings,
 ) -> list[Diagnostic]:
@@ -117,7 +121,7 @@ def _with_fixes(
         plan = plans.get(diagnostic)
         if plan is not None:
             try:
-                fix = plan_fix(text, module, plan, model.parent_of, index)
+                fix = plan_fix(text, module, plan, model.parent_of, positions, index)
             except Exception as error:  # a broken fix must not hide the finding
                 result.extend(_internal_error(path, f"the {diagnostic.code} fix", error, settings))
                 fix = None

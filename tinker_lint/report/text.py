@@ -11,7 +11,7 @@ from tinker_lint.fix.plan import UNSAFE, is_applicable
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    return f"{n} {word}" if n == 1 else f"{n} {word}{'es' if word.endswith('x') else 's'}"
 
 
 def write_text(
