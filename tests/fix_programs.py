@@ -163,6 +163,8 @@ def programs(draw) -> Program:
             body.append(f"r{k} = await {fb}")
             results.append(f"r{k}")
 
+    body = _decorate(draw, body)
+
     def indent(block: list[str], prefix: str) -> list[str]:
         return [prefix + line for stmt in block for line in stmt.split("\n")]
 
@@ -173,6 +175,26 @@ def programs(draw) -> Program:
         head = "async def train(batches):" if is_async else "def train(batches):"
         lines += ["", "", head, *indent(setup, "    "), *indent(loop, "    ")]
     return Program("\n".join(lines) + "\n", is_async)
+
+
+def _decorate(draw, body: list[str]) -> list[str]:
+    """Layout that must survive a fix: comments above and after statements, blank lines, and
+    simple statements joined on one line with ``;``."""
+    out: list[str] = []
+    for n, statement in enumerate(body):
+        one_line = "\n" not in statement
+        style = draw(st.sampled_from(["plain"] * 4 + ["above", "after", "blank", "join"]))
+        if style == "above":
+            statement = f"# note {n}\n{statement}"
+        elif style == "after" and one_line:
+            statement = f"{statement}  # after {n}"
+        elif style == "blank":
+            statement = f"\n{statement}"
+        elif style == "join" and one_line and out and "\n" not in out[-1] and "#" not in out[-1]:
+            out[-1] = f"{out[-1]}; {statement}"
+            continue
+        out.append(statement)
+    return out
 
 
 # ------------------------------------------------------------------------------------------
@@ -275,11 +297,13 @@ def expected_tree(source: str, code: str, line: int, col: int, fixed: str) -> as
     inner = wait.value if isinstance(wait, ast.Await) else wait.func.value
     if isinstance(inner, ast.Call) and inner.func.attr == "result_async":
         inner = inner.func.value
-    if isinstance(inner, ast.Call) and _submits(inner):
-        # Split: ``name = <submit>`` stays, the wait on ``name`` moves.
-        new_tree = ast.parse(fixed)
+    split = isinstance(inner, ast.Call) and _submits(inner)
+    if block[target].lineno != statement.lineno:
+        target = _extend(block, target, statement, wait, inner if split else None)
+    if split:
+        # ``name = <submit>`` stays, the wait on ``name`` moves.
         known = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-        holder = _holder_name(new_tree, inner, known)
+        holder = _holder_name(ast.parse(fixed), inner, known)
         moved = copy.deepcopy(statement)
         moved_parents = _parents(moved)
         for node in ast.walk(moved):
@@ -293,6 +317,55 @@ def expected_tree(source: str, code: str, line: int, col: int, fixed: str) -> as
         block.insert(target + 1, statement)
         del block[index]
     return tree
+
+
+def _names(node: ast.AST, contexts: tuple[type, ...]) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, contexts)}
+
+
+def _extend(
+    block: list[ast.stmt], target: int, statement: ast.stmt, wait: ast.AST, split: ast.AST | None
+) -> int:
+    """Past the submits that follow on later lines too, while nothing in between reads what the
+    wait binds, touches its future, or rebinds what it reads; never past a save."""
+    bound = _names(statement, (ast.Store,))
+    if split is None:
+        waited = wait.value if isinstance(wait, ast.Await) else wait.func.value
+        futures = _names(waited, (ast.Load,))
+        reads = _names(statement, (ast.Load,))
+    else:
+        futures = set()
+        reads = {n for a in getattr(wait, "args", []) for n in _names(a, (ast.Load,))}
+
+    def movable(s: ast.stmt) -> bool:
+        if isinstance(s, ast.Return | ast.Raise | ast.Break | ast.Continue | ast.Global):
+            return False
+        if not isinstance(s, ast.Assign | ast.Expr | ast.AugAssign | ast.AnnAssign | ast.Pass):
+            return False
+        return not (
+            _names(s, (ast.Load,)) & (bound | futures)
+            or _names(s, (ast.Store, ast.Del)) & (reads | bound)
+        )
+
+    lines: dict[int, list[int]] = {}
+    for i in range(target + 1, len(block)):
+        lines.setdefault(block[i].lineno, []).append(i)
+    if any(block[i].lineno == block[target].lineno for i in range(target + 1, len(block))):
+        return target
+    for indices in lines.values():
+        if not all(movable(block[i]) for i in indices):
+            break
+        submitting = [i for i in indices if _submits(block[i])]
+        if submitting:
+            saves = any(
+                isinstance(n, ast.Attribute) and n.attr == "save_state"
+                for i in submitting
+                for n in ast.walk(block[i])
+            )
+            if saves or submitting[0] != indices[-1]:
+                break
+            target = indices[-1]
+    return target
 
 
 def _holder_name(tree: ast.AST, submit: ast.Call, known: set[str]) -> str:

@@ -25,17 +25,13 @@ SAFE_AND_UNSAFE = textwrap.dedent(
         return grads, await opt, samples
     """
 )
-# One pass of safe fixes: the TNK105 rename, and the TNK101 move after `optim_step`.
-ONE_PASS = SAFE_AND_UNSAFE.replace(
+# The safe fixes: the TNK105 rename, and the TNK101 move of the wait after both requests.
+SAFE_FIXED = SAFE_AND_UNSAFE.replace(
     "await training_client.forward_backward_async(", "training_client.forward_backward("
 ).replace(
-    "    grads = await fut\n    opt = training_client.optim_step(adam)\n",
-    "    opt = training_client.optim_step(adam)\n    grads = await fut\n",
-)
-# The next pass finds the wait before the sampling requests, and moves it after them too.
-SAFE_FIXED = ONE_PASS.replace(
-    "    grads = await fut\n    samples = await asyncio.gather(*[sampling_client.sample_async(p) "
-    "for p in prompts])\n",
+    "    grads = await fut\n    opt = training_client.optim_step(adam)\n"
+    "    samples = await asyncio.gather(*[sampling_client.sample_async(p) for p in prompts])\n",
+    "    opt = training_client.optim_step(adam)\n"
     "    samples = await asyncio.gather(*[sampling_client.sample_async(p) for p in prompts])\n"
     "    grads = await fut\n",
 )
@@ -82,8 +78,8 @@ def test_fix_applies_safe_fixes_and_reports_what_remains(loop, capsys):
     assert _run("--fix", str(loop)) == 1  # the unsafe one remains
     assert loop.read_text() == SAFE_FIXED
     out = capsys.readouterr().out
-    assert f"{loop}:7:38: TNK105 `sample_async()`" in out  # line 7 now: the wait moved below
-    assert "Found 4 errors (3 fixed, 1 remaining) in 1 files checked." in out
+    assert f"{loop}:7:38: TNK105 `sample_async()`" in out  # line 7 now: the wait moved below it
+    assert "Found 3 errors (2 fixed, 1 remaining) in 1 files checked." in out
     assert (
         "No fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option)." in out
     )
@@ -95,10 +91,10 @@ def test_fix_with_unsafe_fixes_fixes_everything_and_exits_0(loop, capsys):
         "sampling_client.sample_async(", "sampling_client.sample("
     )
     out = capsys.readouterr().out
-    assert "Found 4 errors (4 fixed, 0 remaining)" in out
+    assert "Found 3 errors (3 fixed, 0 remaining)" in out
     assert (
-        f"Fixed 4 errors:\n- {loop}:\n"
-        "    2 \u00d7 TNK101 (wait-before-submit)\n"
+        f"Fixed 3 errors:\n- {loop}:\n"
+        "    1 \u00d7 TNK101 (wait-before-submit)\n"
         "    2 \u00d7 TNK105 (deprecated-async-method)\n"
     ) in out
 
@@ -112,7 +108,7 @@ def test_diff_prints_a_unified_diff_and_writes_nothing(loop, capsys):
     assert out.startswith(f"--- {loop}\n+++ {loop}\n@@ ")
     assert "-    fut = await training_client.forward_backward_async(" in out
     assert "+    fut = training_client.forward_backward(" in out
-    assert err == "Would fix 3 errors.\n"
+    assert err == "Would fix 2 errors.\n"
     # The diff applies: patch the file with it.
     import subprocess
 
@@ -160,13 +156,14 @@ def test_json_fix_edits_reproduce_what_fix_writes(loop, capsys):
     assert by_code[("TNK105", 8)]["fix"]["applicability"] == "unsafe"
     assert by_code[("TNK101", 6)]["fix"]["edits"] == [
         {
-            "content": "    opt = training_client.optim_step(adam)\n    grads = await fut\n",
+            "content": "    opt = training_client.optim_step(adam)\n"
+            "    samples = await asyncio.gather(*[sampling_client.sample_async(p) for p in prompts])\n"
+            "    grads = await fut\n",
             "location": {"row": 6, "column": 1},
-            "end_location": {"row": 8, "column": 1},
+            "end_location": {"row": 9, "column": 1},
         }
     ]
-    # Applying the safe edits of this pass to the text (as an editor would) gives what one pass of
-    # --fix gives; --fix then goes on until nothing is left.
+    # Applying the safe edits to the text, as an editor would, gives what --fix writes.
     fixes = [
         Fix(
             f["fix"]["message"],
@@ -182,7 +179,7 @@ def test_json_fix_edits_reproduce_what_fix_writes(loop, capsys):
         for f in findings
         if f["fix"] and f["fix"]["applicability"] == "safe"
     ]
-    assert apply_fixes(SAFE_AND_UNSAFE, fixes)[0] == ONE_PASS
+    assert apply_fixes(SAFE_AND_UNSAFE, fixes)[0] == SAFE_FIXED
 
 
 def test_fix_with_json_output_reports_what_remains(loop, capsys):

@@ -7,6 +7,7 @@ one an independent oracle builds from the original).
 from __future__ import annotations
 
 import ast
+import os
 from collections import Counter
 
 from fix_programs import expected_tree, finding_key, programs
@@ -21,7 +22,9 @@ from tinker_lint.settings import Settings
 FIXABLE = ("TNK101", "TNK105", "TNK106")
 SETTINGS = Settings()  # tinker 0.38: every fixable rule is on
 PROPERTY_SETTINGS = settings(
-    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=int(os.environ.get("FIX_EXAMPLES", "80")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 
 

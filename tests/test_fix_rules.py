@@ -188,7 +188,8 @@ def make():
     [
         ("tc.optim_step(adam)", "safe"),
         ("trainers.append(tc)", "unsafe"),  # whoever gets it may use it as a future
-        ("tc = other", "unsafe"),  # another binding of the same variable
+        ("tc = other", "safe"),  # another binding is no use of this value
+        ("tc += other", "unsafe"),  # but this reads it
         ("return tc.result()", None),  # would call .result() on a client
         ("tc.add_done_callback(cb)", None),
     ],
@@ -555,3 +556,29 @@ def test_edit_from_regenerated_statements_matches_the_whole_module(name, monkeyp
             after = apply_fixes(source, [a.fix])[0]
             assert after == apply_fixes(source, [b.fix])[0]
             compile(after, "t.py", "exec")
+
+
+def test_tnk101_moves_past_the_submits_that_follow_but_not_past_a_save():
+    code = loop(
+        """
+        fwd = tc.forward_backward(batch, loss_fn="x")
+        r = fwd.result()
+        opt = tc.optim_step(adam)
+        lr = schedule(batch)
+        samples = sampler.sample(prompt, num_samples=1, sampling_params=params)
+        tc.save_state("ckpt")
+        """
+    )
+    result = lint_text(code, "t.py", SETTINGS).diagnostics
+    (found,) = [d for d in result if d.code == "TNK101"]
+    assert found.fix.message == "Move the wait after `optim_step(…)`, `sample(…)` is submitted"
+    assert fixed(code) == loop(
+        """
+        fwd = tc.forward_backward(batch, loss_fn="x")
+        opt = tc.optim_step(adam)
+        lr = schedule(batch)
+        samples = sampler.sample(prompt, num_samples=1, sampling_params=params)
+        r = fwd.result()
+        tc.save_state("ckpt")
+        """
+    )

@@ -23,7 +23,7 @@ the step that the error used to skip is now submitted, so the fix is unsafe.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -32,7 +32,7 @@ from tinker_lint.fix.names import Owner, name_index, owner_of
 from tinker_lint.fix.plan import SAFE, UNSAFE, FixPlan, Replacement
 from tinker_lint.model.flow import Submit, Wait, events_in, names_read, names_written, target_keys
 from tinker_lint.model.imports import dotted_name
-from tinker_lint.model.sdk import Returns
+from tinker_lint.model.sdk import Returns, Role
 from tinker_lint.model.semantic import Scope, SemanticModel
 
 if TYPE_CHECKING:  # the rules import the fixes
@@ -88,12 +88,21 @@ def plan_move_wait(
             return None
         lines = found
         moved = [s for each in lines for s in each.body]
-        submit = lines[-1]
+        submit = _last_submit(model, lines[-1], scope)
+        if submit is None:
+            return None  # ``opt = tc.optim_step(a); x = 1``: no line of its own right after it
     if not _submits_in(model, submit, scope) & {id(s) for s in submits}:
         return None  # not the submit the rule paired with this wait
-    for statement in moved:
-        if not _can_move_past(model, statement, wait_reads, writes, future_names):
-            return None
+
+    def movable(statement: cst.BaseSmallStatement) -> bool:
+        return _can_move_past(model, statement, wait_reads, writes, future_names)
+
+    if not all(movable(statement) for statement in moved):
+        return None
+    if lines:
+        # Past the submits that follow too (each would be the next finding), up to anything that
+        # cannot be passed, or a save, which the rule lets end a step.
+        lines = _extend(model, lines, scope, movable)
 
     applicability, caveat = SAFE, ""
     function = owner_of(model, line)
@@ -105,11 +114,17 @@ def plan_move_wait(
         caveat = f"`{bound}` is also read by other code (a function, lambda or class body)"
 
     stay, waits = _stay_and_wait(ctx, small, wait, split, bound)
-    submitted = _call_name(_first_submit(model, submit, scope))
+    names = [_call_name(_first_submit(model, submit, scope))]
+    names += [
+        _call_name(_first_submit(model, s, scope))
+        for s in lines[1:]
+        if _submits_in(model, s, scope)
+    ]
+    submitted = ", ".join(f"`{name}(…)`" for name in dict.fromkeys(names))
     if split is None:
-        message = f"Move the wait after `{submitted}(…)` is submitted"
+        message = f"Move the wait after {submitted} is submitted"
     else:
-        message = f"Keep the future in `{split.name}` and wait for it after `{submitted}(…)`"
+        message = f"Keep the future in `{split.name}` and wait for it after {submitted}"
     if lines:
         changes = _move_after_line(line, lines, stay, waits)
     else:
@@ -220,6 +235,40 @@ def _lines_upto_submit(
         if _submits_in(model, sibling, scope):
             return found
     return None
+
+
+def _last_submit(
+    model: SemanticModel, line: cst.SimpleStatementLine, scope: Scope
+) -> cst.BaseSmallStatement | None:
+    """The line's submitting statement, if the line ends with it."""
+    submit = next(s for s in line.body if _submits_in(model, s, scope))
+    return submit if submit is line.body[-1] else None
+
+
+def _extend(
+    model: SemanticModel,
+    lines: list[cst.SimpleStatementLine],
+    scope: Scope,
+    movable: Callable[[cst.BaseSmallStatement], bool],
+) -> list[cst.SimpleStatementLine]:
+    block = model.parent(lines[-1])
+    siblings = list(block.body)
+    extended, pending = list(lines), []
+    for sibling in siblings[next(i for i, s in enumerate(siblings) if s is lines[-1]) + 1 :]:
+        if not isinstance(sibling, cst.SimpleStatementLine):
+            break
+        if not all(movable(small) for small in sibling.body):
+            break
+        pending.append(sibling)
+        submits = [e for e in events_in(model, sibling, scope) if isinstance(e, Submit)]
+        if submits:
+            if any(e.call.method.role is Role.SAVE for e in submits):
+                break
+            if _last_submit(model, sibling, scope) is None:
+                break
+            extended += pending
+            pending = []
+    return extended
 
 
 # ------------------------------------------------------------------------------------------

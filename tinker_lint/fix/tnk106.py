@@ -7,7 +7,8 @@ client exists; waiting at the factory gives the same client to the same calls, e
 warnings. That holds only if every use of the value is a use as a client, so the plan checks them
 all (across the whole module, any function, any binding of the same name):
 - every use is a call of a client method (``tc.forward_backward(...)``): safe;
-- some use may be something else (passed to a function, rebound, an attribute read): unsafe;
+- some use may be something else (passed to a function, an attribute read): unsafe;
+- other bindings of the name are not uses of this value: they do not count;
 - some use treats it as a future (``.result()``, ``await tc``, ``.future()``...): no fix, that use
   would break.
 ``await`` is only added where it is legal and keeps meaning: directly in the ``async def`` (also in a
@@ -87,7 +88,10 @@ def plan_wait_for_client(
 def _use(
     node: cst.CSTNode, parent: cst.CSTNode | None, grandparent: cst.CSTNode | None, makes: Client
 ) -> str | None:
-    """SAFE: a client-method call; UNSAFE: something else; None: a use as a future."""
+    """SAFE: a client-method call, or no use of the value (a binding, a declaration); UNSAFE:
+    something else; None: a use as a future."""
+    if _binds(node, parent):
+        return SAFE
     if isinstance(parent, cst.Await) and parent.expression is node:
         return None
     if isinstance(parent, cst.Attribute) and parent.value is node:
@@ -97,6 +101,15 @@ def _use(
         called = isinstance(grandparent, cst.Call) and grandparent.func is parent
         return SAFE if called and lookup(makes, name) is not None else UNSAFE
     return UNSAFE
+
+
+def _binds(node: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
+    """``x = ...``, ``for x in``, ``as x``, ``global x``, ``del x``: these do not read the value."""
+    if isinstance(parent, cst.AssignTarget | cst.AnnAssign | cst.For | cst.NamedExpr):
+        return parent.target is node
+    if isinstance(parent, cst.AsName):
+        return parent.name is node
+    return isinstance(parent, cst.NameItem | cst.Param | cst.Del)
 
 
 def _await_allowed(model, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
