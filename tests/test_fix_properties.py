@@ -104,3 +104,57 @@ def test_an_edit_turns_the_old_text_into_the_new_one(old, new):
         assert edit is None
         return
     assert apply_fixes(old, [Fix("m", (edit,))])[0] == new
+
+
+# ------------------------------------------------------------------------------------------
+# What the programs do: run before and after the fix against a recording stand-in for tinker
+# ------------------------------------------------------------------------------------------
+def _run(source: str, fail: int | None = None) -> list[tuple]:
+    import asyncio
+    import re
+    import sys
+
+    import fake_tinker
+
+    recorder = fake_tinker.Recorder(fail)
+    env = fake_tinker.helpers(recorder)
+    env.update({name: name for name in re.findall(r"\bprompt_\d+\b", source)})
+    saved = sys.modules.get("tinker")
+    sys.modules["tinker"] = fake_tinker.module(recorder)
+    try:
+        exec(compile(source, "loop.py", "exec"), env)
+        train = env.get("train")
+        if train is not None:
+            outcome = train(env["batches"])
+            if asyncio.iscoroutine(outcome):
+                asyncio.run(outcome)
+    except Exception as error:
+        recorder.events.append(("raised", type(error).__name__, str(error)))
+    finally:
+        if saved is not None:
+            sys.modules["tinker"] = saved
+    return recorder.events
+
+
+@PROPERTY_SETTINGS
+@given(programs())
+def test_safely_fixed_program_does_what_the_original_does(program):
+    fixed = fix_text(program.source, "loop.py", SETTINGS).text
+    before = _run(program.source)
+    assert not [e for e in before if e[0] == "raised"], before
+    assert _run(fixed) == before
+
+
+@PROPERTY_SETTINGS
+@given(programs(), st.integers(min_value=1, max_value=12))
+def test_when_a_request_fails_the_safely_fixed_program_fails_the_same_way(program, failing):
+    """Safe fixes may submit more before the error surfaces (that is the point of TNK101), but
+    everything the original did still happens first, and the same error ends both runs."""
+    fixed = fix_text(program.source, "loop.py", SETTINGS).text
+    before, after = _run(program.source, failing), _run(fixed, failing)
+    assert (before[-1][0] == "raised") == (after[-1][0] == "raised")
+    if before[-1][0] == "raised":
+        assert after[-1] == before[-1]
+        assert after[: len(before) - 1] == before[:-1]
+    else:
+        assert after == before
