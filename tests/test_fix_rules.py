@@ -582,3 +582,21 @@ def test_tnk101_moves_past_the_submits_that_follow_but_not_past_a_save():
         tc.save_state("ckpt")
         """
     )
+
+
+def test_a_failing_fix_keeps_its_finding_and_reports_an_internal_error(monkeypatch):
+    import tinker_lint.rules.tnk105_deprecated_async_method as rule_module
+
+    def broken(*args):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(rule_module, "plan_plain_method", broken)
+    found = lint_text(_src(ASYNC_STEP), "t.py", SETTINGS).diagnostics
+    assert [(d.line, d.fix) for d in found if d.code == "TNK105"] == [
+        (4, None),
+        (5, None),
+        (6, None),
+        (7, None),
+    ]
+    errors = [d for d in found if d.code == "TNK000"]
+    assert errors and "Internal error in the TNK105 fix" in errors[0].message

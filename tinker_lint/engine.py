@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 import libcst as cst
@@ -73,7 +73,7 @@ def lint_text(text: str, path: str, settings: Settings) -> FileResult:
             found.extend((rule, finding) for finding in rule().check(ctx))
         except Exception as error:
             diagnostics.extend(_internal_error(path, rule.code, error, settings))
-    plans: dict[Diagnostic, FixPlan] = {}
+    plans: dict[Diagnostic, FixPlan | Callable[[], FixPlan | None]] = {}
     if found:
         positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         seen: set[tuple[str, int, int]] = set()
@@ -93,7 +93,7 @@ def lint_text(text: str, path: str, settings: Settings) -> FileResult:
                 where.end.column + 1,
             )
             diagnostics.append(diagnostic)
-            if isinstance(finding.fix, FixPlan):
+            if isinstance(finding.fix, FixPlan) or callable(finding.fix):
                 plans[diagnostic] = finding.fix
     diagnostics = _apply_noqa(diagnostics, text)
     if plans:
@@ -106,7 +106,7 @@ def lint_text(text: str, path: str, settings: Settings) -> FileResult:
 
 def _with_fixes(
     diagnostics: list[Diagnostic],
-    plans: dict[Diagnostic, FixPlan],
+    plans: dict[Diagnostic, FixPlan | Callable[[], FixPlan | None]],
     text: str,
     module: cst.Module,
     model: SemanticModel,
@@ -121,11 +121,13 @@ def _with_fixes(
         plan = plans.get(diagnostic)
         if plan is not None:
             try:
-                fix = plan_fix(text, module, plan, model.parent_of, positions, index)
+                if not isinstance(plan, FixPlan):
+                    plan = plan()
+                if plan is not None:
+                    fix = plan_fix(text, module, plan, model.parent_of, positions, index)
+                    diagnostic = replace(diagnostic, fix=fix)
             except Exception as error:  # a broken fix must not hide the finding
                 result.extend(_internal_error(path, f"the {diagnostic.code} fix", error, settings))
-                fix = None
-            diagnostic = replace(diagnostic, fix=fix)
         result.append(diagnostic)
     return result
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 import libcst as cst
 
@@ -99,5 +100,5 @@ for batch in batches:
                     f"Waiting for `{waited}` before submitting `{submit}`, which does not need "
                     f"its result: submit `{submit}` first, then wait for both (requests run in "
                     "submission order; `tinker_cookbook.supervised.train` pipelines this)",
-                    fix=plan_move_wait(ctx, wait, scope, [p.submit.node for p in group]),
+                    fix=partial(plan_move_wait, ctx, wait, scope, [p.submit.node for p in group]),
                 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 from tinker_lint.fix.tnk105 import plan_plain_method
 from tinker_lint.model.sdk import ASYNC_DEPRECATION_VERSION
@@ -80,5 +81,5 @@ async def step(training_client, batch):
                 site.node,
                 f"`{name}()` is deprecated since tinker 0.38: use `{call.method.plain_name}()`, "
                 "which returns an awaitable `APIFuture` at once",
-                fix=plan_plain_method(ctx.model, call),
+                fix=partial(plan_plain_method, ctx.model, call),
             )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 from tinker_lint.fix.tnk106 import plan_wait_for_client
 from tinker_lint.model.sdk import ASYNC_DEPRECATION_VERSION
@@ -85,5 +86,5 @@ training_client.forward_backward(batch, loss_fn="cross_entropy")
                 origin,
                 f"`{made}()` returns a future of the client, used here as the client (each call "
                 f"warns, the first blocks): {remedy}",
-                fix=plan_wait_for_client(ctx, origin, origin_site, factory),
+                fix=partial(plan_wait_for_client, ctx, origin, origin_site, factory),
             )
