@@ -117,6 +117,7 @@ def _with_fixes(
     """Attach to each fixable diagnostic the edit its plan makes (noqa'd ones are gone already)."""
     index = LineIndex(text)
     result = []
+    failed: set[str] = set()
     for diagnostic in diagnostics:
         plan = plans.get(diagnostic)
         if plan is not None:
@@ -127,7 +128,10 @@ def _with_fixes(
                     fix = plan_fix(text, module, plan, model.parent_of, positions, index)
                     diagnostic = replace(diagnostic, fix=fix)
             except Exception as error:  # a broken fix must not hide the finding
-                result.extend(_internal_error(path, f"the {diagnostic.code} fix", error, settings))
+                if diagnostic.code not in failed:
+                    failed.add(diagnostic.code)
+                    where = f"the {diagnostic.code} fix"
+                    result.extend(_internal_error(path, where, error, settings))
         result.append(diagnostic)
     return result
 
