@@ -191,3 +191,23 @@ def test_fix_with_json_output_reports_what_remains(loop, capsys):
 def test_exit_zero(loop, capsys):
     assert _run("--fix", "--exit-zero", str(loop)) == 0
     assert _run("--diff", "--exit-zero", str(loop)) == 0
+
+
+def test_diff_of_a_file_without_a_final_newline_applies_exactly(tmp_path, capsys):
+    import subprocess
+
+    path = tmp_path / "last.py"
+    source = SAFE_AND_UNSAFE.rstrip("\n")
+    path.write_text(source)
+    assert _run("--diff", str(path)) == 1
+    out = capsys.readouterr().out
+    assert out.endswith("\\ No newline at end of file\n")
+    subprocess.run(["patch", "-s", str(path)], input=out, text=True, check=True)
+    assert path.read_text() == SAFE_FIXED.rstrip("\n")
+
+
+def test_fix_applies_only_the_selected_rules(loop, capsys):
+    assert _run("--fix", "--select", "TNK105", str(loop)) == 1
+    assert loop.read_text() == SAFE_AND_UNSAFE.replace(
+        "await training_client.forward_backward_async(", "training_client.forward_backward("
+    )

@@ -100,7 +100,10 @@ def _lines(text: str) -> list[str]:
 
 def _unified_diff(old: str, new: str, path: str) -> str:
     lines = difflib.unified_diff(_lines(old), _lines(new), path, path)
-    return "".join(line if line.endswith(("\n", "\r")) else line + "\n" for line in lines)
+    return "".join(
+        line if line.endswith(("\n", "\r")) else f"{line}\n\\ No newline at end of file\n"
+        for line in lines
+    )
 
 
 def _display(path: str) -> str:
