@@ -74,78 +74,75 @@ class NameIndex:
         return found
 
 
-class _Indexer(cst.CSTVisitor):
-    def __init__(self, index: NameIndex) -> None:
+class _Indexer:
+    """One iterative walk over the semantic model's tree index (lambda bodies, which the index
+    skips, through libcst's own ``children``)."""
+
+    def __init__(self, index: NameIndex, model: SemanticModel) -> None:
         self.index = index
-        self.stack: list[cst.CSTNode] = []
-        self.owners: list[Owner] = []
-        self.targets: set[int] = set()  # ids of Name nodes in a binding position
+        self.model = model
 
-    @property
-    def owner(self) -> Owner | None:
-        return self.owners[-1] if self.owners else None
-
-    def _bind(self, name: str, owner: Owner | None = None) -> None:
-        owner = owner if owner is not None else self.owner
+    def _bind(self, name: str, owner: Owner | None) -> None:
         if owner is not None:
             self.index.binds.setdefault(id(owner), set()).add(name)
 
-    def _bind_target(self, target: cst.CSTNode) -> None:
+    def _bind_target(self, target: cst.CSTNode, owner: Owner | None) -> None:
         if isinstance(target, cst.Name):
-            self._bind(target.value)
+            self._bind(target.value, owner)
         elif isinstance(target, cst.Tuple | cst.List):
             for element in target.elements:
-                self._bind_target(element.value)
+                self._bind_target(element.value, owner)
         elif isinstance(target, cst.StarredElement):
-            self._bind_target(target.value)
+            self._bind_target(target.value, owner)
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        stack = self.stack
-        parent = stack[-1] if stack else None
-        if isinstance(node, cst.Name | cst.Attribute) and not _is_label(node, parent):
-            grandparent = stack[-2] if len(stack) > 1 else None
-            found = Occurrence(node, parent, grandparent, self.owner)
+    def run(self, module: cst.Module) -> None:
+        names, attributes = self.index.names, self.index.attributes
+        children_of = self.model.children_of
+        # (node, parent, grandparent, owner, inside a lambda)
+        stack: list[tuple] = [(module, None, None, None, False)]
+        while stack:
+            node, parent, grandparent, owner, in_lambda = stack.pop()
             if isinstance(node, cst.Name):
-                self.index.names.setdefault(node.value, []).append(found)
+                if not _is_label(node, parent):
+                    found = Occurrence(node, parent, grandparent, owner)
+                    names.setdefault(node.value, []).append(found)
+            elif isinstance(node, cst.Attribute):
+                if not _is_label(node, parent):
+                    found = Occurrence(node, parent, grandparent, owner)
+                    attributes.setdefault(node.attr.value, []).append(found)
             else:
-                self.index.attributes.setdefault(node.attr.value, []).append(found)
-        self._record_binding(node)
-        stack.append(node)
-        if isinstance(node, _OWNERS):
-            self.index.enclosing[id(node)] = self.owner
-            self.owners.append(node)
-            if isinstance(node, cst.Lambda):
-                for param in _params(node.params):
-                    self._bind(param.name.value)
-        return True
+                self._record_binding(node, owner)
+            inner = owner
+            if isinstance(node, _OWNERS):
+                self.index.enclosing[id(node)] = owner
+                inner = node
+                in_lambda = in_lambda or isinstance(node, cst.Lambda)
+                if isinstance(node, cst.Lambda | cst.FunctionDef):
+                    for param in _params(node.params):
+                        self._bind(param.name.value, node)
+            kids = node.children if in_lambda else children_of.get(id(node), ())
+            for child in reversed(kids):
+                stack.append((child, node, parent, inner, in_lambda))
 
-    def _record_binding(self, node: cst.CSTNode) -> None:
+    def _record_binding(self, node: cst.CSTNode, owner: Owner | None) -> None:
         targeted = cst.AssignTarget | cst.AnnAssign | cst.AugAssign | cst.For | cst.NamedExpr
         if isinstance(node, targeted):
-            self._bind_target(node.target)
+            self._bind_target(node.target, owner)
         elif isinstance(node, cst.AsName):
-            self._bind_target(node.name)
+            self._bind_target(node.name, owner)
         elif isinstance(node, cst.Del):
-            self._bind_target(node.target)
+            self._bind_target(node.target, owner)
         elif isinstance(node, cst.FunctionDef | cst.ClassDef):
-            self._bind(node.name.value)
-            if isinstance(node, cst.FunctionDef):
-                for param in _params(node.params):
-                    self._bind(param.name.value, node)
+            self._bind(node.name.value, owner)
         elif isinstance(node, cst.ImportAlias) and node.asname is None:
             head = node.name
             while isinstance(head, cst.Attribute):
                 head = head.value
             if isinstance(head, cst.Name):
-                self._bind(head.value)
-        elif isinstance(node, cst.Global | cst.Nonlocal) and self.owner is not None:
-            declared = self.index.declares.setdefault(id(self.owner), set())
+                self._bind(head.value, owner)
+        elif isinstance(node, cst.Global | cst.Nonlocal) and owner is not None:
+            declared = self.index.declares.setdefault(id(owner), set())
             declared.update(item.name.value for item in node.names)
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self.stack.pop()
-        if isinstance(original_node, _OWNERS):
-            self.owners.pop()
 
 
 def _params(params: cst.Parameters) -> list[cst.Param]:
@@ -175,6 +172,6 @@ def name_index(ctx: Context) -> NameIndex:
     index = ctx.extra.get("fix.names")
     if not isinstance(index, NameIndex):
         index = NameIndex()
-        ctx.model.module.visit(_Indexer(index))
+        _Indexer(index, ctx.model).run(ctx.model.module)
         ctx.extra["fix.names"] = index
     return index
