@@ -123,7 +123,7 @@ def test_workflow_steps_run(tmp_path):
     ]
     assert (stats_rc, stats) == (
         0,
-        "1\tTNK101\twait-before-submit\n1\tTNK102\tstep-not-overlapped\n",
+        "1\tTNK101\t[*] wait-before-submit\n1\tTNK102\t[ ] step-not-overlapped\n",
     )
 
 

@@ -156,16 +156,18 @@ def test_statistics_and_exit_zero(project, capsys):
     (project / "src" / "again.py").write_text(BAD_LOOP)
     code, out, _ = run(capsys, "--statistics", "src")
     assert code == 1
-    assert out == "2\tTNK101\twait-before-submit\n2\tTNK102\tstep-not-overlapped\n"
+    assert out == "2\tTNK101\t[*] wait-before-submit\n2\tTNK102\t[ ] step-not-overlapped\n"
     code, out, _ = run(capsys, "--statistics", "--output-format", "json", "--exit-zero", "src")
     assert code == 0
     assert json.loads(out) == [
-        {"code": "TNK101", "name": "wait-before-submit", "count": 2, "fixable": False},
+        {"code": "TNK101", "name": "wait-before-submit", "count": 2, "fixable": True},
         {"code": "TNK102", "name": "step-not-overlapped", "count": 2, "fixable": False},
     ]
     code, out, _ = run(capsys, "--exit-zero", "src")
     assert code == 0
-    assert out.endswith("Found 4 errors in 3 files checked.\n")
+    assert out.endswith(
+        "Found 4 errors in 3 files checked.\n[*] 2 fixable with the `--fix` option.\n"
+    )
     code, out, _ = run(capsys, "--statistics", "src/clean.py")
     assert (code, out) == (0, "")
 

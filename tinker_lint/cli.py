@@ -1,6 +1,7 @@
 """The ``tinker-lint`` command.
 
-Exit codes, as ruff's: 0 nothing found, 1 something found, 2 a usage or configuration error.
+Exit codes, as ruff's: 0 nothing found (with ``--fix``: nothing left), 1 something found (with
+``--diff``: something to fix), 2 a usage or configuration error.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from tinker_lint import __version__
+from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.io.config import ConfigError, _codes, find_pyproject, load_settings, parse_version
 from tinker_lint.report import REPORTERS
 from tinker_lint.report.statistics import write_statistics
-from tinker_lint.runner import lint_paths
+from tinker_lint.report.text import write_fixes_applied, write_text
+from tinker_lint.runner import fix_paths, lint_paths
 from tinker_lint.settings import Settings
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
@@ -57,6 +60,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--force-exclude",
         action="store_true",
         help="apply `exclude` to files named on the command line too (for pre-commit)",
+    )
+    parser.add_argument(
+        "--fix", action="store_true", help="apply the safe fixes, then report what remains"
+    )
+    parser.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="also apply (with --fix/--diff) and offer the fixes that may change behaviour",
+    )
+    parser.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the fixes as a unified diff and write nothing; exit 1 if there is anything "
+        "to fix",
+    )
+    parser.add_argument(
+        "--show-fixes", action="store_true", help="with --fix, list the fixes applied per file"
     )
     parser.add_argument("--version", action="version", version=f"tinker-lint {__version__}")
     return parser
@@ -106,17 +126,55 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as error:
         sys.stderr.write(f"tinker-lint: error: {error}\n")
         return EXIT_ERROR
+    if args.fix or args.diff:
+        return _fix(args, settings)
     diagnostics, files, warnings = lint_paths(
         args.paths, settings, force_exclude=args.force_exclude
     )
+    if _warn(warnings, files):
+        return EXIT_ERROR
+    _report(args, diagnostics, files)
+    if diagnostics and not args.exit_zero:
+        return EXIT_FOUND
+    return EXIT_CLEAN
+
+
+def _warn(warnings: list[str], files: int) -> bool:
+    """Print the warnings; True if nothing at all could be found to check (a usage error)."""
     for warning in warnings:
         sys.stderr.write(f"tinker-lint: warning: {warning}\n")
-    if any(w.endswith("no such file or directory") for w in warnings) and files == 0:
-        return EXIT_ERROR
+    return any(w.endswith("no such file or directory") for w in warnings) and files == 0
+
+
+def _report(
+    args: argparse.Namespace, diagnostics: list[Diagnostic], files: int, fixed: int = 0
+) -> None:
     if args.statistics:
         write_statistics(diagnostics, sys.stdout, as_json=args.output_format == "json")
+        return
+    reporter = REPORTERS[args.output_format]
+    if reporter is write_text:
+        write_text(
+            diagnostics, sys.stdout, files=files, fixed=fixed, unsafe_fixes=args.unsafe_fixes
+        )
     else:
-        REPORTERS[args.output_format](diagnostics, sys.stdout, files=files)
-    if diagnostics and not args.exit_zero:
+        reporter(diagnostics, sys.stdout, files=files)
+
+
+def _fix(args: argparse.Namespace, settings: Settings) -> int:
+    """``--fix`` (write, report what remains) and ``--diff`` (print, write nothing)."""
+    report = fix_paths(args.paths, settings, unsafe_fixes=args.unsafe_fixes, write=not args.diff)
+    if _warn(report.warnings, report.files):
+        return EXIT_ERROR
+    fixed = len(report.fixed)
+    if args.diff:
+        sys.stdout.writelines(report.diffs)
+        noun = "error" if fixed == 1 else "errors"
+        sys.stderr.write(f"Would fix {fixed} {noun}.\n" if fixed else "No errors would be fixed.\n")
+        return EXIT_FOUND if report.diffs and not args.exit_zero else EXIT_CLEAN
+    _report(args, report.diagnostics, report.files, fixed)
+    if args.show_fixes and report.fixed:
+        write_fixes_applied(report.fixed, sys.stdout)
+    if report.diagnostics and not args.exit_zero:
         return EXIT_FOUND
     return EXIT_CLEAN

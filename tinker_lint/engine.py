@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import ast
 import traceback
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 
 import libcst as cst
+from libcst.metadata import CodeRange
 
 from tinker_lint.diagnostics import Diagnostic
+from tinker_lint.fix.apply import LineIndex, plan_fix
+from tinker_lint.fix.plan import FixPlan
 from tinker_lint.io.files import DecodeError, SourceFile, decode_source
 from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.noqa import is_suppressed, noqa_lines
@@ -73,6 +77,7 @@ def lint_text(text: str, path: str, settings: Settings) -> FileResult:
             found.extend((rule, finding) for finding in rule().check(ctx))
         except Exception as error:
             diagnostics.extend(_internal_error(path, rule.code, error, settings))
+    plans: dict[Diagnostic, FixPlan | Callable[[], FixPlan | None]] = {}
     if found:
         positions = ctx.positions
         seen: set[tuple[str, int, int]] = set()
@@ -82,20 +87,57 @@ def lint_text(text: str, path: str, settings: Settings) -> FileResult:
             if key in seen:
                 continue
             seen.add(key)
-            diagnostics.append(
-                Diagnostic(
-                    path,
-                    where.start.line,
-                    where.start.column + 1,
-                    rule.code,
-                    finding.message,
-                    where.end.line,
-                    where.end.column + 1,
-                )
+            diagnostic = Diagnostic(
+                path,
+                where.start.line,
+                where.start.column + 1,
+                rule.code,
+                finding.message,
+                where.end.line,
+                where.end.column + 1,
             )
+            diagnostics.append(diagnostic)
+            if isinstance(finding.fix, FixPlan) or callable(finding.fix):
+                plans[diagnostic] = finding.fix
     diagnostics = _apply_noqa(diagnostics, text)
+    if plans:
+        diagnostics = _with_fixes(
+            diagnostics, plans, text, module, model, positions, path, settings
+        )
     diagnostics.sort()
     return FileResult(path, diagnostics, module=module)
+
+
+def _with_fixes(
+    diagnostics: list[Diagnostic],
+    plans: dict[Diagnostic, FixPlan | Callable[[], FixPlan | None]],
+    text: str,
+    module: cst.Module,
+    model: SemanticModel,
+    positions: Mapping[cst.CSTNode, CodeRange],
+    path: str,
+    settings: Settings,
+) -> list[Diagnostic]:
+    """Attach to each fixable diagnostic the edit its plan makes (noqa'd ones are gone already)."""
+    index = LineIndex(text)
+    result = []
+    failed: set[str] = set()
+    for diagnostic in diagnostics:
+        plan = plans.get(diagnostic)
+        if plan is not None:
+            try:
+                if not isinstance(plan, FixPlan):
+                    plan = plan()
+                if plan is not None:
+                    fix = plan_fix(text, module, plan, model.parent_of, positions, index)
+                    diagnostic = replace(diagnostic, fix=fix)
+            except Exception as error:  # a broken fix must not hide the finding
+                if diagnostic.code not in failed:
+                    failed.add(diagnostic.code)
+                    where = f"the {diagnostic.code} fix"
+                    result.extend(_internal_error(path, where, error, settings))
+        result.append(diagnostic)
+    return result
 
 
 def _syntax_only(text: str, path: str, settings: Settings) -> list[Diagnostic]:

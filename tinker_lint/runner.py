@@ -1,4 +1,4 @@
-"""Run the engine over paths: discover files, read them, lint each, collect diagnostics.
+"""Run the engine over paths: discover files, read them, lint (or fix) each, collect diagnostics.
 
 Python files go through the engine one by one; dependency files (TNK3xx) are judged after them,
 since TNK303 asks whether the project's code names a Qwen VL model.
@@ -6,14 +6,19 @@ since TNK303 asks whether the project's code names a Qwen VL model.
 
 from __future__ import annotations
 
+import difflib
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 
 from tinker_lint.deps import QwenVlUse, find_qwen_vl, is_dependency_file, lint_dependency_files
 from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.engine import lint_bytes
-from tinker_lint.io.files import Skipped, discover, is_python_file
+from tinker_lint.io.files import Skipped, decode_source, discover, is_python_file
 from tinker_lint.settings import Settings
+
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
 def lint_paths(
@@ -25,18 +30,40 @@ def lint_paths(
     files = 0
     dependency_files: list[str] = []
     qwen_vl: QwenVlUse | None = None
+    for item in _read(paths, settings, warnings, dependency_files, force_exclude):
+        files += 1
+        if item is not None:
+            path, raw = item
+            qwen_vl = qwen_vl or find_qwen_vl(raw, _display(path))
+            diagnostics.extend(lint_bytes(raw, _display(path), settings).diagnostics)
+    if dependency_files:
+        files += len(dependency_files)
+        result = lint_dependency_files(dependency_files, settings, qwen_vl)
+        diagnostics.extend(result.diagnostics)
+        warnings.extend(result.warnings)
+    return diagnostics, files, warnings
+
+
+def _read(
+    paths: Sequence[str],
+    settings: Settings,
+    warnings: list[str],
+    dependency_files: list[str] | None = None,
+    force_exclude: bool = False,
+) -> Iterator[tuple[str, bytes] | None]:
+    """Each Python file's path and bytes (None for a file that could not be read: warned about).
+    Dependency files are collected in ``dependency_files`` when it is given, else skipped."""
     for item in discover(
         paths,
         settings.exclude,
         project_root=settings.project_root,
         force_exclude=force_exclude,
-        want=_is_lintable,
+        want=_is_lintable if dependency_files is not None else is_python_file,
     ):
         if isinstance(item, Skipped):
             warnings.append(f"{item.path}: skipped: {item.reason}")
             continue
-        files += 1
-        if is_dependency_file(item):
+        if dependency_files is not None and is_dependency_file(item):
             dependency_files.append(item)
             continue
         try:
@@ -44,18 +71,72 @@ def lint_paths(
                 raw = handle.read()
         except OSError as error:
             warnings.append(f"{item}: cannot read: {error.strerror or error}")
+            yield None
             continue
-        qwen_vl = qwen_vl or find_qwen_vl(raw, _display(item))
-        diagnostics.extend(lint_bytes(raw, _display(item), settings).diagnostics)
-    if dependency_files:
-        result = lint_dependency_files(dependency_files, settings, qwen_vl)
-        diagnostics.extend(result.diagnostics)
-        warnings.extend(result.warnings)
-    return diagnostics, files, warnings
+        yield item, raw
 
 
 def _is_lintable(path: str) -> bool:
     return is_python_file(path) or is_dependency_file(path)
+
+
+@dataclass
+class FixReport:
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # what remains
+    fixed: list[Diagnostic] = field(default_factory=list)
+    diffs: list[str] = field(default_factory=list)
+    files: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+def fix_paths(
+    paths: Sequence[str], settings: Settings, *, unsafe_fixes: bool = False, write: bool = True
+) -> FixReport:
+    """Fix every file under ``paths``: write the fixed files (atomically), or with ``write=False``
+    collect unified diffs of what would change. A file that cannot be read or written is warned
+    about and left as it was; the run goes on."""
+    from tinker_lint.fix.fixer import fix_bytes
+    from tinker_lint.fix.write import WriteError, write_atomic
+
+    report = FixReport()
+    for item in _read(paths, settings, report.warnings):
+        report.files += 1
+        if item is None:
+            continue
+        path, raw = item
+        display = _display(path)
+        outcome = fix_bytes(raw, display, settings, unsafe_fixes=unsafe_fixes)
+        report.warnings.extend(f"{display}: {problem}" for problem in outcome.problems)
+        if outcome.new_raw is None or outcome.result is None:
+            report.diagnostics.extend(outcome.diagnostics)
+            continue
+        if write:
+            try:
+                write_atomic(path, outcome.new_raw, expected=raw)
+            except WriteError as error:
+                report.warnings.append(f"{display}: {error}")
+                report.diagnostics.extend(outcome.result.initial)
+                continue
+        else:
+            report.diffs.append(
+                _unified_diff(decode_source(raw).text, outcome.result.text, display)
+            )
+        report.fixed.extend(outcome.result.fixed)
+        report.diagnostics.extend(outcome.diagnostics)
+    return report
+
+
+def _lines(text: str) -> list[str]:
+    """Lines with their ends, split only where Python sees a line break (not at ``\f``)."""
+    return _LINES.findall(text)
+
+
+def _unified_diff(old: str, new: str, path: str) -> str:
+    lines = difflib.unified_diff(_lines(old), _lines(new), path, path)
+    return "".join(
+        line if line.endswith(("\n", "\r")) else f"{line}\n\\ No newline at end of file\n"
+        for line in lines
+    )
 
 
 def _display(path: str) -> str:

@@ -2,21 +2,66 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import TextIO
 
 from tinker_lint.diagnostics import Diagnostic
+from tinker_lint.fix.plan import UNSAFE, is_applicable
 
 
-def write_text(diagnostics: Sequence[Diagnostic], out: TextIO, *, files: int) -> None:
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}{'es' if word.endswith('x') else 's'}"
+
+
+def write_text(
+    diagnostics: Sequence[Diagnostic],
+    out: TextIO,
+    *,
+    files: int,
+    fixed: int = 0,
+    unsafe_fixes: bool = False,
+) -> None:
+    """``[*]`` marks a finding ``--fix`` would fix (an unsafe fix only with ``--unsafe-fixes``);
+    ``fixed`` is how many ``--fix`` fixed before this report."""
+    fixable = hidden = 0
     for d in diagnostics:
-        mark = "[*] " if d.fix is not None else ""
+        shown = d.fix is not None and is_applicable(d.fix.applicability, unsafe_fixes)
+        fixable += shown
+        hidden += d.fix is not None and not shown and d.fix.applicability == UNSAFE
+        mark = "[*] " if shown else ""
         out.write(f"{d.path}:{d.line}:{d.col}: {d.code} {mark}{d.message}\n")
-    if diagnostics:
-        noun = "error" if len(diagnostics) == 1 else "errors"
-        fixable = sum(1 for d in diagnostics if d.fix is not None)
-        out.write(f"Found {len(diagnostics)} {noun} in {files} files checked.\n")
-        if fixable:
-            out.write(f"[*] {fixable} fixable with the `--fix` option.\n")
+    if fixed:
+        total = len(diagnostics) + fixed
+        out.write(
+            f"Found {_plural(total, 'error')} ({fixed} fixed, {len(diagnostics)} remaining) "
+            f"in {files} files checked.\n"
+        )
+    elif diagnostics:
+        out.write(f"Found {_plural(len(diagnostics), 'error')} in {files} files checked.\n")
     else:
         out.write(f"All checks passed! ({files} files checked)\n")
+    hint = (
+        f" ({_plural(hidden, 'hidden fix')} can be enabled with the `--unsafe-fixes` option)"
+        if hidden
+        else ""
+    )
+    if fixable:
+        out.write(f"[*] {fixable} fixable with the `--fix` option{hint}.\n")
+    elif hidden:
+        out.write(f"No fixes available{hint}.\n")
+
+
+def write_fixes_applied(fixed: Sequence[Diagnostic], out: TextIO) -> None:
+    """``--show-fixes``: how many of each code were fixed, per file, as ruff lists them."""
+    out.write(f"Fixed {_plural(len(fixed), 'error')}:\n")
+    by_path: dict[str, Counter[str]] = {}
+    for d in fixed:
+        by_path.setdefault(d.path, Counter())[d.code] += 1
+    from tinker_lint.rules import RULES_BY_CODE
+
+    for path, counts in by_path.items():
+        out.write(f"- {path}:\n")
+        for code, n in sorted(counts.items()):
+            rule = RULES_BY_CODE.get(code)
+            out.write(f"    {n} \u00d7 {code}{f' ({rule.name})' if rule else ''}\n")

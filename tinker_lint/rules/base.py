@@ -37,7 +37,9 @@ class Example:
 class Finding:
     node: cst.CSTNode
     message: str
-    fix: object | None = None  # a tinker_lint.fix plan, attached by fixable rules
+    # A tinker_lint.fix plan, or a function making one (None: no safe rewrite). Made lazily by
+    # the engine, for findings that survive ``noqa``; a failure there never loses the finding.
+    fix: object | None = None
 
 
 @dataclass

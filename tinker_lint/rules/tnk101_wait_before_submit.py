@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 import libcst as cst
 
+from tinker_lint.fix.tnk101 import plan_move_wait
 from tinker_lint.model.pipeline import waits_and_next_submits
 from tinker_lint.model.sdk import Role
 from tinker_lint.model.semantic import Scope
@@ -38,7 +40,13 @@ request needs the result (data or control dependence), and when the next request
 (`save_state`, `save_weights_for_sampler`, `save_weights_and_get_sampling_client`) that ends an RL
 step.
 """
-    fix_description = "Move the wait after the next independent submit."
+    fix_description = (
+        "Move the wait after the next submit when it is a simple statement of the same block "
+        "(splitting `r = tc.forward_backward(b).result()` into a future and a later wait). "
+        "Unsafe when the wait sits in a `try` whose handler may skip the step, or its result is "
+        "read by other functions; no fix when anything in between reads the result."
+    )
+    fixable = True
     INVALID = (
         Example(
             """\
@@ -92,4 +100,5 @@ for batch in batches:
                     f"Waiting for `{waited}` before submitting `{submit}`, which does not need "
                     f"its result: submit `{submit}` first, then wait for both (requests run in "
                     "submission order; `tinker_cookbook.supervised.train` pipelines this)",
+                    fix=partial(plan_move_wait, ctx, wait, scope, [p.submit.node for p in group]),
                 )

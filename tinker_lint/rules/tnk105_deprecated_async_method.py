@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
+from tinker_lint.fix.tnk105 import plan_plain_method
 from tinker_lint.model import sdk
 from tinker_lint.model.sdk import ASYNC_DEPRECATION_VERSION, Returns
 from tinker_lint.rules.base import Context, Example, Finding, Rule
@@ -26,7 +28,13 @@ Only reported when the project targets tinker 0.38 or newer (`--tinker-version`,
 in `[tool.tinker-lint]`, or the installed tinker): before 0.38, `sample()` returned a future that
 could not be awaited.
 """
-    fix_description = "Call the plain method (and keep a single `await` where the value is needed)."
+    fix_description = (
+        "Call the plain method: `await tc.forward_backward_async(x)` becomes "
+        "`tc.forward_backward(x)` (the same future), `await sc.sample_async(x)` becomes "
+        "`await sc.sample(x)` (the same value). A coroutine passed to `asyncio.gather` is an unsafe "
+        "fix; one used any other way is not fixed."
+    )
+    fixable = True
     INVALID = (
         Example(
             """\
@@ -79,4 +87,5 @@ async def step(training_client, batch):
                 site.node,
                 f"`{name}()` is deprecated since tinker 0.38: use `{call.method.plain_name}()`, "
                 f"{gives}",
+                fix=partial(plan_plain_method, ctx.model, call),
             )

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
+from tinker_lint.fix.tnk106 import plan_wait_for_client
 from tinker_lint.model.sdk import ASYNC_DEPRECATION_VERSION
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
@@ -22,7 +24,12 @@ The compatibility wrapper will be removed in a later release.
 Only reported when the project targets tinker 0.38 or newer: before it, these methods returned the
 client itself.
 """
-    fix_description = "Add `.result()` in sync code or `await` in async code at the factory call."
+    fix_description = (
+        "Add `.result()` in sync code or `await` in async code at the factory call, when every "
+        "use of the value is a client-method call (unsafe when some use is something else; no "
+        "fix when some use treats it as a future)."
+    )
+    fixable = True
     INVALID = (
         Example(
             """\
@@ -79,4 +86,5 @@ training_client.forward_backward(batch, loss_fn="cross_entropy")
                 origin,
                 f"`{made}()` returns a future of the client, used here as the client (each call "
                 f"warns, the first blocks): {remedy}",
+                fix=partial(plan_wait_for_client, ctx, origin, origin_site, factory),
             )

@@ -1,0 +1,115 @@
+"""``--fix`` for one file: lint, apply the fixes that do not overlap, lint again, until nothing is
+left to fix (fixing one finding can reveal another) or ``MAX_PASSES`` passes.
+
+A pass whose result does not compile is thrown away and fixing stops there, keeping the last good
+text: a fix that broke the code would be a bug, and the user's file must never pay for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tinker_lint.diagnostics import Diagnostic
+from tinker_lint.engine import lint_bytes, lint_text
+from tinker_lint.fix.apply import apply_fixes
+from tinker_lint.fix.plan import is_applicable
+from tinker_lint.io.files import DecodeError, decode_source
+from tinker_lint.settings import Settings
+
+MAX_PASSES = 10
+
+
+@dataclass
+class FixResult:
+    text: str
+    fixed: list[Diagnostic]  # the findings whose fix was applied (positions of their pass)
+    remaining: list[Diagnostic]  # the findings of the fixed text
+    initial: list[Diagnostic]  # the findings of the original text
+    passes: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def _compiles(text: str, path: str) -> bool:
+    try:
+        compile(text, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def fix_text(
+    text: str,
+    path: str,
+    settings: Settings,
+    *,
+    unsafe_fixes: bool = False,
+    max_passes: int = MAX_PASSES,
+) -> FixResult:
+    result = lint_text(text, path, settings)
+    outcome = FixResult(text, [], result.diagnostics, result.diagnostics)
+    seen = {text}
+    strict = None  # does the original compile? Then every pass must.
+    for _ in range(max_passes):
+        fixable = [
+            d
+            for d in outcome.remaining
+            if d.fix is not None and is_applicable(d.fix.applicability, unsafe_fixes)
+        ]
+        if not fixable:
+            return outcome
+        new_text, applied = apply_fixes(outcome.text, [d.fix for d in fixable if d.fix])
+        if not applied or new_text in seen:
+            outcome.problems.append("fixes undo each other; stopped")
+            return outcome
+        if strict is None:
+            strict = _compiles(text, path)
+        if strict and not _compiles(new_text, path):
+            codes = ", ".join(sorted({d.code for d in fixable}))
+            outcome.problems.append(
+                f"a {codes} fix produced code that does not compile; kept the code before it "
+                "(please report this)"
+            )
+            return outcome
+        applied_ids = {id(f) for f in applied}
+        outcome.fixed.extend(d for d in fixable if id(d.fix) in applied_ids)
+        outcome.text = new_text
+        outcome.passes += 1
+        seen.add(new_text)
+        outcome.remaining = lint_text(new_text, path, settings).diagnostics
+    if any(
+        d.fix is not None and is_applicable(d.fix.applicability, unsafe_fixes)
+        for d in outcome.remaining
+    ):
+        outcome.problems.append(f"fixes did not converge after {max_passes} passes")
+    return outcome
+
+
+@dataclass
+class FileFix:
+    result: FixResult | None  # None: the file could not be decoded
+    new_raw: bytes | None  # the bytes to write; None: nothing to change
+    diagnostics: list[Diagnostic]  # what remains (or, if nothing could be fixed, what was found)
+    problems: list[str]
+
+
+def fix_bytes(raw: bytes, path: str, settings: Settings, *, unsafe_fixes: bool = False) -> FileFix:
+    """Fix a file's bytes, writing them back in the same encoding, with the same BOM and line
+    endings (libcst keeps every line ending it parsed; new lines get the file's own)."""
+    try:
+        source = decode_source(raw)
+    except DecodeError:
+        return FileFix(None, None, lint_bytes(raw, path, settings).diagnostics, [])
+    result = fix_text(source.text, path, settings, unsafe_fixes=unsafe_fixes)
+    if result.text == source.text:
+        return FileFix(result, None, result.remaining, result.problems)
+    try:
+        same = source.text.encode(source.encoding) == raw  # 'utf-8-sig' puts the BOM back
+        new_raw = result.text.encode(source.encoding)
+    except (UnicodeEncodeError, LookupError):
+        same, new_raw = False, b""
+    if not same:
+        problem = (
+            f"not fixed: cannot write it back byte for byte in its encoding ({source.encoding})"
+        )
+        return FileFix(result, None, result.initial, [problem])
+    return FileFix(result, new_raw, result.remaining, result.problems)
