@@ -6,8 +6,8 @@ import os
 from collections.abc import Sequence
 
 from tinker_lint.diagnostics import Diagnostic
-from tinker_lint.engine import lint_bytes
-from tinker_lint.io.files import Skipped, discover
+from tinker_lint.engine import io_error, lint_bytes
+from tinker_lint.io.files import NotReadable, Skipped, discover, read_bytes
 from tinker_lint.settings import Settings
 
 
@@ -20,14 +20,20 @@ def lint_paths(paths: Sequence[str], settings: Settings) -> tuple[list[Diagnosti
         if isinstance(item, Skipped):
             warnings.append(f"{item.path}: skipped: {item.reason}")
             continue
-        files += 1
         try:
-            with open(item, "rb") as handle:
-                raw = handle.read()
-        except OSError as error:
-            warnings.append(f"{item}: cannot read: {error.strerror or error}")
+            raw = read_bytes(item)
+        except NotReadable as error:
+            warnings.append(f"{item}: skipped: {error.strerror}")
             continue
-        diagnostics.extend(lint_bytes(raw, _display(item), settings).diagnostics)
+        except OSError as error:
+            files += 1
+            # A file we were meant to check and could not: a finding (as ruff's E902), not a pass.
+            diagnostics.extend(io_error(_display(item), error, settings))
+            continue
+        files += 1
+        result = lint_bytes(raw, _display(item), settings)
+        diagnostics.extend(result.diagnostics)
+        warnings.extend(result.warnings)
     return diagnostics, files, warnings
 
 

@@ -42,7 +42,7 @@ def find_pyproject(start: Path) -> Path | None:
         candidate = directory / "pyproject.toml"
         if candidate.is_file():
             try:
-                text = candidate.read_text(encoding="utf-8")
+                text = candidate.read_text(encoding="utf-8", errors="replace")
             except OSError:
                 continue
             if "tool.tinker-lint" in text or '"tinker-lint"' in text:
@@ -113,9 +113,14 @@ def load_settings(pyproject: Path | None) -> Settings:
             data = tomllib.load(handle)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{where}: invalid TOML: {error}") from None
+    except UnicodeDecodeError as error:  # TOML is UTF-8; tomllib lets this through
+        raise ConfigError(f"{where}: invalid TOML: not UTF-8 (byte {error.start})") from None
     except OSError as error:
-        raise ConfigError(f"{where}: cannot read: {error.strerror}") from None
-    table = data.get("tool", {}).get("tinker-lint")
+        raise ConfigError(f"{where}: cannot read: {error.strerror or error}") from None
+    tool = data.get("tool", {})
+    if not isinstance(tool, Mapping):
+        raise ConfigError(f"{where}: `tool` must be a table, got {tool!r}")
+    table = tool.get("tinker-lint")
     if table is None:
         return base
     if not isinstance(table, Mapping):
