@@ -6,8 +6,9 @@
 
 By default the pre-filter is off: the semantic model and every rule run on every file, whether or not
 its text mentions Tinker, so the model is exercised on all of the standard library. Reports files,
-findings, TNK000 (internal errors), TNK001 (files that do not parse or decode), exceptions that
-escaped the engine, and time. Exits 1 if any TNK000 or escaped exception, else 0.
+findings, TNK000 (internal errors), TNK001 (files CPython does not compile, or that do not decode),
+files not analysed (valid Python the engine declined: too large, too deep, libcst cannot parse it),
+exceptions that escaped the engine, and time. Exits 1 if any TNK000 or escaped exception, else 0.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ def sweep(paths: list[str], *, prefilter: bool, verbose: bool) -> dict[str, obje
     escaped: list[str] = []
     internal: list[str] = []
     unparsable: collections.Counter[str] = collections.Counter()
+    not_analysed: list[str] = []
     slowest: list[tuple[float, str]] = []
     start = time.perf_counter()
     for root in paths:
@@ -77,6 +79,7 @@ def sweep(paths: list[str], *, prefilter: bool, verbose: bool) -> dict[str, obje
                     traceback.print_exc()
                 continue
             slowest.append((time.perf_counter() - began, path))
+            not_analysed.extend(w for w in result.warnings if "not analysed" in w)
             for d in result.diagnostics:
                 counts[d.code] += 1
                 if d.code == "TNK000":
@@ -96,6 +99,7 @@ def sweep(paths: list[str], *, prefilter: bool, verbose: bool) -> dict[str, obje
         "TNK001_kinds": dict(unparsable),
         "escaped": escaped,
         "internal": internal,
+        "not_analysed": not_analysed,
         "seconds": elapsed,
         "slowest": slowest[:5],
     }
@@ -126,11 +130,15 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("files", "findings", "TNK000", "TNK001", "seconds"):
             total[key] += result[key]
         total["escaped"] += len(result["escaped"])
+        total["not_analysed"] += len(result["not_analysed"])
         print(
             f"{name:9s} files={result['files']:5d} findings={result['findings']:4d} "
             f"TNK000={result['TNK000']} TNK001={result['TNK001']} "
-            f"escaped={len(result['escaped'])} time={result['seconds']:.1f}s"
+            f"not-analysed={len(result['not_analysed'])} escaped={len(result['escaped'])} "
+            f"time={result['seconds']:.1f}s"
         )
+        for line in result["not_analysed"]:
+            print(f"          {line}")
         print(f"          by code: {result['by_code']}")
         if result["TNK001_kinds"]:
             print(f"          TNK001: {result['TNK001_kinds']}")
@@ -142,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     if len(targets) > 1:
         print(
             f"{'total':9s} files={total['files']:5d} findings={total['findings']:4d} "
-            f"TNK000={total['TNK000']} TNK001={total['TNK001']} escaped={total['escaped']} "
+            f"TNK000={total['TNK000']} TNK001={total['TNK001']} "
+            f"not-analysed={total['not_analysed']} escaped={total['escaped']} "
             f"time={total['seconds']:.1f}s"
         )
     return 1 if failed else 0

@@ -42,12 +42,23 @@ def find_pyproject(start: Path) -> Path | None:
         candidate = directory / "pyproject.toml"
         if candidate.is_file():
             try:
-                text = candidate.read_text(encoding="utf-8", errors="replace")
+                raw = candidate.read_bytes()
             except OSError:
                 continue
-            if "tool.tinker-lint" in text or '"tinker-lint"' in text:
+            if b"tinker-lint" in raw and _names_our_table(raw):
                 return candidate
     return None
+
+
+def _names_our_table(raw: bytes) -> bool:
+    """Whether this pyproject.toml has a ``[tool.tinker-lint]`` table, however spelled; a file that
+    is not valid TOML counts, so that loading it reports the error instead of passing it by."""
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return True
+    tool = data.get("tool")
+    return not isinstance(tool, Mapping) or "tinker-lint" in tool
 
 
 def _codes(value: object, key: str, where: str) -> tuple[str, ...]:
