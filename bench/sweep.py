@@ -8,7 +8,8 @@ By default the pre-filter is off: the semantic model and every rule run on every
 its text mentions Tinker, so the model is exercised on all of the standard library. Reports files,
 findings, TNK000 (internal errors), TNK001 (files CPython does not compile, or that do not decode),
 files not analysed (valid Python the engine declined: too large, too deep, libcst cannot parse it),
-exceptions that escaped the engine, and time. Exits 1 if any TNK000 or escaped exception, else 0.
+exceptions that escaped the engine, and time. Exits 1 if any TNK000, any escaped exception, or any TNK001 on a file
+CPython compiles (``compile()`` is the oracle), else 0.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import sys
 import sysconfig
 import time
 import traceback
+import warnings
 from collections.abc import Iterator
 
 from tinker_lint.engine import lint_bytes
@@ -51,6 +53,16 @@ def python_files(root: str) -> Iterator[str]:
         for name in sorted(filenames):
             if name.endswith((".py", ".pyi")):
                 yield os.path.join(directory, name)
+
+
+def compiles(raw: bytes) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(raw, "<sweep>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def sweep(paths: list[str], *, prefilter: bool, verbose: bool) -> dict[str, object]:
@@ -86,6 +98,8 @@ def sweep(paths: list[str], *, prefilter: bool, verbose: bool) -> dict[str, obje
                     internal.append(f"{d.path}:{d.line}:{d.col}: {d.message}")
                 elif d.code == "TNK001":
                     unparsable[d.message.split(":")[0]] += 1
+                    if compiles(raw):  # a syntax error CPython does not see is our bug
+                        internal.append(f"{d.path}:{d.line}:{d.col}: TNK001 on valid Python")
                     if verbose:
                         print(f"{d.path}:{d.line}:{d.col}: TNK001 {d.message}")
     elapsed = time.perf_counter() - start

@@ -7,6 +7,7 @@ return code there, not kill the test run)."""
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -397,3 +398,20 @@ def test_engine_never_raises_on_odd_text():
     for text in odd:
         result = lint_text(text, "odd.py", SETTINGS, prefilter=False)
         assert all(d.code != "TNK000" for d in result.diagnostics), (text, result.diagnostics)
+
+
+def test_interrupt_is_exit_130_without_traceback(tmp_path):
+    """Ctrl-C in the middle of an analysis (the analysis thread is inside libcst's native parser:
+    letting the interpreter finalize under it aborted the process with SIGABRT)."""
+    for i in range(10):
+        (tmp_path / f"big_{i}.py").write_bytes(_generated(400_000))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tinker_lint", "--isolated", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    time.sleep(3)  # imports done, a file under analysis (each takes seconds)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert (process.returncode, out, err) == (130, b"", b"tinker-lint: interrupted\n")

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from tinker_lint import __version__
+from tinker_lint.guard import analysis_running
 from tinker_lint.io.config import ConfigError, _codes, find_pyproject, load_settings, parse_version
 from tinker_lint.report import REPORTERS
 from tinker_lint.runner import lint_paths
@@ -115,6 +116,11 @@ def entry() -> int:
         return code
     except KeyboardInterrupt:
         sys.stderr.write("tinker-lint: interrupted\n")
+        if analysis_running():
+            # The analysis thread is inside libcst's native parser: letting the interpreter
+            # finalize under it aborts the process (SIGABRT). Leave at once instead.
+            sys.stderr.flush()
+            os._exit(130)
         return 130
     except BrokenPipeError:
         # Python's recipe: point stdout at devnull so the flush at exit does not raise again.

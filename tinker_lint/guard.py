@@ -76,9 +76,19 @@ def python_verdict(text: str, path: str) -> SyntaxProblem | None:
     return None
 
 
+_THREAD_NAME = "tinker-lint-analysis"
+
+
 _limit_lock = threading.Lock()
-_deep_calls = 0
+_deep_calls = 0  # analyses under way on deep-stack threads
 _saved_limit = 0
+
+
+def analysis_running() -> bool:
+    """Whether an analysis thread is still at work (after an interrupt left it behind). Counted,
+    not asked of the thread: on Python 3.11 an interrupted ``join`` marks it stopped while it
+    runs on."""
+    return _deep_calls > 0
 
 
 def _raise_limit() -> None:
@@ -119,7 +129,7 @@ def run_deep(function: Callable[..., T], *args: object) -> T:
     except (ValueError, RuntimeError):  # a platform without settable stacks
         return function(*args)
     try:
-        thread = threading.Thread(target=target, name="tinker-lint-analysis", daemon=True)
+        thread = threading.Thread(target=target, name=_THREAD_NAME, daemon=True)
         thread.start()
     except RuntimeError:  # no memory for the stack
         return function(*args)
