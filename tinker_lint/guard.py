@@ -29,9 +29,6 @@ from typing import TypeVar
 DEEP_STACK_BYTES = 256 * 1024 * 1024
 DEEP_RECURSION_LIMIT = 30_000
 
-# CPython's messages for nesting it refuses (Parser/tokenizer.c, Python/compile.c).
-_TOO_DEEP_MESSAGES = ("too many nested parentheses", "too many levels of indentation")
-
 T = TypeVar("T")
 
 
@@ -42,7 +39,6 @@ class SyntaxProblem:
     message: str
     line: int = 1
     col: int = 1
-    too_deep: bool = False
 
 
 def python_verdict(text: str, path: str) -> SyntaxProblem | None:
@@ -57,19 +53,15 @@ def python_verdict(text: str, path: str) -> SyntaxProblem | None:
             warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code are not ours
             symtable.symtable(text, path, "exec")
     except SyntaxError as error:  # IndentationError and TabError included
-        too_deep = any(m in (error.msg or "") for m in _TOO_DEEP_MESSAGES)
-        return SyntaxProblem(
-            f"{type(error).__name__}: {error.msg}", error.lineno or 1, error.offset or 1, too_deep
-        )
+        message = f"{type(error).__name__}: {error.msg}"
+        return SyntaxProblem(message, error.lineno or 1, error.offset or 1)
     except RecursionError:
         return SyntaxProblem(
-            "Nested too deeply for Python to compile (its recursion limit is exceeded)",
-            too_deep=True,
+            "Nested too deeply for Python to compile (its recursion limit is exceeded)"
         )
     except MemoryError:
         return SyntaxProblem(
-            "Too complex for Python's parser (its stack overflows): nested too deeply",
-            too_deep=True,
+            "Too complex for Python's parser (its stack overflows): nested too deeply"
         )
     except ValueError as error:  # older Pythons: "source code string cannot contain null bytes"
         return SyntaxProblem(f"Not Python source: {error}")
@@ -77,8 +69,6 @@ def python_verdict(text: str, path: str) -> SyntaxProblem | None:
 
 
 _THREAD_NAME = "tinker-lint-analysis"
-
-
 _limit_lock = threading.Lock()
 _deep_calls = 0  # analyses under way on deep-stack threads
 _saved_limit = 0

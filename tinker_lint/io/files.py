@@ -217,9 +217,11 @@ def read_bytes(path: str | Path) -> bytes:
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
         info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise NotReadable(0, "a directory", str(path))
         if not stat.S_ISREG(info.st_mode):
-            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-            raise NotReadable(0, f"{kind} (a FIFO, socket or device is never read)", str(path))
+            reason = "not a regular file (a FIFO, socket or device is never read)"
+            raise NotReadable(0, reason, str(path))
         if info.st_size > MAX_READ_BYTES:
             raise NotReadable(
                 0, f"{info.st_size:,} bytes, more than the {MAX_READ_BYTES:,} read", str(path)
