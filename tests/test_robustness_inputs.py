@@ -411,7 +411,23 @@ def test_interrupt_is_exit_130_without_traceback(tmp_path):
         stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
-    time.sleep(3)  # imports done, a file under analysis (each takes seconds)
+    _wait_for_analysis_thread(process.pid)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=120)
     assert (process.returncode, out, err) == (130, b"", b"tinker-lint: interrupted\n")
+
+
+def _wait_for_analysis_thread(pid: int) -> None:
+    """Until the process runs a second thread (the analysis: each file takes seconds), so the
+    interrupt lands inside an analysis, not in the imports."""
+    tasks = f"/proc/{pid}/task"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if len(os.listdir(tasks)) >= 2:
+                time.sleep(0.5)
+                return
+        except FileNotFoundError:  # not Linux, or the process is gone
+            break
+        time.sleep(0.05)
+    time.sleep(3)
