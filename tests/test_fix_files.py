@@ -96,16 +96,19 @@ def test_unreadable_file_gets_a_message_and_the_run_goes_on(tmp_path, capsys, mo
     unreadable, free = tmp_path / "a.py", tmp_path / "b.py"
     for path in (unreadable, free):
         path.write_text(BEFORE.format(encoding="utf-8"))
-    real_open = open
+    real_open = os.open
 
     def deny(file, *args, **kwargs):  # root reads any file: refuse this one as the OS would
         if str(file) == str(unreadable):
             raise PermissionError(13, "Permission denied", str(file))
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr("tinker_lint.runner.open", deny, raising=False)
-    assert _run("--fix", str(tmp_path)) == 0
-    assert f"{unreadable}: cannot read: Permission denied" in capsys.readouterr().err
+    monkeypatch.setattr("tinker_lint.io.files.os.open", deny)
+    # An unreadable file is a finding (TNK002, as ruff's E902), and the other file is still fixed.
+    assert _run("--fix", str(tmp_path)) == 1
+    assert (
+        f"{unreadable}:1:1: TNK002 Cannot read file: Permission denied" in capsys.readouterr().out
+    )
     assert free.read_text() == AFTER.format(encoding="utf-8")
 
 
@@ -114,8 +117,8 @@ def test_unreadable_by_mode(tmp_path, capsys):
     path = tmp_path / "a.py"
     path.write_text(BEFORE.format(encoding="utf-8"))
     path.chmod(0)
-    assert _run("--fix", str(path)) == 0
-    assert "cannot read" in capsys.readouterr().err
+    assert _run("--fix", str(path)) == 1
+    assert "TNK002 Cannot read file" in capsys.readouterr().out
 
 
 def test_undecodable_file_is_reported_not_written(tmp_path, capsys):

@@ -1,3 +1,3 @@
-from tinker_lint.cli import main
+from tinker_lint.cli import entry
 
-raise SystemExit(main())
+raise SystemExit(entry())

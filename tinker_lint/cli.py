@@ -7,13 +7,17 @@ Exit codes, as ruff's: 0 nothing found (with ``--fix``: nothing left), 1 somethi
 from __future__ import annotations
 
 import argparse
+import io
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from tinker_lint import __version__
 from tinker_lint.diagnostics import Diagnostic
+from tinker_lint.guard import analysis_running
 from tinker_lint.io.config import ConfigError, _codes, find_pyproject, load_settings, parse_version
 from tinker_lint.report import REPORTERS
 from tinker_lint.report.statistics import write_statistics
@@ -178,3 +182,39 @@ def _fix(args: argparse.Namespace, settings: Settings) -> int:
     if report.diagnostics and not args.exit_zero:
         return EXIT_FOUND
     return EXIT_CLEAN
+
+
+def entry() -> int:
+    """The console script: ``main`` with no traceback, ever. An interrupted run exits 130, a
+    closed pipe (``tinker-lint . | head``) ends quietly, and an error that escaped every other
+    guard is one line on stderr and exit 2 (``TINKER_LINT_DEBUG=1`` shows the traceback)."""
+    for stream in (sys.stdout, sys.stderr):
+        # A file name that is not valid UTF-8 (or an ASCII-only terminal) must not stop the output.
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+    try:
+        code = main()
+        sys.stdout.flush()
+        return code
+    except KeyboardInterrupt:
+        sys.stderr.write("tinker-lint: interrupted\n")
+        if analysis_running():
+            # The analysis thread is inside libcst's native parser: letting the interpreter
+            # finalize under it aborts the process (SIGABRT). Leave at once instead.
+            sys.stderr.flush()
+            os._exit(130)
+        return 130
+    except BrokenPipeError:
+        # Python's recipe: point stdout at devnull so the flush at exit does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FOUND
+    except Exception as error:
+        if os.environ.get("TINKER_LINT_DEBUG"):
+            raise
+        frame = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
+        at = f" at {os.path.basename(frame.filename)}:{frame.lineno}" if frame else ""
+        sys.stderr.write(
+            f"tinker-lint: error: internal error ({type(error).__name__}: {error}{at}); "
+            "please report it (TINKER_LINT_DEBUG=1 shows the traceback)\n"
+        )
+        return EXIT_ERROR

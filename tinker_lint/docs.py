@@ -48,6 +48,15 @@ so that a broken file is not mistaken for a clean one.
         fix_description="Fix the syntax error or the encoding; `exclude` the file if it is not "
         "Python meant to run (a template, a fixture).",
     ),
+    "TNK002": EngineCode(
+        summary="The file was found but could not be read (permission denied, I/O error)",
+        why="""\
+A file that tinker-lint was asked to check and could not read is reported as a finding, as ruff's
+E902 does, so that an unreadable file is not mistaken for a clean one. Special files (FIFOs,
+devices), broken symbolic links and symlink loops are skipped with a warning instead.
+""",
+        fix_description="Make the file readable, or `exclude` it.",
+    ),
 }
 
 

@@ -1,15 +1,15 @@
 """Lint one file: pre-filter, one libcst parse, one semantic model, every selected rule, noqa.
 
 Positions (libcst's PositionProvider, about one more parse's worth of time) are computed only for
-files that have findings.
+files that have findings. CPython's parser judges every file first, and the analysis runs on a
+deep-stack thread (``tinker_lint.guard``): no file can crash the process or escape as a traceback.
 """
 
 from __future__ import annotations
 
-import ast
 import traceback
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -17,12 +17,17 @@ from libcst.metadata import CodeRange
 from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.fix.apply import LineIndex, plan_fix
 from tinker_lint.fix.plan import FixPlan
+from tinker_lint.guard import python_verdict, run_deep
 from tinker_lint.io.files import DecodeError, SourceFile, decode_source
 from tinker_lint.model.semantic import SemanticModel
-from tinker_lint.noqa import is_suppressed, noqa_lines
-from tinker_lint.rules import PYTHON_RULES
+from tinker_lint.noqa import is_suppressed, noqa_lines, unknown_codes
+from tinker_lint.rules import ALL_CODES, PYTHON_RULES
 from tinker_lint.rules.base import Context, Finding, Rule
 from tinker_lint.settings import Settings
+
+# Larger files get a syntax check only (as semgrep's 1 MB default): analysis costs about 20 s and
+# 0.5 GB per million characters, and files that large are generated data, not training loops.
+MAX_ANALYSED_CHARS = 1_000_000
 
 
 @dataclass
@@ -32,32 +37,83 @@ class FileResult:
     source: SourceFile | None = None
     # Findings with their nodes, for fixers (not sent across processes).
     module: cst.Module | None = None
+    # For stderr, each naming the file: why it was not analysed, a typo in a noqa comment.
+    warnings: list[str] = field(default_factory=list)
 
 
-def lint_bytes(raw: bytes, path: str, settings: Settings) -> FileResult:
+def lint_bytes(
+    raw: bytes,
+    path: str,
+    settings: Settings,
+    *,
+    rules: Sequence[type[Rule]] | None = None,
+    prefilter: bool = True,
+) -> FileResult:
     try:
         source = decode_source(raw)
     except DecodeError as error:
-        return FileResult(path, _engine(path, "TNK001", f"Cannot decode file: {error}", settings))
-    result = lint_text(source.text, path, settings)
+        message = f"Cannot decode file: {error}"
+        return FileResult(path, _engine(path, "TNK001", message, settings, error.line, error.col))
+    result = lint_text(source.text, path, settings, rules=rules, prefilter=prefilter)
     result.source = source
     return result
 
 
-def lint_text(text: str, path: str, settings: Settings) -> FileResult:
-    rules = [rule for rule in PYTHON_RULES if settings.is_enabled(rule.code, path)]
-    rules = [rule for rule in rules if rule.applies_to(text)]
+def lint_text(
+    text: str,
+    path: str,
+    settings: Settings,
+    *,
+    rules: Sequence[type[Rule]] | None = None,
+    prefilter: bool = True,
+) -> FileResult:
+    """``rules`` replaces the registry (tests register a broken rule); ``prefilter=False`` runs the
+    model and every rule even on files their text test rules out (the robustness sweep does)."""
+    candidates = PYTHON_RULES if rules is None else rules
+    rules = [rule for rule in candidates if settings.is_enabled(rule.code, path)]
+    if prefilter:
+        rules = [rule for rule in rules if rule.applies_to(text)]
+    warnings = _noqa_warnings(text, path)
+    if not rules and not settings.is_enabled("TNK001", path):
+        return FileResult(path, [], warnings=warnings)
+    # CPython judges first: what it cannot compile is reported, and never reaches libcst.
+    problem = python_verdict(text, path)
+    if problem is not None:
+        diagnostics = _engine(path, "TNK001", problem.message, settings, problem.line, problem.col)
+        return FileResult(path, diagnostics, warnings=warnings)
     if not rules:
-        return FileResult(path, _syntax_only(text, path, settings))
+        return FileResult(path, [], warnings=warnings)
+    if len(text) > MAX_ANALYSED_CHARS:
+        warnings.append(
+            f"{path}: not analysed: {len(text):,} characters, more than the {MAX_ANALYSED_CHARS:,} "
+            "tinker-lint analyses (generated code?); its syntax was checked"
+        )
+        return FileResult(path, [], warnings=warnings)
+    try:
+        result = run_deep(_analyse, text, path, settings, rules)
+    except Exception as error:
+        return FileResult(
+            path, _internal_error(path, "the engine", error, settings), warnings=warnings
+        )
+    result.warnings[:0] = warnings
+    return result
+
+
+def _analyse(text: str, path: str, settings: Settings, rules: Sequence[type[Rule]]) -> FileResult:
+    """Parse, model, rules, positions, noqa (on a deep-stack thread: ``guard.run_deep``)."""
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
-        message = f"SyntaxError: {error.message}"
-        return FileResult(
-            path, _engine(path, "TNK001", message, settings, error.raw_line, error.raw_column + 1)
+        # CPython compiled this text: libcst's grammar is the one lagging.
+        return _not_analysed(
+            path,
+            f"libcst cannot parse it, though Python can ({error.raw_line}:{error.raw_column + 1}: "
+            f"{error.message})",
         )
-    except (RecursionError, MemoryError, ValueError) as error:
-        return FileResult(path, _engine(path, "TNK001", f"Cannot parse: {error!r}", settings))
+    except RecursionError:
+        return _not_analysed(path, "nested too deeply for libcst's parser")
+    except MemoryError:
+        return _not_analysed(path, "out of memory while parsing it")
 
     try:
         model = SemanticModel(
@@ -66,7 +122,7 @@ def lint_text(text: str, path: str, settings: Settings) -> FileResult:
             hot_loop_calls=settings.hot_loop_pattern,
         )
     except RecursionError:
-        return FileResult(path, _engine(path, "TNK001", "Nesting too deep to analyse", settings))
+        return _not_analysed(path, "nested too deeply to analyse")
     except Exception as error:
         return FileResult(path, _internal_error(path, "the semantic model", error, settings))
     ctx = Context(model, settings.tinker_version, path)
@@ -76,10 +132,14 @@ def lint_text(text: str, path: str, settings: Settings) -> FileResult:
         try:
             found.extend((rule, finding) for finding in rule().check(ctx))
         except Exception as error:
-            diagnostics.extend(_internal_error(path, rule.code, error, settings))
+            where = f"rule {rule.code} ({getattr(rule, 'name', rule.__name__)})"
+            diagnostics.extend(_internal_error(path, where, error, settings))
     plans: dict[Diagnostic, FixPlan | Callable[[], FixPlan | None]] = {}
     if found:
-        positions = ctx.positions
+        try:
+            positions = ctx.positions
+        except Exception as error:
+            return FileResult(path, _internal_error(path, "positions", error, settings))
         seen: set[tuple[str, int, int]] = set()
         for rule, finding in found:
             where = positions[finding.node]
@@ -140,24 +200,23 @@ def _with_fixes(
     return result
 
 
-def _syntax_only(text: str, path: str, settings: Settings) -> list[Diagnostic]:
-    """Files no rule could flag are not parsed by libcst, but a syntax error is still reported."""
-    if not settings.is_enabled("TNK001", path):
+def io_error(path: str, error: OSError, settings: Settings) -> list[Diagnostic]:
+    """TNK002 for a file found but not readable (permission denied, I/O error, gone meanwhile)."""
+    return _engine(path, "TNK002", f"Cannot read file: {error.strerror or error}", settings)
+
+
+def _not_analysed(path: str, reason: str) -> FileResult:
+    """Valid Python tinker-lint could not analyse: said on stderr, not reported as a finding."""
+    return FileResult(path, [], warnings=[f"{path}: not analysed: {reason}"])
+
+
+def _noqa_warnings(text: str, path: str) -> list[str]:
+    if "noqa" not in text.lower():
         return []
-    try:
-        ast.parse(text)
-    except SyntaxError as error:
-        return _engine(
-            path,
-            "TNK001",
-            f"SyntaxError: {error.msg}",
-            settings,
-            error.lineno or 1,
-            error.offset or 1,
-        )
-    except (ValueError, RecursionError, MemoryError) as error:
-        return _engine(path, "TNK001", f"Cannot parse: {error}", settings)
-    return []
+    return [
+        f"{path}:{line}: unknown rule code `{code}` in `# noqa` (it silences nothing)"
+        for line, code in unknown_codes(text, ALL_CODES)
+    ]
 
 
 def _engine(

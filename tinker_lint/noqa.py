@@ -8,6 +8,9 @@ import re
 # (``[A-Z]+``: one letter only would not match ``TNK101``, and the directive would silence all codes.)
 NOQA = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
 _CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
+# Python's line ends only: str.splitlines() also splits at form feeds and other separators that
+# Python's tokenizer takes for whitespace, which would shift every later line number.
+_LINES = re.compile(r"\r\n|\r|\n")
 
 
 def noqa_lines(text: str) -> dict[int, frozenset[str] | None]:
@@ -15,7 +18,7 @@ def noqa_lines(text: str) -> dict[int, frozenset[str] | None]:
     found: dict[int, frozenset[str] | None] = {}
     if "noqa" not in text.lower():
         return found
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(_LINES.split(text), start=1):
         if "#" not in line:
             continue
         match = NOQA.search(line)
@@ -31,3 +34,14 @@ def is_suppressed(code: str, line: int, lines: dict[int, frozenset[str] | None])
         return False
     codes = lines[line]
     return codes is None or any(code.startswith(c) for c in codes)
+
+
+def unknown_codes(text: str, known: tuple[str, ...]) -> list[tuple[int, str]]:
+    """``(line, code)`` for each TNK code in a ``# noqa`` that names no known code (nor a prefix of
+    one): a typo that silences nothing. Other tools' codes (``E501``) are not ours to judge."""
+    unknown = []
+    for line, codes in noqa_lines(text).items():
+        for code in sorted(codes or ()):
+            if code.startswith("TNK") and not any(k.startswith(code) for k in known):
+                unknown.append((line, code))
+    return unknown

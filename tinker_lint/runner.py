@@ -14,8 +14,15 @@ from dataclasses import dataclass, field
 
 from tinker_lint.deps import QwenVlUse, find_qwen_vl, is_dependency_file, lint_dependency_files
 from tinker_lint.diagnostics import Diagnostic
-from tinker_lint.engine import lint_bytes
-from tinker_lint.io.files import Skipped, decode_source, discover, is_python_file
+from tinker_lint.engine import io_error, lint_bytes
+from tinker_lint.io.files import (
+    NotReadable,
+    Skipped,
+    decode_source,
+    discover,
+    is_python_file,
+    read_bytes,
+)
 from tinker_lint.settings import Settings
 
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -30,12 +37,15 @@ def lint_paths(
     files = 0
     dependency_files: list[str] = []
     qwen_vl: QwenVlUse | None = None
-    for item in _read(paths, settings, warnings, dependency_files, force_exclude):
+    for path, raw in _read(paths, settings, warnings, dependency_files, force_exclude):
         files += 1
-        if item is not None:
-            path, raw = item
-            qwen_vl = qwen_vl or find_qwen_vl(raw, _display(path))
-            diagnostics.extend(lint_bytes(raw, _display(path), settings).diagnostics)
+        if isinstance(raw, OSError):
+            diagnostics.extend(io_error(_display(path), raw, settings))
+            continue
+        qwen_vl = qwen_vl or find_qwen_vl(raw, _display(path))
+        result = lint_bytes(raw, _display(path), settings)
+        diagnostics.extend(result.diagnostics)
+        warnings.extend(result.warnings)
     if dependency_files:
         files += len(dependency_files)
         result = lint_dependency_files(dependency_files, settings, qwen_vl)
@@ -50,8 +60,9 @@ def _read(
     warnings: list[str],
     dependency_files: list[str] | None = None,
     force_exclude: bool = False,
-) -> Iterator[tuple[str, bytes] | None]:
-    """Each Python file's path and bytes (None for a file that could not be read: warned about).
+) -> Iterator[tuple[str, bytes | OSError]]:
+    """Each Python file's path and bytes, or the error that kept it from being read (special
+    files such as FIFOs are skipped with a warning instead).
     Dependency files are collected in ``dependency_files`` when it is given, else skipped."""
     for item in discover(
         paths,
@@ -67,11 +78,13 @@ def _read(
             dependency_files.append(item)
             continue
         try:
-            with open(item, "rb") as handle:
-                raw = handle.read()
+            raw = read_bytes(item)
+        except NotReadable as error:
+            warnings.append(f"{item}: skipped: {error.strerror}")
+            continue
         except OSError as error:
-            warnings.append(f"{item}: cannot read: {error.strerror or error}")
-            yield None
+            # A file we were meant to check and could not: a finding (as ruff's E902), not a pass.
+            yield item, error
             continue
         yield item, raw
 
@@ -99,12 +112,12 @@ def fix_paths(
     from tinker_lint.fix.write import WriteError, write_atomic
 
     report = FixReport()
-    for item in _read(paths, settings, report.warnings):
+    for path, raw in _read(paths, settings, report.warnings):
         report.files += 1
-        if item is None:
-            continue
-        path, raw = item
         display = _display(path)
+        if isinstance(raw, OSError):
+            report.diagnostics.extend(io_error(display, raw, settings))
+            continue
         outcome = fix_bytes(raw, display, settings, unsafe_fixes=unsafe_fixes)
         report.warnings.extend(f"{display}: {problem}" for problem in outcome.problems)
         if outcome.new_raw is None or outcome.result is None:

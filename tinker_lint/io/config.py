@@ -43,12 +43,23 @@ def find_pyproject(start: Path) -> Path | None:
         candidate = directory / "pyproject.toml"
         if candidate.is_file():
             try:
-                text = candidate.read_text(encoding="utf-8")
+                raw = candidate.read_bytes()
             except OSError:
                 continue
-            if "tool.tinker-lint" in text or '"tinker-lint"' in text:
+            if b"tinker-lint" in raw and _names_our_table(raw):
                 return candidate
     return None
+
+
+def _names_our_table(raw: bytes) -> bool:
+    """Whether this pyproject.toml has a ``[tool.tinker-lint]`` table, however spelled; a file that
+    is not valid TOML counts, so that loading it reports the error instead of passing it by."""
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return True
+    tool = data.get("tool")
+    return not isinstance(tool, Mapping) or "tinker-lint" in tool
 
 
 def _codes(value: object, key: str, where: str) -> tuple[str, ...]:
@@ -116,9 +127,14 @@ def load_settings(pyproject: Path | None) -> Settings:
             data = tomllib.load(handle)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{where}: invalid TOML: {error}") from None
+    except UnicodeDecodeError as error:  # TOML is UTF-8; tomllib lets this through
+        raise ConfigError(f"{where}: invalid TOML: not UTF-8 (byte {error.start})") from None
     except OSError as error:
-        raise ConfigError(f"{where}: cannot read: {error.strerror}") from None
-    table = data.get("tool", {}).get("tinker-lint")
+        raise ConfigError(f"{where}: cannot read: {error.strerror or error}") from None
+    tool = data.get("tool", {})
+    if not isinstance(tool, Mapping):
+        raise ConfigError(f"{where}: `tool` must be a table, got {tool!r}")
+    table = tool.get("tinker-lint")
     if table is None:
         return base
     if not isinstance(table, Mapping):

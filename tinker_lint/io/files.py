@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 import tokenize
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -72,7 +73,12 @@ def discover(
                 yield given
             continue
         if not os.path.isdir(given):
-            yield Skipped(given, "no such file or directory")
+            if os.path.exists(given):
+                yield Skipped(given, "not a regular file or directory")
+            elif os.path.islink(given):
+                yield Skipped(given, "broken symbolic link (its target is missing, or a loop)")
+            else:
+                yield Skipped(given, "no such file or directory")
             continue
         yield from _walk(given, exclude, want, project_root)
 
@@ -92,7 +98,11 @@ def _walk(
     root: str, exclude: tuple[str, ...], want, project_root: str | None
 ) -> Iterator[str | Skipped]:
     specs: list[tuple[str, pathspec.PathSpec]] = []
-    for directory, dirnames, filenames in os.walk(root, onerror=None, followlinks=False):
+    unlistable: list[OSError] = []  # os.walk skips a directory it cannot list; we say so
+    for directory, dirnames, filenames in os.walk(root, onerror=unlistable.append):
+        while unlistable:
+            error = unlistable.pop()
+            yield Skipped(error.filename or directory, f"cannot list directory: {error.strerror}")
         spec = _gitignore(directory)
         if spec is not None:
             specs.append((directory, spec))
@@ -117,7 +127,12 @@ def _walk(
             if want(full) and not _ignored(
                 root, directory, name, False, exclude, specs, project_root
             ):
+                if os.path.islink(full) and not os.path.exists(full):
+                    yield Skipped(full, "broken symbolic link (its target is missing, or a loop)")
+                    continue
                 yield full
+    for error in unlistable:
+        yield Skipped(error.filename or root, f"cannot list directory: {error.strerror}")
 
 
 def _ignored(
@@ -150,7 +165,12 @@ def _gitignore(directory: str) -> pathspec.PathSpec | None:
 
 
 class DecodeError(Exception):
-    pass
+    """Bytes that are not text in the file's encoding; ``line``/``col`` (1-based) locate them."""
+
+    def __init__(self, message: str, line: int = 1, col: int = 1) -> None:
+        super().__init__(message)
+        self.line = line
+        self.col = col
 
 
 @dataclass(frozen=True)
@@ -165,19 +185,78 @@ def decode_source(raw: bytes) -> SourceFile:
     try:
         encoding, _ = tokenize.detect_encoding(BytesIO(raw).readline)
     except SyntaxError as error:
-        raise DecodeError(str(error)) from None
+        message = str(error)
+        if message.startswith("invalid or missing encoding declaration"):
+            raise _undecodable(raw, "utf-8") from None
+        if message.startswith("unknown encoding"):
+            message = f"the coding cookie names an {message}"
+        elif message.startswith("encoding problem"):
+            message = (
+                "the file starts with a UTF-8 BOM but its coding cookie names another encoding"
+            )
+        raise DecodeError(message) from None
     try:
         text = raw.decode(encoding)
-    except (UnicodeDecodeError, LookupError) as error:
-        raise DecodeError(
-            f"cannot decode as {encoding}: {error.reason if hasattr(error, 'reason') else error}"
-        ) from None
+    except UnicodeDecodeError:
+        raise _undecodable(raw, encoding) from None
+    except LookupError as error:
+        raise DecodeError(f"unknown encoding: {error}") from None
     if text.startswith("\ufeff"):
         text = text[1:]
     return SourceFile(text, encoding, raw)
 
 
+def _undecodable(raw: bytes, encoding: str) -> DecodeError:
+    try:
+        raw.decode(encoding)
+        start = 0
+    except UnicodeDecodeError as error:
+        start = error.start
+    except LookupError:
+        start = 0
+    line = raw.count(b"\n", 0, start) + 1
+    col = start - (raw.rfind(b"\n", 0, start) + 1) + 1
+    hint = " and no coding cookie names another encoding" if encoding == "utf-8" else ""
+    return DecodeError(
+        f"not valid {encoding} (byte 0x{raw[start]:02X}){hint}",
+        line,
+        col,
+    )
+
+
+# A file this large is not read at all (the engine analyses up to 1 MB and checks the syntax of
+# larger files; reading gigabytes of generated data would only exhaust memory).
+MAX_READ_BYTES = 64 * 1024 * 1024
+
+
+class NotReadable(OSError):
+    """A path that is not a regular file we can read; ``strerror`` says why."""
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The bytes of a regular file. Anything else (a FIFO, which would block ``open`` until a
+    writer comes; a device such as ``/dev/zero`` behind a symlink, which never ends; a directory)
+    raises ``NotReadable``, as does a file above ``MAX_READ_BYTES``; I/O errors raise ``OSError``."""
+    # O_NONBLOCK: opening a FIFO must not wait for a writer; it has no effect on regular files.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise NotReadable(0, "a directory", str(path))
+        if not stat.S_ISREG(info.st_mode):
+            reason = "not a regular file (a FIFO, socket or device is never read)"
+            raise NotReadable(0, reason, str(path))
+        if info.st_size > MAX_READ_BYTES:
+            raise NotReadable(
+                0, f"{info.st_size:,} bytes, more than the {MAX_READ_BYTES:,} read", str(path)
+            )
+        with os.fdopen(fd, "rb", closefd=True) as handle:
+            fd = -1
+            return handle.read()
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
 def read_source(path: str | Path) -> SourceFile:
-    with open(path, "rb") as handle:
-        raw = handle.read()
-    return decode_source(raw)
+    return decode_source(read_bytes(path))

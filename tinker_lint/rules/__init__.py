@@ -49,6 +49,7 @@ DEPENDENCY_RULES: tuple[type[DependencyRule], ...] = (
 ENGINE_CODES: dict[str, str] = {
     "TNK000": "internal-error",
     "TNK001": "syntax-error",
+    "TNK002": "io-error",
 }
 
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in PYTHON_RULES}

@@ -1,0 +1,74 @@
+"""Generated programs: no exception escapes the engine and no rule fails (TNK000) on any of them.
+
+The model and every rule run on each program (``prefilter=False``), whatever its text. Sizes:
+``TINKER_LINT_FUZZ_EXAMPLES`` (default 200) hypothesmith programs from the grammar, half as many
+Tinker-shaped programs (``tinker_programs.py``), and a tenth as many from hypothesmith's libcst
+strategy (slow: about half a second each). A nightly run: ``TINKER_LINT_FUZZ_EXAMPLES=5000``.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import hypothesmith
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from tests.tinker_programs import PROGRAMS
+from tinker_lint.engine import lint_text
+from tinker_lint.io.config import default_settings
+
+EXAMPLES = int(os.environ.get("TINKER_LINT_FUZZ_EXAMPLES", "200"))
+# hypothesmith compiles its programs: CPython's warnings about them are not ours.
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
+SETTINGS = default_settings()
+
+
+def fuzz(examples: int):
+    return settings(
+        max_examples=max(examples, 1),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        database=None,
+    )
+
+
+def compiles(source: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(source, "<fuzz>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def check(source: str) -> None:
+    result = lint_text(source, "fuzz.py", SETTINGS, prefilter=False)
+    lines = source.count("\n") + 1
+    for d in result.diagnostics:
+        assert d.code != "TNK000", (source, d.message)
+        assert 1 <= d.line <= lines and d.col >= 1, (source, d)
+        if d.code == "TNK001":
+            # Only what CPython itself rejects is a syntax error.
+            assert not compiles(source), (source, d.message)
+    assert not [w for w in result.warnings if "not analysed" in w], (source, result.warnings)
+
+
+@fuzz(EXAMPLES)
+@given(hypothesmith.from_grammar())
+def test_programs_from_the_grammar(source):
+    check(source)
+
+
+@fuzz(EXAMPLES // 2)
+@given(PROGRAMS)
+def test_tinker_shaped_programs(source):
+    check(source)
+
+
+@fuzz(EXAMPLES // 10)
+@given(hypothesmith.from_node())
+def test_programs_from_libcst_nodes(source):
+    check(source)
