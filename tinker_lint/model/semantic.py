@@ -7,10 +7,12 @@ provider besides positions is used: see ``shared/performance-notes.md``.
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import libcst as cst
 
@@ -203,8 +205,71 @@ class SdkCall:
     receiver_origin: cst.CSTNode | None = None  # for on_client_future: the factory call
 
 
-class _Collector(cst.CSTVisitor):
-    """One pass over the module: scopes, bindings, functions, loops, call sites, imports."""
+# Layout and punctuation: never asked about, so neither indexed nor entered (about half the nodes).
+_TRIVIA: frozenset[type[cst.CSTNode]] = frozenset(
+    {
+        cst.Comment,
+        cst.EmptyLine,
+        cst.Newline,
+        cst.ParenthesizedWhitespace,
+        cst.SimpleWhitespace,
+        cst.TrailingWhitespace,
+        cst.Comma,
+        cst.Colon,
+        cst.Semicolon,
+        cst.Dot,
+        cst.AssignEqual,
+        cst.LeftParen,
+        cst.RightParen,
+        cst.LeftSquareBracket,
+        cst.RightSquareBracket,
+        cst.LeftCurlyBrace,
+        cst.RightCurlyBrace,
+    }
+)
+_CHILD_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
+
+
+class _FieldOrder(cst.CSTVisitor):
+    """Records the fields libcst visits, in its order (the source order), without descending."""
+
+    def __init__(self) -> None:
+        self.fields: list[str] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        pass
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if attribute not in self.fields:
+            self.fields.append(attribute)
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+
+def child_fields(node: cst.CSTNode) -> tuple[str, ...]:
+    """The fields of ``node``'s class that may hold child nodes, in libcst's visiting order.
+
+    Asked of libcst once per class (it reports every field it visits, empty or not), so walking the
+    tree needs neither libcst's visitor machinery, which rebuilds every node it passes, nor
+    ``node.children``, which does the same."""
+    cls = type(node)
+    found = _CHILD_FIELDS.get(cls)
+    if found is None:
+        probe = _FieldOrder()
+        node._visit_and_replace_children(probe)
+        # A field libcst skips when empty (FormattedStringExpression.format_spec) comes last.
+        rest = [f.name for f in dataclasses.fields(node) if f.name not in probe.fields]
+        found = _CHILD_FIELDS[cls] = (*probe.fields, *rest)
+    return found
+
+
+class _Collector:
+    """One pass over the module: scopes, bindings, functions, loops, call sites, imports; and the
+    tree index (children and parents), so later walks never re-enter libcst."""
 
     def __init__(self, model: SemanticModel) -> None:
         self.model = model
@@ -213,23 +278,56 @@ class _Collector(cst.CSTVisitor):
         self.loops: list[list[LoopInfo]] = [[]]
         self.guards: list[int] = [0]
         self.classes: list[str] = []
-        self.stack: list[cst.CSTNode] = []
         self.children_of = model.children_of
         self.parent_of = model.parent_of
+        self.enter: dict[type, Callable[[Any], bool | None]] = {}
+        self.leave: dict[type, Callable[[Any], None]] = {}
+        for name in dir(type(self)):
+            kind, _, node_type = name.partition("_")
+            if kind in ("visit", "leave") and node_type and hasattr(cst, node_type):
+                table = self.enter if kind == "visit" else self.leave
+                table[getattr(cst, node_type)] = getattr(self, name)
 
-    # --- the tree index: children and parents, so later walks never re-enter libcst -----------
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        stack = self.stack
-        if stack:
-            parent = stack[-1]
-            self.children_of.setdefault(id(parent), []).append(node)
-            self.parent_of[id(node)] = parent
-        stack.append(node)
-        return super().on_visit(node)
+    def visit(self, node: cst.CSTNode) -> None:
+        """Index ``node``'s subtree, calling ``visit_<Type>`` before and ``leave_<Type>`` after each
+        node, as libcst's visitors do; ``visit_*`` returning False skips the children."""
+        cls = type(node)
+        enter = self.enter.get(cls)
+        if enter is None or enter(node) is not False:
+            kids: list[cst.CSTNode] = []
+            for name in _CHILD_FIELDS.get(cls) or child_fields(node):
+                if cls is cst.If and name == "body":
+                    self._if_body(node, kids)
+                    continue
+                value = getattr(node, name)
+                if isinstance(value, cst.CSTNode):
+                    if type(value) not in _TRIVIA:
+                        kids.append(value)
+                        self.parent_of[id(value)] = node
+                        self.visit(value)
+                elif isinstance(value, tuple | list):
+                    for item in value:
+                        if isinstance(item, cst.CSTNode) and type(item) not in _TRIVIA:
+                            kids.append(item)
+                            self.parent_of[id(item)] = node
+                            self.visit(item)
+            if kids:
+                self.children_of[id(node)] = kids
+        leave = self.leave.get(cls)
+        if leave is not None:
+            leave(node)
 
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
-        self.stack.pop()
+    def _if_body(self, node: cst.If, kids: list[cst.CSTNode]) -> None:
+        """``visit_If_body``/``leave_If_body``: the cadence guard covers the body, not the else."""
+        guarded = is_cadence_test(self.model.walk(node.test), self.model.cadence_names)
+        if guarded:
+            self.guards[-1] += 1
+            self.model.guarded_blocks.add(id(node.body))
+        kids.append(node.body)
+        self.parent_of[id(node.body)] = node
+        self.visit(node.body)
+        if guarded:
+            self.guards[-1] -= 1
 
     # --- helpers ---------------------------------------------------------------------------
     @property
@@ -443,15 +541,6 @@ class _Collector(cst.CSTVisitor):
     def leave_GeneratorExp(self, original_node: cst.GeneratorExp) -> None:
         self._leave_loop()
 
-    def visit_If_body(self, node: cst.If) -> None:
-        if is_cadence_test(self.model.walk(node.test), self.model.cadence_names):
-            self.guards[-1] += 1
-            self.model.guarded_blocks.add(id(node.body))
-
-    def leave_If_body(self, node: cst.If) -> None:
-        if id(node.body) in self.model.guarded_blocks:
-            self.guards[-1] -= 1
-
     # --- calls -----------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -507,7 +596,7 @@ class SemanticModel:
         self._hot_entries: dict[int, CallSite | None] = {}
         # Memo for tinker_lint.model.hot (where CPU work runs per step).
         self.hot_cache: dict[object, object] = {}
-        module.visit(_Collector(self))
+        _Collector(self).visit(module)
 
     # ======================================================================================
     # The tree
