@@ -3,58 +3,16 @@ same (source) order, less layout and punctuation."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import libcst as cst
 import pytest
 
 from tinker_lint.model.semantic import _TRIVIA, SemanticModel
 from tinker_lint.rules import PYTHON_RULES
 
-SOURCE = '''\
-"""Every kind of statement and expression the index must get right."""
-from __future__ import annotations
-import asyncio, tinker as tk
-from . import sibling
-from ..pkg import (a as b, c)
-from m import *
-
-@decorator(arg=1)
-class Trainer(Base, metaclass=Meta):
-    field: int = 3
-
-    async def run(self, xs: list[int], /, y=2, *args, z: str = "", **kw) -> None:
-        global G
-        async with lock as held, other():
-            async for item in stream():
-                if item % every == 0 and not done:
-                    await asyncio.gather(*[self.tc.sample(p) for p in xs])
-                elif (n := len(xs)) > 3:
-                    continue
-                else:
-                    break
-            else:
-                pass
-        try:
-            x = {k: v for k, v in kw.items() if v}; y += 1
-        except* (ValueError, TypeError) as error:
-            raise RuntimeError("no") from error
-        finally:
-            del x[0], y.attr
-        match xs:
-            case [first, *rest] if first:
-                print(f"{first!r:>{width}} {rest=}", sep="")
-            case {"key": value, **others}:
-                pass
-            case Point(x=0) | None:
-                pass
-        lam = lambda q, *r: q(r) + sum(s for s in r)
-        return await self.tc.forward_backward(data).result_async() if lam else ~a[1:2, ::3]
-
-while True:
-    with open(f) as h: h.read(); break
-assert x is not None, "msg"
-nonlocal_ = [*a, *b] @ c ** -d // e << f >> g & h | i ^ j
-print(t"tmpl {x}") if False else None
-'''
+# Every kind of statement and expression the index must get right (not run, only parsed).
+SOURCE = (Path(__file__).parent / "data" / "every_construct.txt").read_text(encoding="utf-8")
 
 
 def _sources() -> list[str]:

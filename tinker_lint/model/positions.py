@@ -1,0 +1,114 @@
+"""Line and column of the nodes a finding points at: libcst's ``PositionProvider``, for those nodes only.
+
+``PositionProvider`` regenerates the module's code and records a range for every node, splitting
+every token with a regex and allocating two objects per node: about eight times the cost of
+generating the code (measured on the cookbook files with findings). Here the same code generation
+runs, but only the requested nodes (and the child nodes libcst takes their start or end from) note
+where they begin and end, as token indices; lines and columns are counted once at the end, token by
+token as ``PositionProvider`` counts them, so the results are the same (tests/test_positions.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
+
+import libcst as cst
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+
+try:  # the base every libcst code generation state derives from; not exported
+    from libcst._nodes.internal import CodegenState
+except ImportError:  # pragma: no cover - a libcst without it: use the provider itself
+    CodegenState = None  # type: ignore[assignment,misc]
+
+_NEWLINE = re.compile(r"\r\n?|\n")  # as libcst.metadata.position_provider counts lines
+_NOTHING = nullcontext()
+
+
+def node_positions(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, CodeRange]:
+    """``id(node)`` -> its range (1-based lines, 0-based columns), as ``PositionProvider`` gives."""
+    wanted = list(nodes)
+    if CodegenState is None:  # pragma: no cover
+        provided = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return {id(node): provided[node] for node in wanted}
+    requested = {id(node) for node in wanted}
+    state = _State(module.default_indent, module.default_newline, set(requested))
+    module._codegen(state)
+    spans = {key: state.spans[key] for key in requested if key in state.spans}
+    marks = sorted({mark for span in spans.values() for mark in span})
+    at = dict(zip(marks, _positions(state.tokens, marks), strict=True))
+    return {key: CodeRange(at[start], at[end]) for key, (start, end) in spans.items()}
+
+
+def _positions(tokens: list[str], marks: list[int]) -> Iterator[CodePosition]:
+    """The (line, column) before each token index in ``marks`` (sorted)."""
+    line, column, index = 1, 0, 0
+    for mark in marks:
+        for token in tokens[index:mark]:
+            if "\n" in token or "\r" in token:
+                segments = _NEWLINE.split(token)
+                line += len(segments) - 1
+                column = len(segments[-1])
+            else:
+                column += len(token)
+        index = mark
+        yield CodePosition(line, column)
+
+
+class _Span:
+    """``record_syntactic_position`` for a wanted node: note the token indices it spans."""
+
+    __slots__ = ("end_node", "node", "start", "start_node", "state")
+
+    def __init__(self, state: _State, node, start_node, end_node) -> None:
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = len(self.state.tokens)
+
+    def __exit__(self, *exc_info: object) -> None:
+        spans = self.state.spans
+        start = self.start if self.start_node is None else spans[id(self.start_node)][0]
+        end = len(self.state.tokens) if self.end_node is None else spans[id(self.end_node)][1]
+        spans[id(self.node)] = (start, end)
+
+
+if CodegenState is not None:
+
+    class _State(CodegenState):
+        def __init__(self, default_indent: str, default_newline: str, wanted: set[int]) -> None:
+            super().__init__(default_indent, default_newline)
+            self.wanted = wanted
+            self.spans: dict[int, tuple[int, int]] = {}
+            self.starts: list[int] = []
+
+        def pop_trailing_newline(self) -> None:
+            pass  # positions count it, as PositionProvider's do; the code itself is not kept
+
+        def before_codegen(self, node: cst.CSTNode) -> None:
+            if id(node) in self.wanted:
+                self.starts.append(len(self.tokens))
+
+        def after_codegen(self, node: cst.CSTNode) -> None:
+            key = id(node)
+            if key in self.wanted:
+                start = self.starts.pop()
+                # A syntactic range, if the node recorded one, wins (as in PositionProvider).
+                if key not in self.spans:
+                    self.spans[key] = (start, len(self.tokens))
+
+        def record_syntactic_position(
+            self,
+            node: cst.CSTNode,
+            *,
+            start_node: cst.CSTNode | None = None,
+            end_node: cst.CSTNode | None = None,
+        ) -> AbstractContextManager[None]:
+            if id(node) not in self.wanted:
+                return _NOTHING
+            # The children it takes its bounds from are generated inside this block: want them.
+            for bound in (start_node, end_node):
+                if bound is not None:
+                    self.wanted.add(id(bound))
+            return _Span(self, node, start_node, end_node)
