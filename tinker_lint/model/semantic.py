@@ -8,13 +8,17 @@ provider besides positions is used: see ``shared/performance-notes.md``.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import re
-from collections.abc import Callable, Iterator
+import types
+import typing
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 import libcst as cst
+from libcst import MaybeSentinel
 
 from tinker_lint.model import sdk
 from tinker_lint.model.cadence import is_cadence_test
@@ -228,6 +232,19 @@ _TRIVIA: frozenset[type[cst.CSTNode]] = frozenset(
     }
 )
 _CHILD_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
+# What a field's value is, by its exact type: memoised, since ``isinstance`` on libcst's abstract
+# classes is slow.
+_NODE, _MANY, _OTHER = "node", "many", "other"
+_KINDS: dict[type, str] = {tuple: _MANY, list: _MANY, str: _OTHER, type(None): _OTHER}
+
+
+def _kind(value_type: type) -> str:
+    if issubclass(value_type, cst.CSTNode):
+        kind = _OTHER if value_type in _TRIVIA else _NODE
+    else:
+        kind = _MANY if issubclass(value_type, tuple | list) else _OTHER
+    _KINDS[value_type] = kind
+    return kind
 
 
 class _FieldOrder(cst.CSTVisitor):
@@ -251,20 +268,52 @@ class _FieldOrder(cst.CSTVisitor):
 
 
 def child_fields(node: cst.CSTNode) -> tuple[str, ...]:
-    """The fields of ``node``'s class that may hold child nodes, in libcst's visiting order.
+    """The fields of ``node``'s class that may hold child nodes other than layout, in libcst's
+    visiting order.
 
     Asked of libcst once per class (it reports every field it visits, empty or not), so walking the
     tree needs neither libcst's visitor machinery, which rebuilds every node it passes, nor
-    ``node.children``, which does the same."""
+    ``node.children``, which does the same. Fields whose declared type admits only layout or
+    punctuation (``lpar``, ``whitespace_after_func``) or no node at all are left out."""
     cls = type(node)
     found = _CHILD_FIELDS.get(cls)
     if found is None:
         probe = _FieldOrder()
         node._visit_and_replace_children(probe)
+        declared = {f.name: f.type for f in dataclasses.fields(node)}
         # A field libcst skips when empty (FormattedStringExpression.format_spec) comes last.
-        rest = [f.name for f in dataclasses.fields(node) if f.name not in probe.fields]
-        found = _CHILD_FIELDS[cls] = (*probe.fields, *rest)
+        order = [*probe.fields, *(name for name in declared if name not in probe.fields)]
+        found = tuple(name for name in order if _may_hold_node(declared.get(name, object)))
+        _CHILD_FIELDS[cls] = found
     return found
+
+
+def _may_hold_node(annotation: object) -> bool:
+    """False only when ``annotation`` surely admits nothing but layout nodes and plain values;
+    anything unrecognised (a string annotation, a forward reference) may hold a node."""
+    if isinstance(annotation, type):
+        if issubclass(annotation, cst.CSTNode):
+            return not _only_layout(annotation)
+        return not issubclass(annotation, str | bool | int | float | type(None) | MaybeSentinel)
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return False
+    if origin in (typing.Union, types.UnionType) or (
+        isinstance(origin, type) and issubclass(origin, Sequence)
+    ):
+        return any(_may_hold_node(arg) for arg in typing.get_args(annotation))
+    return True
+
+
+def _only_layout(cls: type[cst.CSTNode]) -> bool:
+    # By name: libcst's ``add_slots`` leaves the class it replaced among the subclasses.
+    if (cls.__module__, cls.__qualname__) in _TRIVIA_NAMES:
+        return True
+    subclasses = cls.__subclasses__()
+    return inspect.isabstract(cls) and bool(subclasses) and all(map(_only_layout, subclasses))
+
+
+_TRIVIA_NAMES = frozenset((cls.__module__, cls.__qualname__) for cls in _TRIVIA)
 
 
 class _Collector:
@@ -295,21 +344,25 @@ class _Collector:
         enter = self.enter.get(cls)
         if enter is None or enter(node) is not False:
             kids: list[cst.CSTNode] = []
-            for name in _CHILD_FIELDS.get(cls) or child_fields(node):
+            parent_of = self.parent_of
+            fields = _CHILD_FIELDS.get(cls)
+            if fields is None:
+                fields = child_fields(node)
+            for name in fields:
                 if cls is cst.If and name == "body":
                     self._if_body(node, kids)
                     continue
                 value = getattr(node, name)
-                if isinstance(value, cst.CSTNode):
-                    if type(value) not in _TRIVIA:
-                        kids.append(value)
-                        self.parent_of[id(value)] = node
-                        self.visit(value)
-                elif isinstance(value, tuple | list):
+                kind = _KINDS.get(type(value)) or _kind(type(value))
+                if kind is _NODE:
+                    kids.append(value)
+                    parent_of[id(value)] = node
+                    self.visit(value)
+                elif kind is _MANY:
                     for item in value:
-                        if isinstance(item, cst.CSTNode) and type(item) not in _TRIVIA:
+                        if (_KINDS.get(type(item)) or _kind(type(item))) is _NODE:
                             kids.append(item)
-                            self.parent_of[id(item)] = node
+                            parent_of[id(item)] = node
                             self.visit(item)
             if kids:
                 self.children_of[id(node)] = kids
@@ -589,6 +642,7 @@ class SemanticModel:
         # Memos for the flow questions (tinker_lint.model.flow), keyed by node id.
         self.events_cache: dict[tuple[int, int], list] = {}
         self.reads_cache: dict[int, set[str]] = {}
+        self.writes_cache: dict[int, set[str]] = {}
         self._types: dict[tuple[int, int], frozenset[TType]] = {}
         self._binding_types: dict[int, frozenset[TType]] = {}
         self._sdk_calls: dict[int, SdkCall | None] = {}
@@ -620,11 +674,17 @@ class SemanticModel:
         """``node`` and everything under it, pre-order; subtrees of ``skip`` types not entered."""
         stack = [node]
         children_of = self.children_of
+        skipped: dict[type, bool] = {}  # isinstance on libcst's abstract classes is slow: memoise
         while stack:
             current = stack.pop()
             yield current
-            if current is not node and isinstance(current, skip):
-                continue
+            if skip and current is not node:
+                kind = type(current)
+                verdict = skipped.get(kind)
+                if verdict is None:
+                    verdict = skipped[kind] = issubclass(kind, skip)
+                if verdict:
+                    continue
             kids = children_of.get(id(current))
             if kids:
                 stack.extend(reversed(kids))
