@@ -8,7 +8,7 @@ import libcst as cst
 
 from tinker_lint.model.flow import Wait, exact_paths, linear_steps, names_read
 from tinker_lint.model.semantic import SemanticModel
-from tinker_lint.rules.base import TINKER_CALLS, Context, Example, Finding, Rule
+from tinker_lint.rules.base import Context, Example, Finding, Rule, mentions_tinker
 
 
 class BlockingWaitInAsync(Rule):
@@ -57,7 +57,7 @@ async def rollouts(sampling_client, prompts, params):
 
     @classmethod
     def applies_to(cls, text: str) -> bool:
-        return "async def" in text and TINKER_CALLS.search(text) is not None
+        return "async def" in text and mentions_tinker(text)
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
