@@ -12,9 +12,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from tinker_lint import __version__
+from tinker_lint.cache import Cache, default_cache_dir
 from tinker_lint.io.config import ConfigError, _codes, find_pyproject, load_settings, parse_version
 from tinker_lint.report import REPORTERS
-from tinker_lint.report.statistics import write_statistics
 from tinker_lint.runner import lint_paths
 from tinker_lint.settings import Settings
 
@@ -58,8 +58,32 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="apply `exclude` to files named on the command line too (for pre-commit)",
     )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write the results cache"
+    )
+    parser.add_argument(
+        "--cache-dir",
+        help="where the results cache lives (default: .tinker_lint_cache in the project root, "
+        "else in the current directory)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=None,
+        help="processes to lint with (default: one per usable core; 1: this process only)",
+    )
     parser.add_argument("--version", action="version", version=f"tinker-lint {__version__}")
     return parser
+
+
+def _jobs(value: str) -> int:
+    try:
+        jobs = int(value)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of processes, got {value!r}")
+    return jobs
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -106,14 +130,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as error:
         sys.stderr.write(f"tinker-lint: error: {error}\n")
         return EXIT_ERROR
+    cache = None
+    if not args.no_cache:
+        cache = Cache(args.cache_dir or default_cache_dir(settings), settings)
     diagnostics, files, warnings = lint_paths(
-        args.paths, settings, force_exclude=args.force_exclude
+        args.paths, settings, force_exclude=args.force_exclude, cache=cache, jobs=args.jobs
     )
     for warning in warnings:
         sys.stderr.write(f"tinker-lint: warning: {warning}\n")
     if any(w.endswith("no such file or directory") for w in warnings) and files == 0:
         return EXIT_ERROR
     if args.statistics:
+        from tinker_lint.report.statistics import write_statistics
+
         write_statistics(diagnostics, sys.stdout, as_json=args.output_format == "json")
     else:
         REPORTERS[args.output_format](diagnostics, sys.stdout, files=files)

@@ -1,57 +1,217 @@
 """Run the engine over paths: discover files, read them, lint each, collect diagnostics.
 
-Python files go through the engine one by one; dependency files (TNK3xx) are judged after them,
-since TNK303 asks whether the project's code names a Qwen VL model.
+Python files are answered from the cache when it holds them, else linted: in this process when
+there are few, else across processes (one per core, with the files in batches, largest first).
+Diagnostics come out in discovery order whichever way a file was linted. Dependency files (TNK3xx)
+are judged after the Python files, since TNK303 asks whether the project's code names a Qwen VL
+model.
+
+The engine (and libcst) is imported only when a file has to be linted: a run answered wholly
+from the cache does not pay for it.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from tinker_lint.deps import QwenVlUse, find_qwen_vl, is_dependency_file, lint_dependency_files
+from tinker_lint.cache import Cache
+from tinker_lint.deps.kinds import is_dependency_file
 from tinker_lint.diagnostics import Diagnostic
-from tinker_lint.engine import lint_bytes
 from tinker_lint.io.files import Skipped, discover, is_python_file
 from tinker_lint.settings import Settings
 
+if TYPE_CHECKING:
+    import multiprocessing.context
+
+# Below these, starting processes costs more than it saves (measured: docs/performance.md).
+MIN_FILES_FOR_PROCESSES = 16
+MIN_BYTES_FOR_PROCESSES = 256 * 1024
+# Batches per process: enough that one slow batch does not leave the other processes idle.
+BATCHES_PER_PROCESS = 12
+
+
+@dataclass
+class Run:
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    files: int = 0
+    warnings: list[str] = field(default_factory=list)
+    linted: int = 0  # Python files the engine ran on
+    cached: int = 0  # Python files answered from the cache
+    processes: int = 0  # processes that linted them (0: none was linted)
+
 
 def lint_paths(
-    paths: Sequence[str], settings: Settings, *, force_exclude: bool = False
+    paths: Sequence[str],
+    settings: Settings,
+    *,
+    force_exclude: bool = False,
+    cache: Cache | None = None,
+    jobs: int | None = None,
 ) -> tuple[list[Diagnostic], int, list[str]]:
     """Diagnostics for every file under ``paths``, the number of files, and warnings."""
-    diagnostics: list[Diagnostic] = []
-    warnings: list[str] = []
-    files = 0
-    dependency_files: list[str] = []
-    qwen_vl: QwenVlUse | None = None
-    for item in discover(
-        paths,
-        settings.exclude,
-        project_root=settings.project_root,
-        force_exclude=force_exclude,
-        want=_is_lintable,
-    ):
+    run = run_paths(paths, settings, force_exclude=force_exclude, cache=cache, jobs=jobs)
+    return run.diagnostics, run.files, run.warnings
+
+
+def run_paths(
+    paths: Sequence[str],
+    settings: Settings,
+    *,
+    force_exclude: bool = False,
+    cache: Cache | None = None,
+    jobs: int | None = None,
+) -> Run:
+    """As ``lint_paths``, with how each file was answered. ``jobs``: processes to use at most
+    (default: the usable cores; 1 lints in this process)."""
+    run = Run()
+    items = list(
+        discover(
+            paths,
+            settings.exclude,
+            project_root=settings.project_root,
+            force_exclude=force_exclude,
+            want=_is_lintable,
+        )
+    )
+    dependency_files = [i for i in items if isinstance(i, str) and is_dependency_file(i)]
+    qwen_vl = None
+    per_file: list[list[Diagnostic] | None] = []  # Python files in discovery order
+    todo: list[tuple[int, str, bytes, str | None]] = []  # (index, path, bytes, cache key)
+    for item in items:
         if isinstance(item, Skipped):
-            warnings.append(f"{item.path}: skipped: {item.reason}")
+            run.warnings.append(f"{item.path}: skipped: {item.reason}")
             continue
-        files += 1
+        run.files += 1
         if is_dependency_file(item):
-            dependency_files.append(item)
             continue
         try:
             with open(item, "rb") as handle:
                 raw = handle.read()
         except OSError as error:
-            warnings.append(f"{item}: cannot read: {error.strerror or error}")
+            run.warnings.append(f"{item}: cannot read: {error.strerror or error}")
             continue
-        qwen_vl = qwen_vl or find_qwen_vl(raw, _display(item))
-        diagnostics.extend(lint_bytes(raw, _display(item), settings).diagnostics)
+        path = _display(item)
+        if dependency_files and qwen_vl is None:
+            from tinker_lint.deps import find_qwen_vl
+
+            qwen_vl = find_qwen_vl(raw, path)
+        key = cache.key(path, raw) if cache is not None else None
+        found = cache.get(key, path) if key is not None else None
+        if found is None:
+            todo.append((len(per_file), path, raw, key))
+        else:
+            run.cached += 1
+        per_file.append(found)
+
+    linted, run.processes = _lint_all([(i, p, raw) for i, p, raw, _ in todo], settings, jobs)
+    run.linted = len(todo)
+    cache_failed = False
+    for index, _, _, key in todo:
+        per_file[index] = linted[index]
+        if key is not None and cache is not None and not cache_failed:
+            try:
+                cache.put(key, linted[index])
+            except OSError as error:
+                cache_failed = True  # read-only or full: say so once, lint on
+                run.warnings.append(f"{cache.root}: cannot write the cache: {error}")
+    for diagnostics in per_file:
+        run.diagnostics.extend(diagnostics or ())
+
     if dependency_files:
+        from tinker_lint.deps import lint_dependency_files
+
         result = lint_dependency_files(dependency_files, settings, qwen_vl)
-        diagnostics.extend(result.diagnostics)
-        warnings.extend(result.warnings)
-    return diagnostics, files, warnings
+        run.diagnostics.extend(result.diagnostics)
+        run.warnings.extend(result.warnings)
+    return run
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _lint_all(
+    todo: list[tuple[int, str, bytes]], settings: Settings, jobs: int | None
+) -> tuple[dict[int, list[Diagnostic]], int]:
+    """Diagnostics of each file, by index; and the number of processes used."""
+    if not todo:
+        return {}, 0
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from tinker_lint import engine  # imported before any fork: the processes share it
+
+    processes = min(jobs or usable_cores(), len(todo))
+    size = sum(len(raw) for _, _, raw in todo)
+    if processes <= 1 or len(todo) < MIN_FILES_FOR_PROCESSES or size < MIN_BYTES_FOR_PROCESSES:
+        return {i: engine.lint_bytes(raw, path, settings).diagnostics for i, path, raw in todo}, 1
+    results: dict[int, list[Diagnostic]] = {}
+    batches = _batches(todo, processes * BATCHES_PER_PROCESS)
+    try:
+        with ProcessPoolExecutor(
+            max_workers=processes,
+            mp_context=_fork_context(),
+            initializer=_start_worker,
+            initargs=(settings,),
+        ) as pool:
+            for done in pool.map(_lint_batch, batches):
+                results.update(done)
+    except BrokenProcessPool:
+        # A process died (killed, out of memory): lint what it left here, as without processes.
+        for batch in batches:
+            for i, path, raw in batch:
+                if i not in results:
+                    results[i] = engine.lint_bytes(raw, path, settings).diagnostics
+    return results, processes
+
+
+def _batches(todo: list[tuple[int, str, bytes]], count: int) -> list[list[tuple[int, str, bytes]]]:
+    """About ``count`` batches of similar size, the largest files first, so that the last batches
+    to finish are small ones."""
+    ordered = sorted(todo, key=lambda item: len(item[2]), reverse=True)
+    target = max(1, sum(len(raw) for _, _, raw in ordered) // count)
+    batches: list[list[tuple[int, str, bytes]]] = []
+    current: list[tuple[int, str, bytes]] = []
+    size = 0
+    for item in ordered:
+        current.append(item)
+        size += len(item[2])
+        if size >= target:
+            batches.append(current)
+            current, size = [], 0
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _fork_context() -> multiprocessing.context.BaseContext | None:
+    # fork: the processes start at once with everything imported; elsewhere, the default.
+    import multiprocessing
+
+    if "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return None
+
+
+_worker_settings: Settings | None = None
+
+
+def _start_worker(settings: Settings) -> None:
+    global _worker_settings
+    _worker_settings = settings
+
+
+def _lint_batch(batch: list[tuple[int, str, bytes]]) -> list[tuple[int, list[Diagnostic]]]:
+    from tinker_lint.engine import lint_bytes
+
+    assert _worker_settings is not None
+    return [(i, lint_bytes(raw, path, _worker_settings).diagnostics) for i, path, raw in batch]
 
 
 def _is_lintable(path: str) -> bool:

@@ -642,7 +642,7 @@ class SemanticModel:
         # Memos for the flow questions (tinker_lint.model.flow), keyed by node id.
         self.events_cache: dict[tuple[int, int], list] = {}
         self.reads_cache: dict[int, set[str]] = {}
-        self.writes_cache: dict[int, set[str]] = {}
+        self.writes_cache: dict[int, tuple[set[str], set[str], set[str]]] = {}
         self._types: dict[tuple[int, int], frozenset[TType]] = {}
         self._binding_types: dict[int, frozenset[TType]] = {}
         self._sdk_calls: dict[int, SdkCall | None] = {}
