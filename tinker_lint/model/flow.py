@@ -74,6 +74,15 @@ class Wait:
 Event = Submit | Wait
 
 
+def may_block(model: SemanticModel, call: cst.Call, scope: Scope) -> bool:
+    """Whether ``call`` has the shape of a blocking wait (``x.result()``,
+    ``concurrent.futures.wait(...)``), before asking what ``x`` is."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "result":
+        return True
+    return model.qualify(func, scope) in _BLOCKING_WAIT_FUNCTIONS
+
+
 def wait_of(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> Wait | None:
     """A wait on a Tinker future, if ``node`` is one (spec: "Waits")."""
     if isinstance(node, cst.Call):

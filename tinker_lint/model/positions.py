@@ -4,15 +4,16 @@
 every token with a regex and allocating two objects per node: about eight times the cost of
 generating the code (measured on the cookbook files with findings). Here the same code generation
 runs, but only the requested nodes (and the child nodes libcst takes their start or end from) note
-where they begin and end, as token indices; lines and columns are counted once at the end, token by
-token as ``PositionProvider`` counts them, so the results are the same (tests/test_positions.py).
+where they begin and end, as token indices, and it stops after the last of them; lines and columns
+are counted once at the end, token by token as ``PositionProvider`` counts them, so the results are
+the same (tests/test_positions.py).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -33,8 +34,11 @@ def node_positions(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int
         provided = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         return {id(node): provided[node] for node in wanted}
     requested = {id(node) for node in wanted}
+    if not requested:
+        return {}
     state = _State(module.default_indent, module.default_newline, set(requested))
-    module._codegen(state)
+    with suppress(_AllFound):  # raised once all are placed: the rest is not generated
+        module._codegen(state)
     spans = {key: state.spans[key] for key in requested if key in state.spans}
     marks = sorted({mark for span in spans.values() for mark in span})
     at = dict(zip(marks, _positions(state.tokens, marks), strict=True))
@@ -54,6 +58,10 @@ def _positions(tokens: list[str], marks: list[int]) -> Iterator[CodePosition]:
                 column += len(token)
         index = mark
         yield CodePosition(line, column)
+
+
+class _AllFound(Exception):
+    """Raised from the code generation once every requested node is placed."""
 
 
 class _Span:
@@ -80,6 +88,7 @@ if CodegenState is not None:
         def __init__(self, default_indent: str, default_newline: str, wanted: set[int]) -> None:
             super().__init__(default_indent, default_newline)
             self.wanted = wanted
+            self.unplaced = set(wanted)  # requested nodes not yet generated
             self.spans: dict[int, tuple[int, int]] = {}
             self.starts: list[int] = []
 
@@ -97,6 +106,9 @@ if CodegenState is not None:
                 # A syntactic range, if the node recorded one, wins (as in PositionProvider).
                 if key not in self.spans:
                     self.spans[key] = (start, len(self.tokens))
+                self.unplaced.discard(key)
+                if not self.unplaced:
+                    raise _AllFound
 
         def record_syntactic_position(
             self,
