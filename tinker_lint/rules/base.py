@@ -12,6 +12,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from packaging.version import Version
 
+from tinker_lint.model import sdk
 from tinker_lint.model.semantic import SemanticModel
 
 # Text a file must contain for a Tinker rule to find anything in it: a call of a Tinker method, or a
@@ -23,16 +24,41 @@ TINKER_CALLS = re.compile(
     r"|get_info\w*|get_tokenizer)\s*\(|ServiceClient|TrainingClient|SamplingClient|APIFuture"
 )
 
+
+def _evidence_terms() -> tuple[str, ...]:
+    """Lower-case text one of which a file must contain for the model to take anything in it for
+    Tinker's (see ``SemanticModel.sdk_call`` and the type inference): a client class or
+    ``APIFuture`` (also what a ``tinker.`` qualified name ends with), a method only Tinker has, a
+    receiver name hint, a keyword only Tinker's methods take; and ``get_tokenizer``, a setup call
+    of its own (TNK107). A term inside another is enough alone."""
+    terms = {
+        *(name.lower() for name in sdk.CLIENT_CLASSES),
+        "apifuture",
+        "get_tokenizer",
+        *sdk.DISTINCTIVE,
+        *(hint for hint, _ in sdk.RECEIVER_NAME_HINTS),
+        *sdk.TINKER_ONLY_KEYWORDS,
+    }
+    return tuple(sorted(t for t in terms if not any(o != t and o in t for o in terms)))
+
+
+EVIDENCE_TERMS = _evidence_terms()
 _last_asked: list[tuple[str, bool]] = []
 
 
 def mentions_tinker(text: str) -> bool:
-    """Whether ``TINKER_CALLS`` occurs in ``text``. Most rules ask this of the same file in turn,
-    and the scan is most of a pre-filter's cost (0.4 s for CPython's 34 MB standard library), so
-    the answer for the last text is kept."""
+    """Whether a Tinker call (``TINKER_CALLS``) is in ``text``, and the evidence the model needs to
+    take one for Tinker's (``EVIDENCE_TERMS``, case-insensitively, as receiver names are matched):
+    CPython's standard library has 20 files with the first and none with the second.
+
+    Most rules ask this of the same file in turn, and the scan is most of a pre-filter's cost (0.4 s
+    for CPython's 34 MB standard library), so the answer for the last text is kept."""
     if _last_asked and _last_asked[0][0] is text:
         return _last_asked[0][1]
     found = TINKER_CALLS.search(text) is not None
+    if found:
+        lowered = text.lower()
+        found = any(term in lowered for term in EVIDENCE_TERMS)
     _last_asked[:] = [(text, found)]
     return found
 
