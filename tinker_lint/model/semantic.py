@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import operator
 import re
 import types
 import typing
@@ -316,6 +317,25 @@ def _only_layout(cls: type[cst.CSTNode]) -> bool:
 _TRIVIA_NAMES = frozenset((cls.__module__, cls.__qualname__) for cls in _TRIVIA)
 
 
+_IF = cst.If
+_LEAF = object()  # a class without children (Name, Integer, ...)
+# Per class: a function giving the values of its child fields, in order, at once.
+_CHILDREN: dict[type[cst.CSTNode], Callable[[cst.CSTNode], tuple[Any, ...]] | object] = {}
+
+
+def _children_getter(node: cst.CSTNode) -> Callable[[cst.CSTNode], tuple[Any, ...]] | object:
+    fields = child_fields(node)
+    if not fields:
+        getter: Callable[[cst.CSTNode], tuple[Any, ...]] | object = _LEAF
+    elif len(fields) == 1:
+        one = operator.attrgetter(fields[0])
+        getter = lambda node: (one(node),)  # noqa: E731 - attrgetter of one field gives no tuple
+    else:
+        getter = operator.attrgetter(*fields)
+    _CHILDREN[type(node)] = getter
+    return getter
+
+
 class _Collector:
     """One pass over the module: scopes, bindings, functions, loops, call sites, imports; and the
     tree index (children and parents), so later walks never re-enter libcst."""
@@ -343,44 +363,48 @@ class _Collector:
         cls = type(node)
         enter = self.enter.get(cls)
         if enter is None or enter(node) is not False:
-            kids: list[cst.CSTNode] = []
-            parent_of = self.parent_of
-            fields = _CHILD_FIELDS.get(cls)
-            if fields is None:
-                fields = child_fields(node)
-            for name in fields:
-                if cls is cst.If and name == "body":
-                    self._if_body(node, kids)
-                    continue
-                value = getattr(node, name)
-                kind = _KINDS.get(type(value)) or _kind(type(value))
-                if kind is _NODE:
-                    kids.append(value)
-                    parent_of[id(value)] = node
-                    self.visit(value)
-                elif kind is _MANY:
-                    for item in value:
-                        if (_KINDS.get(type(item)) or _kind(type(item))) is _NODE:
-                            kids.append(item)
-                            parent_of[id(item)] = node
-                            self.visit(item)
-            if kids:
-                self.children_of[id(node)] = kids
+            children = _CHILDREN.get(cls) or _children_getter(node)
+            if cls is _IF:
+                self._visit_if(node)
+            elif children is not _LEAF:
+                kids: list[cst.CSTNode] = []
+                parent_of = self.parent_of
+                for value in children(node):
+                    kind = _KINDS.get(type(value)) or _kind(type(value))
+                    if kind is _NODE:
+                        kids.append(value)
+                        parent_of[id(value)] = node
+                        self.visit(value)
+                    elif kind is _MANY:
+                        for item in value:
+                            if (_KINDS.get(type(item)) or _kind(type(item))) is _NODE:
+                                kids.append(item)
+                                parent_of[id(item)] = node
+                                self.visit(item)
+                if kids:
+                    self.children_of[id(node)] = kids
         leave = self.leave.get(cls)
         if leave is not None:
             leave(node)
 
-    def _if_body(self, node: cst.If, kids: list[cst.CSTNode]) -> None:
+    def _visit_if(self, node: cst.If) -> None:
         """``visit_If_body``/``leave_If_body``: the cadence guard covers the body, not the else."""
+        kids: list[cst.CSTNode] = [node.test, node.body]
+        self.parent_of[id(node.test)] = node
+        self.visit(node.test)
         guarded = is_cadence_test(self.model.walk(node.test), self.model.cadence_names)
         if guarded:
             self.guards[-1] += 1
             self.model.guarded_blocks.add(id(node.body))
-        kids.append(node.body)
         self.parent_of[id(node.body)] = node
         self.visit(node.body)
         if guarded:
             self.guards[-1] -= 1
+        if node.orelse is not None:
+            kids.append(node.orelse)
+            self.parent_of[id(node.orelse)] = node
+            self.visit(node.orelse)
+        self.children_of[id(node)] = kids
 
     # --- helpers ---------------------------------------------------------------------------
     @property
