@@ -8,7 +8,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from tinker_lint.model.positions import node_positions
+from tinker_lint.model.positions import NodePositions, node_positions
 
 SOURCE = (Path(__file__).parent / "data" / "every_construct.txt").read_text(encoding="utf-8")
 CASES = {
@@ -46,3 +46,25 @@ def test_a_few_nodes_only_those() -> None:
     assert set(got) == {id(n) for n in calls}
     for node in calls:
         assert got[id(node)] == expected[node]
+
+
+def test_every_node_at_once():
+    module = cst.parse_module(SOURCE)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    got = node_positions(module, None)
+    assert {k: got[k] for k in map(id, _all_nodes(module))} == {
+        id(n): expected[n] for n in _all_nodes(module)
+    }
+
+
+def test_positions_asked_one_by_one():
+    module = cst.parse_module(SOURCE)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = NodePositions(module)
+    calls = [n for n in _all_nodes(module) if isinstance(n, cst.Call)]
+    assert len(calls) > NodePositions.PASSES_BEFORE_ALL + 2
+    for node in calls:  # more questions than passes: the rest comes from one complete pass
+        assert positions[node] == expected[node]
+    assert node in positions and cst.Name("elsewhere") not in positions
+    with pytest.raises(KeyError):
+        positions[cst.Name("elsewhere")]

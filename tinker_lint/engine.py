@@ -1,7 +1,7 @@
 """Lint one file: pre-filter, one libcst parse, one semantic model, every selected rule, noqa.
 
-Positions (libcst's PositionProvider, about one more parse's worth of time) are computed only for
-files that have findings.
+Positions are worked out only for files that have findings, and only for the nodes found
+(``model/positions.py``).
 """
 
 from __future__ import annotations
@@ -76,6 +76,7 @@ def lint_text(text: str, path: str, settings: Settings) -> FileResult:
             diagnostics.extend(_internal_error(path, rule.code, error, settings))
     if found:
         positions = ctx.positions
+        positions.want(finding.node for _, finding in found)
         seen: set[tuple[str, int, int]] = set()
         for rule, finding in found:
             where = positions[finding.node]

@@ -4,15 +4,15 @@ with a ``check`` that asks the semantic model questions and reports findings."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from packaging.version import Version
 
 from tinker_lint.model import sdk
+from tinker_lint.model.positions import NodePositions
 from tinker_lint.model.semantic import SemanticModel
 
 # Text a file must contain for a Tinker rule to find anything in it: a call of a Tinker method, or a
@@ -43,19 +43,29 @@ def _evidence_terms() -> tuple[str, ...]:
 
 
 EVIDENCE_TERMS = _evidence_terms()
+_last_scanned: list[tuple[str, bool]] = []
 _last_asked: list[tuple[str, bool]] = []
+
+
+def tinker_call_in(text: str) -> bool:
+    """Whether ``TINKER_CALLS`` occurs in ``text``. Every rule asks this of the same file in turn,
+    and the scan is most of a pre-filter's cost (0.4 s for CPython's 34 MB standard library), so
+    the answer for the last text is kept."""
+    if _last_scanned and _last_scanned[0][0] is text:
+        return _last_scanned[0][1]
+    found = TINKER_CALLS.search(text) is not None
+    _last_scanned[:] = [(text, found)]
+    return found
 
 
 def mentions_tinker(text: str) -> bool:
     """Whether a Tinker call (``TINKER_CALLS``) is in ``text``, and the evidence the model needs to
     take one for Tinker's (``EVIDENCE_TERMS``, case-insensitively, as receiver names are matched):
-    CPython's standard library has 20 files with the first and none with the second.
-
-    Most rules ask this of the same file in turn, and the scan is most of a pre-filter's cost (0.4 s
-    for CPython's 34 MB standard library), so the answer for the last text is kept."""
+    CPython's standard library has 20 files with the first and none with the second. (A loop made
+    hot by ``hot-loop-calls`` needs no such evidence: the hot-loop rules ask ``tinker_call_in``.)"""
     if _last_asked and _last_asked[0][0] is text:
         return _last_asked[0][1]
-    found = TINKER_CALLS.search(text) is not None
+    found = tinker_call_in(text)
     if found:
         lowered = text.lower()
         found = any(term in lowered for term in EVIDENCE_TERMS)
@@ -88,15 +98,14 @@ class Context:
     tinker_version: Version
     path: str = "<stdin>"
     extra: dict[str, object] = field(default_factory=dict)
-    _positions: Mapping[cst.CSTNode, CodeRange] | None = field(default=None, repr=False)
+    _positions: NodePositions | None = field(default=None, repr=False)
 
     @property
-    def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
-        """libcst positions of every node, computed once per file and only when asked (about one
-        more parse's worth of time): the engine asks when a rule found something."""
+    def positions(self) -> NodePositions:
+        """libcst positions of nodes, as ``PositionProvider`` gives them, each worked out only when
+        asked for (model/positions.py): the engine asks for the nodes found, at once."""
         if self._positions is None:
-            wrapper = MetadataWrapper(self.model.module, unsafe_skip_copy=True)
-            self._positions = wrapper.resolve(PositionProvider)
+            self._positions = NodePositions(self.model.module)
         return self._positions
 
     def line_of(self, node: cst.CSTNode) -> int:
