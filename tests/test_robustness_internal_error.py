@@ -124,7 +124,7 @@ def test_last_resort_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
     def reporter(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setitem(cli_module.REPORTERS, "text", reporter)
+    monkeypatch.setattr(cli_module, "write_text", reporter)
     monkeypatch.setattr(sys, "argv", ["tinker-lint", "--isolated", "--output-format", "text", "."])
     monkeypatch.setattr(sys, "stdout", io.StringIO())
     monkeypatch.delenv("TINKER_LINT_DEBUG", raising=False)
@@ -144,7 +144,7 @@ def test_last_resort_shows_the_traceback_when_asked(tmp_path, monkeypatch):
     def reporter(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setitem(cli_module.REPORTERS, "text", reporter)
+    monkeypatch.setattr(cli_module, "write_text", reporter)
     monkeypatch.setattr(sys, "argv", ["tinker-lint", "--isolated", "."])
     monkeypatch.setattr(sys, "stdout", io.StringIO())
     monkeypatch.setenv("TINKER_LINT_DEBUG", "1")

@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from tinker_lint import __version__
+from tinker_lint.cache import Cache, default_cache_dir
 from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.guard import analysis_running
 from tinker_lint.io.config import ConfigError, _codes, find_pyproject, load_settings, parse_version
@@ -82,8 +83,32 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--show-fixes", action="store_true", help="with --fix, list the fixes applied per file"
     )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write the results cache"
+    )
+    parser.add_argument(
+        "--cache-dir",
+        help="where the results cache lives (default: .tinker_lint_cache in the project root, "
+        "else in the current directory)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=None,
+        help="processes to lint with (default: one per usable core; 1: this process only)",
+    )
     parser.add_argument("--version", action="version", version=f"tinker-lint {__version__}")
     return parser
+
+
+def _jobs(value: str) -> int:
+    try:
+        jobs = int(value)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of processes, got {value!r}")
+    return jobs
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -132,8 +157,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     if args.fix or args.diff:
         return _fix(args, settings)
+    cache = None
+    if not args.no_cache:
+        cache = Cache(args.cache_dir or default_cache_dir(settings), settings)
     diagnostics, files, warnings = lint_paths(
-        args.paths, settings, force_exclude=args.force_exclude
+        args.paths, settings, force_exclude=args.force_exclude, cache=cache, jobs=args.jobs
     )
     if _warn(warnings, files):
         return EXIT_ERROR
@@ -156,13 +184,12 @@ def _report(
     if args.statistics:
         write_statistics(diagnostics, sys.stdout, as_json=args.output_format == "json")
         return
-    reporter = REPORTERS[args.output_format]
-    if reporter is write_text:
+    if args.output_format in ("text", "concise"):
         write_text(
             diagnostics, sys.stdout, files=files, fixed=fixed, unsafe_fixes=args.unsafe_fixes
         )
     else:
-        reporter(diagnostics, sys.stdout, files=files)
+        REPORTERS[args.output_format](diagnostics, sys.stdout, files=files)
 
 
 def _fix(args: argparse.Namespace, settings: Settings) -> int:

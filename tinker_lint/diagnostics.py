@@ -34,6 +34,11 @@ class Diagnostic:
 
     @property
     def url(self) -> str:
-        from tinker_lint.rules import docs_url
-
         return docs_url(self.code)
+
+
+DOCS_BASE_URL = "https://github.com/tinker-lint/tinker-lint/blob/main/"
+
+
+def docs_url(code: str) -> str:
+    return f"{DOCS_BASE_URL}docs/rules/{code}.md"

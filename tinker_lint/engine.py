@@ -1,7 +1,7 @@
 """Lint one file: pre-filter, one libcst parse, one semantic model, every selected rule, noqa.
 
-Positions (libcst's PositionProvider, about one more parse's worth of time) are computed only for
-files that have findings. CPython's parser judges every file first, and the analysis runs on a
+Positions are worked out only for files that have findings, and only for the nodes found
+(``model/positions.py``). CPython's parser judges every file first, and the analysis runs on a
 deep-stack thread (``tinker_lint.guard``): no file can crash the process or escape as a traceback.
 """
 
@@ -138,6 +138,7 @@ def _analyse(text: str, path: str, settings: Settings, rules: Sequence[type[Rule
     if found:
         try:
             positions = ctx.positions
+            positions.want(finding.node for _, finding in found)
         except Exception as error:
             return FileResult(path, _internal_error(path, "positions", error, settings))
         seen: set[tuple[str, int, int]] = set()

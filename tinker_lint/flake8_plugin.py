@@ -26,8 +26,11 @@ def _project_settings(directory: str) -> Settings:
         settings = load_settings(find_pyproject(Path(directory)))
     except ConfigError:
         settings = load_settings(None)
-    # flake8 decides what is shown; the plugin reports every code.
-    return replace(settings, select=("TNK",), ignore=(), extend_select=(), per_file_ignores=())
+    # flake8 decides what is shown; the plugin reports every code but syntax errors, which flake8
+    # reports itself (E999): so files no rule needs are not parsed a second time.
+    return replace(
+        settings, select=("TNK",), ignore=("TNK001",), extend_select=(), per_file_ignores=()
+    )
 
 
 class TinkerLintPlugin:

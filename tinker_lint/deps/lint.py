@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from tinker_lint.deps.declared import Declared
+from tinker_lint.deps.kinds import dependency_kind
 from tinker_lint.deps.known_bad import (
     KNOWN_BAD,
     KnownBad,
@@ -30,10 +31,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-_LOCKS = {"uv.lock": "package", "poetry.lock": "package", "pylock.toml": "packages"}
-_PYLOCK = re.compile(r"pylock\.[^.]+\.toml")  # PEP 751 named lock files
-# requirements.txt, requirements-dev.txt, dev-requirements.txt; and any .txt in a requirements/ folder.
-_REQUIREMENTS = re.compile(r"requirements.*\.txt|.*[-_]requirements\.txt")
 # A file that does not mention a known-bad package cannot be flagged (requirements files can, by
 # including one, so they are always read).
 _MENTIONS = re.compile(r"pydantic|transformers", re.IGNORECASE)
@@ -43,29 +40,6 @@ _MENTIONS = re.compile(r"pydantic|transformers", re.IGNORECASE)
 QWEN_VL = re.compile(rb"qwen(?:2|2\.5|2_5|3)[-_]?vl", re.IGNORECASE)
 _NAME_START = re.compile(rb"(?:[\w/-]|\.(?=\d))*")  # a dot only inside a version: "Qwen2.5"
 _NAME_END = re.compile(rb"(?:[\w/-]|\.(?=\d))*\Z")
-
-
-def dependency_kind(path: str) -> str | None:
-    """``requirements``, ``pyproject``, ``setup.cfg``, ``package``/``packages`` (the lock table),
-    or None for a file that is not a dependency file."""
-    name = os.path.basename(path)
-    if name == "pyproject.toml":
-        return "pyproject"
-    if name == "setup.cfg":
-        return "setup.cfg"
-    if name in _LOCKS:
-        return _LOCKS[name]
-    if _PYLOCK.fullmatch(name):
-        return "packages"
-    if _REQUIREMENTS.fullmatch(name) or (
-        name.endswith(".txt") and os.path.basename(os.path.dirname(path)) == "requirements"
-    ):
-        return "requirements"
-    return None
-
-
-def is_dependency_file(path: str) -> bool:
-    return dependency_kind(path) is not None
 
 
 @dataclass(frozen=True)

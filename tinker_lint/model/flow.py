@@ -45,6 +45,11 @@ STORING_METHODS = frozenset(
     }
 )
 NESTED_CODE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+# The walks below test exact types: parsed trees hold only libcst's concrete classes, and
+# ``isinstance`` on its abstract ones is slow.
+_NESTED_TYPES = frozenset(NESTED_CODE)
+_JUMPS = frozenset({cst.Break, cst.Continue, cst.Return, cst.Raise})
+_ENDS = frozenset({cst.Return, cst.Raise})
 _BLOCKING_WAIT_FUNCTIONS = frozenset({"concurrent.futures.wait", "concurrent.futures.as_completed"})
 
 
@@ -67,6 +72,15 @@ class Wait:
 
 
 Event = Submit | Wait
+
+
+def may_block(model: SemanticModel, call: cst.Call, scope: Scope) -> bool:
+    """Whether ``call`` has the shape of a blocking wait (``x.result()``,
+    ``concurrent.futures.wait(...)``), before asking what ``x`` is."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "result":
+        return True
+    return model.qualify(func, scope) in _BLOCKING_WAIT_FUNCTIONS
 
 
 def wait_of(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> Wait | None:
@@ -145,19 +159,24 @@ def events_in(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> list[Eve
     found: list[Event] = []
     model.events_cache[key] = found
 
+    children_of = model.children_of
+
     def walk(current: cst.CSTNode) -> None:
-        if isinstance(current, NESTED_CODE):
+        kind = type(current)
+        if kind in _NESTED_TYPES:
             return
-        for child in model.children(current):
-            walk(child)
-        if isinstance(current, cst.Call):
+        kids = children_of.get(id(current))
+        if kids:
+            for child in kids:
+                walk(child)
+        if kind is cst.Call:
             submit = model.submit_of(current, scope)
             if submit is not None:
                 found.append(Submit(current, submit))
             wait = wait_of(model, current, scope)
             if wait is not None:
                 found.append(wait)
-        elif isinstance(current, cst.Await):
+        elif kind is cst.Await:
             wait = wait_of(model, current, scope)
             if wait is not None:
                 found.append(wait)
@@ -205,23 +224,27 @@ def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
     if cached is not None:
         return cached
     names: set[str] = set()
+    children_of = model.children_of
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Name):
+        kind = type(current)
+        if kind is cst.Name:
             names |= read_keys(current.value)
-        elif isinstance(current, cst.Attribute):
+        elif kind is cst.Attribute:
             dotted = dotted_name(current)
             if dotted is not None:
                 names |= read_keys(dotted)
             else:
                 stack.append(current.value)  # ``f(x).a``: what ``f(x)`` reads
-        elif isinstance(current, cst.Arg):
+        elif kind is cst.Arg:
             stack.append(current.value)
-        elif isinstance(current, cst.FunctionDef | cst.ClassDef) and current is not node:
+        elif (kind is cst.FunctionDef or kind is cst.ClassDef) and current is not node:
             continue
         else:
-            stack.extend(model.children(current))
+            kids = children_of.get(id(current))
+            if kids:
+                stack.extend(kids)
     model.reads_cache[key] = names
     return names
 
@@ -246,36 +269,53 @@ def target_keys(target: cst.BaseExpression) -> set[str]:
 def names_written(model: SemanticModel, stmt: cst.CSTNode) -> set[str]:
     """Names a statement binds or may mutate: assignment targets, walrus targets, and receivers of
     storing method calls (``x.append(v)`` stores ``v`` in ``x``)."""
-    return names_bound(model, stmt) | names_mutated(model, stmt)
+    return _writes(model, stmt)[2]
 
 
 def names_bound(model: SemanticModel, stmt: cst.CSTNode) -> set[str]:
     """Names a statement (re)binds: assignment and walrus targets. Unlike a mutation, a binding
     replaces what the name held before."""
-    bound: set[str] = set()
-    if isinstance(stmt, cst.Assign):
-        for target in stmt.targets:
-            bound |= target_keys(target.target)
-    elif isinstance(stmt, cst.AnnAssign | cst.AugAssign):
-        bound |= target_keys(stmt.target)
-    for node in model.walk(stmt, NESTED_CODE):
-        if isinstance(node, cst.NamedExpr):
-            bound |= target_keys(node.target)
-    return bound
+    return _writes(model, stmt)[0]
 
 
 def names_mutated(model: SemanticModel, stmt: cst.CSTNode) -> set[str]:
     """Receivers of storing method calls (``x.append(v)`` stores ``v`` in ``x``); other method
     calls (``renderer.parse_response(r)``) are taken not to keep their arguments."""
+    return _writes(model, stmt)[1]
+
+
+def _writes(model: SemanticModel, stmt: cst.CSTNode) -> tuple[set[str], set[str], set[str]]:
+    """Bound, mutated, and both: one walk of the statement, memoised (asked once per path)."""
+    cached = model.writes_cache.get(id(stmt))
+    if cached is not None:
+        return cached
+    bound: set[str] = set()
     mutated: set[str] = set()
-    for node in model.walk(stmt, NESTED_CODE):
-        if isinstance(node, cst.Call):
+    if isinstance(stmt, cst.Assign):
+        for target in stmt.targets:
+            bound |= target_keys(target.target)
+    elif isinstance(stmt, cst.AnnAssign | cst.AugAssign):
+        bound |= target_keys(stmt.target)
+    children_of = model.children_of
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.NamedExpr:
+            bound |= target_keys(node.target)
+        elif kind is cst.Call:
             func = node.func
-            if node.args and isinstance(func, cst.Attribute) and func.attr.value in STORING_METHODS:
+            if node.args and type(func) is cst.Attribute and func.attr.value in STORING_METHODS:
                 dotted = dotted_name(func.value)
                 if dotted:
                     mutated |= write_keys(dotted)
-    return mutated
+        elif kind in _NESTED_TYPES and node is not stmt:
+            continue
+        kids = children_of.get(id(node))
+        if kids:
+            stack.extend(kids)
+    found = model.writes_cache[id(stmt)] = (bound, mutated, bound | mutated)
+    return found
 
 
 def rebound_mutations(writes: set[str], bound: set[str]) -> set[str]:
@@ -433,16 +473,15 @@ def _test_step(
 
 def has_jump(model: SemanticModel, node: cst.CSTNode) -> bool:
     """Whether a block can leave the pass early (break, continue, return, raise)."""
-    jumps = (cst.Break, cst.Continue, cst.Return, cst.Raise)
-    return any(isinstance(n, jumps) for n in model.walk(node, NESTED_CODE))
+    return any(type(n) in _JUMPS for n in model.walk(node, NESTED_CODE))
 
 
 def leaves_loop(model: SemanticModel, control: cst.CSTNode) -> bool:
     """Whether a compound statement inside a loop body can end that loop: a ``return`` or
     ``raise`` anywhere in it, or a ``break`` not inside a loop of its own."""
-    if any(isinstance(n, cst.Return | cst.Raise) for n in model.walk(control, NESTED_CODE)):
+    if any(type(n) in _ENDS for n in model.walk(control, NESTED_CODE)):
         return True
     if isinstance(control, cst.For | cst.While):
         return False  # its breaks end it, not the loop around it
     nested = (*NESTED_CODE, cst.For, cst.While)
-    return any(isinstance(n, cst.Break) for n in model.walk(control, nested))
+    return any(type(n) is cst.Break for n in model.walk(control, nested))

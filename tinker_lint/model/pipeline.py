@@ -283,6 +283,17 @@ def loop_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
     return result
 
 
+def may_make_requests(model: SemanticModel, loop: LoopInfo) -> bool:
+    """Whether ``loop`` makes any Tinker request, directly or through a function of this module.
+    Without one, no wait in it waits for a request of the same iteration (``LoopWait.fresh``), so
+    the rules that need such a wait can skip the loop without flattening its body."""
+    return any(
+        model.sdk_call(site.node, site.scope) is not None
+        or model.roles_submitted_by_call(site.node, site.scope)
+        for site in loop.calls
+    )
+
+
 def _decides(model: SemanticModel, test: Step, scope: Scope) -> bool:
     """Whether a test decides something the pipelining depends on: the block it controls jumps
     (break, continue, return, raise) or submits a request. ``if out.metrics: log(out)`` does not."""

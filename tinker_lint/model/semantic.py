@@ -7,12 +7,19 @@ provider besides positions is used: see ``shared/performance-notes.md``.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
+import operator
 import re
-from collections.abc import Iterator
+import types
+import typing
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import libcst as cst
+from libcst import MaybeSentinel
 
 from tinker_lint.model import sdk
 from tinker_lint.model.cadence import is_cadence_test
@@ -203,8 +210,135 @@ class SdkCall:
     receiver_origin: cst.CSTNode | None = None  # for on_client_future: the factory call
 
 
-class _Collector(cst.CSTVisitor):
-    """One pass over the module: scopes, bindings, functions, loops, call sites, imports."""
+# Layout and punctuation: never asked about, so neither indexed nor entered (about half the nodes).
+_TRIVIA: frozenset[type[cst.CSTNode]] = frozenset(
+    {
+        cst.Comment,
+        cst.EmptyLine,
+        cst.Newline,
+        cst.ParenthesizedWhitespace,
+        cst.SimpleWhitespace,
+        cst.TrailingWhitespace,
+        cst.Comma,
+        cst.Colon,
+        cst.Semicolon,
+        cst.Dot,
+        cst.AssignEqual,
+        cst.LeftParen,
+        cst.RightParen,
+        cst.LeftSquareBracket,
+        cst.RightSquareBracket,
+        cst.LeftCurlyBrace,
+        cst.RightCurlyBrace,
+    }
+)
+_CHILD_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
+# What a field's value is, by its exact type: memoised, since ``isinstance`` on libcst's abstract
+# classes is slow.
+_NODE, _MANY, _OTHER = "node", "many", "other"
+_KINDS: dict[type, str] = {tuple: _MANY, list: _MANY, str: _OTHER, type(None): _OTHER}
+
+
+def _kind(value_type: type) -> str:
+    if issubclass(value_type, cst.CSTNode):
+        kind = _OTHER if value_type in _TRIVIA else _NODE
+    else:
+        kind = _MANY if issubclass(value_type, tuple | list) else _OTHER
+    _KINDS[value_type] = kind
+    return kind
+
+
+class _FieldOrder(cst.CSTVisitor):
+    """Records the fields libcst visits, in its order (the source order), without descending."""
+
+    def __init__(self) -> None:
+        self.fields: list[str] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        pass
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if attribute not in self.fields:
+            self.fields.append(attribute)
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+
+def child_fields(node: cst.CSTNode) -> tuple[str, ...]:
+    """The fields of ``node``'s class that may hold child nodes other than layout, in libcst's
+    visiting order.
+
+    Asked of libcst once per class (it reports every field it visits, empty or not), so walking the
+    tree needs neither libcst's visitor machinery, which rebuilds every node it passes, nor
+    ``node.children``, which does the same. Fields whose declared type admits only layout or
+    punctuation (``lpar``, ``whitespace_after_func``) or no node at all are left out."""
+    cls = type(node)
+    found = _CHILD_FIELDS.get(cls)
+    if found is None:
+        probe = _FieldOrder()
+        node._visit_and_replace_children(probe)
+        declared = {f.name: f.type for f in dataclasses.fields(node)}
+        # A field libcst skips when empty (FormattedStringExpression.format_spec) comes last.
+        order = [*probe.fields, *(name for name in declared if name not in probe.fields)]
+        found = tuple(name for name in order if _may_hold_node(declared.get(name, object)))
+        _CHILD_FIELDS[cls] = found
+    return found
+
+
+def _may_hold_node(annotation: object) -> bool:
+    """False only when ``annotation`` surely admits nothing but layout nodes and plain values;
+    anything unrecognised (a string annotation, a forward reference) may hold a node."""
+    if isinstance(annotation, type):
+        if issubclass(annotation, cst.CSTNode):
+            return not _only_layout(annotation)
+        return not issubclass(annotation, str | bool | int | float | type(None) | MaybeSentinel)
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return False
+    if origin in (typing.Union, types.UnionType) or (
+        isinstance(origin, type) and issubclass(origin, Sequence)
+    ):
+        return any(_may_hold_node(arg) for arg in typing.get_args(annotation))
+    return True
+
+
+def _only_layout(cls: type[cst.CSTNode]) -> bool:
+    # By name: libcst's ``add_slots`` leaves the class it replaced among the subclasses.
+    if (cls.__module__, cls.__qualname__) in _TRIVIA_NAMES:
+        return True
+    subclasses = cls.__subclasses__()
+    return inspect.isabstract(cls) and bool(subclasses) and all(map(_only_layout, subclasses))
+
+
+_TRIVIA_NAMES = frozenset((cls.__module__, cls.__qualname__) for cls in _TRIVIA)
+
+
+_IF = cst.If
+_LEAF = object()  # a class without children (Name, Integer, ...)
+# Per class: a function giving the values of its child fields, in order, at once.
+_CHILDREN: dict[type[cst.CSTNode], Callable[[cst.CSTNode], tuple[Any, ...]] | object] = {}
+
+
+def _children_getter(node: cst.CSTNode) -> Callable[[cst.CSTNode], tuple[Any, ...]] | object:
+    fields = child_fields(node)
+    if not fields:
+        getter: Callable[[cst.CSTNode], tuple[Any, ...]] | object = _LEAF
+    elif len(fields) == 1:
+        one = operator.attrgetter(fields[0])
+        getter = lambda node: (one(node),)  # noqa: E731 - attrgetter of one field gives no tuple
+    else:
+        getter = operator.attrgetter(*fields)
+    _CHILDREN[type(node)] = getter
+    return getter
+
+
+class _Collector:
+    """One pass over the module: scopes, bindings, functions, loops, call sites, imports; and the
+    tree index (children and parents), so later walks never re-enter libcst."""
 
     def __init__(self, model: SemanticModel) -> None:
         self.model = model
@@ -213,23 +347,64 @@ class _Collector(cst.CSTVisitor):
         self.loops: list[list[LoopInfo]] = [[]]
         self.guards: list[int] = [0]
         self.classes: list[str] = []
-        self.stack: list[cst.CSTNode] = []
         self.children_of = model.children_of
         self.parent_of = model.parent_of
+        self.enter: dict[type, Callable[[Any], bool | None]] = {}
+        self.leave: dict[type, Callable[[Any], None]] = {}
+        for name in dir(type(self)):
+            kind, _, node_type = name.partition("_")
+            if kind in ("visit", "leave") and node_type and hasattr(cst, node_type):
+                table = self.enter if kind == "visit" else self.leave
+                table[getattr(cst, node_type)] = getattr(self, name)
 
-    # --- the tree index: children and parents, so later walks never re-enter libcst -----------
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        stack = self.stack
-        if stack:
-            parent = stack[-1]
-            self.children_of.setdefault(id(parent), []).append(node)
-            self.parent_of[id(node)] = parent
-        stack.append(node)
-        return super().on_visit(node)
+    def visit(self, node: cst.CSTNode) -> None:
+        """Index ``node``'s subtree, calling ``visit_<Type>`` before and ``leave_<Type>`` after each
+        node, as libcst's visitors do; ``visit_*`` returning False skips the children."""
+        cls = type(node)
+        enter = self.enter.get(cls)
+        if enter is None or enter(node) is not False:
+            children = _CHILDREN.get(cls) or _children_getter(node)
+            if cls is _IF:
+                self._visit_if(node)
+            elif children is not _LEAF:
+                kids: list[cst.CSTNode] = []
+                parent_of = self.parent_of
+                for value in children(node):
+                    kind = _KINDS.get(type(value)) or _kind(type(value))
+                    if kind is _NODE:
+                        kids.append(value)
+                        parent_of[id(value)] = node
+                        self.visit(value)
+                    elif kind is _MANY:
+                        for item in value:
+                            if (_KINDS.get(type(item)) or _kind(type(item))) is _NODE:
+                                kids.append(item)
+                                parent_of[id(item)] = node
+                                self.visit(item)
+                if kids:
+                    self.children_of[id(node)] = kids
+        leave = self.leave.get(cls)
+        if leave is not None:
+            leave(node)
 
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
-        self.stack.pop()
+    def _visit_if(self, node: cst.If) -> None:
+        """``visit_If_body``/``leave_If_body``: the cadence guard covers the body, not the else."""
+        kids: list[cst.CSTNode] = [node.test, node.body]
+        self.parent_of[id(node.test)] = node
+        self.visit(node.test)
+        guarded = is_cadence_test(self.model.walk(node.test), self.model.cadence_names)
+        if guarded:
+            self.guards[-1] += 1
+            self.model.guarded_blocks.add(id(node.body))
+        self.parent_of[id(node.body)] = node
+        self.visit(node.body)
+        if guarded:
+            self.guards[-1] -= 1
+        if node.orelse is not None:
+            kids.append(node.orelse)
+            self.parent_of[id(node.orelse)] = node
+            self.visit(node.orelse)
+        self.children_of[id(node)] = kids
 
     # --- helpers ---------------------------------------------------------------------------
     @property
@@ -443,15 +618,6 @@ class _Collector(cst.CSTVisitor):
     def leave_GeneratorExp(self, original_node: cst.GeneratorExp) -> None:
         self._leave_loop()
 
-    def visit_If_body(self, node: cst.If) -> None:
-        if is_cadence_test(self.model.walk(node.test), self.model.cadence_names):
-            self.guards[-1] += 1
-            self.model.guarded_blocks.add(id(node.body))
-
-    def leave_If_body(self, node: cst.If) -> None:
-        if id(node.body) in self.model.guarded_blocks:
-            self.guards[-1] -= 1
-
     # --- calls -----------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -500,6 +666,7 @@ class SemanticModel:
         # Memos for the flow questions (tinker_lint.model.flow), keyed by node id.
         self.events_cache: dict[tuple[int, int], list] = {}
         self.reads_cache: dict[int, set[str]] = {}
+        self.writes_cache: dict[int, tuple[set[str], set[str], set[str]]] = {}
         self._types: dict[tuple[int, int], frozenset[TType]] = {}
         self._binding_types: dict[int, frozenset[TType]] = {}
         self._sdk_calls: dict[int, SdkCall | None] = {}
@@ -507,7 +674,7 @@ class SemanticModel:
         self._hot_entries: dict[int, CallSite | None] = {}
         # Memo for tinker_lint.model.hot (where CPU work runs per step).
         self.hot_cache: dict[object, object] = {}
-        module.visit(_Collector(self))
+        _Collector(self).visit(module)
 
     # ======================================================================================
     # The tree
@@ -531,11 +698,17 @@ class SemanticModel:
         """``node`` and everything under it, pre-order; subtrees of ``skip`` types not entered."""
         stack = [node]
         children_of = self.children_of
+        skipped: dict[type, bool] = {}  # isinstance on libcst's abstract classes is slow: memoise
         while stack:
             current = stack.pop()
             yield current
-            if current is not node and isinstance(current, skip):
-                continue
+            if skip and current is not node:
+                kind = type(current)
+                verdict = skipped.get(kind)
+                if verdict is None:
+                    verdict = skipped[kind] = issubclass(kind, skip)
+                if verdict:
+                    continue
             kids = children_of.get(id(current))
             if kids:
                 stack.extend(reversed(kids))

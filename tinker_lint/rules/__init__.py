@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+# Re-exported; defined beside Diagnostic, so that reporters need not import every rule.
+from tinker_lint.diagnostics import DOCS_BASE_URL as DOCS_BASE_URL
+from tinker_lint.diagnostics import docs_url as docs_url
 from tinker_lint.rules.base import Rule
 from tinker_lint.rules.dependency_base import DependencyRule
 from tinker_lint.rules.tnk101_wait_before_submit import WaitBeforeSubmit
@@ -62,9 +65,3 @@ DOCUMENTED_RULES: dict[str, type[Rule] | type[DependencyRule]] = {
     **DEPENDENCY_RULES_BY_CODE,
 }
 ALL_CODES: tuple[str, ...] = (*ENGINE_CODES, *DOCUMENTED_RULES)
-
-DOCS_BASE_URL = "https://github.com/tinker-lint/tinker-lint/blob/main/"
-
-
-def docs_url(code: str) -> str:
-    return f"{DOCS_BASE_URL}docs/rules/{code}.md"

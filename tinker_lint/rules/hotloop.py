@@ -12,7 +12,7 @@ import libcst as cst
 
 from tinker_lint.model.hot import HotContext, loop_iterables
 from tinker_lint.model.semantic import CallSite, SemanticModel
-from tinker_lint.rules.base import TINKER_CALLS, Context
+from tinker_lint.rules.base import Context, tinker_call_in
 
 WHY_GIL = """\
 The Tinker SDK sends requests, polls for their results and sends session heartbeats on one
@@ -23,7 +23,7 @@ are missed, and sessions can expire.
 
 
 def submits_tinker(text: str) -> bool:
-    return TINKER_CALLS.search(text) is not None
+    return tinker_call_in(text)
 
 
 def code_of(model: SemanticModel, node: cst.CSTNode, limit: int = 40) -> str:

@@ -77,10 +77,20 @@ for batch in batches:
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
-        bodies: list[tuple[object, Scope]] = [(model.module.body, model.module_scope)]
+        # Only a body that submits something can wait before a submit; its calls are known (a
+        # function's call sites include those of classes inside it, not of nested functions), so
+        # the others are not walked.
+        submitting = {
+            id(site.function.node) if site.function is not None else None
+            for site in model.calls
+            if model.submit_of(site.node, site.scope) is not None
+        }
+        bodies: list[tuple[object, Scope]] = []
+        if None in submitting:
+            bodies.append((model.module.body, model.module_scope))
         for function in model.functions:
             body = function.node.body
-            if isinstance(body, cst.IndentedBlock):
+            if isinstance(body, cst.IndentedBlock) and id(function.node) in submitting:
                 bodies.append((body.body, function.scope))
         for body, scope in bodies:
             pairs, guarded = waits_and_next_submits(model, body, scope)

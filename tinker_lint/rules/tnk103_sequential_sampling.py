@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tinker_lint.model.pipeline import loop_waits, refreshes_sampling_client
+from tinker_lint.model.pipeline import loop_waits, may_make_requests, refreshes_sampling_client
 from tinker_lint.model.sdk import Role
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
@@ -56,7 +56,7 @@ for turn in range(max_turns):
         model = ctx.model
         reported: set[int] = set()
         for loop in model.loops:
-            if refreshes_sampling_client(model, loop):
+            if not may_make_requests(model, loop) or refreshes_sampling_client(model, loop):
                 continue
             for item in loop_waits(model, loop):
                 if (

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.flow import Wait, exact_paths, linear_steps, names_read
+from tinker_lint.model.flow import Wait, exact_paths, linear_steps, may_block, names_read
 from tinker_lint.model.semantic import SemanticModel
-from tinker_lint.rules.base import TINKER_CALLS, Context, Example, Finding, Rule
+from tinker_lint.rules.base import Context, Example, Finding, Rule, mentions_tinker
 
 
 class BlockingWaitInAsync(Rule):
@@ -57,12 +57,16 @@ async def rollouts(sampling_client, prompts, params):
 
     @classmethod
     def applies_to(cls, text: str) -> bool:
-        return "async def" in text and TINKER_CALLS.search(text) is not None
+        return "async def" in text and mentions_tinker(text)
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
         for function in model.functions:
             if not function.is_async or not isinstance(function.node.body, cst.IndentedBlock):
+                continue
+            # Its calls are known (those of nested functions are theirs): without one shaped like
+            # a blocking wait there is nothing to find, and the body is not flattened.
+            if not any(may_block(model, site.node, site.scope) for site in function.calls):
                 continue
             # What this function has already awaited: by name (``await fut`` then
             # ``fut.result()``) and by the request that made the future (``await

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.rules.base import TINKER_CALLS, Context, Example, Finding, Rule
+from tinker_lint.rules.base import Context, Example, Finding, Rule, mentions_tinker
 
 
 class CreateTaskOnApiFuture(Rule):
@@ -48,7 +48,7 @@ async def main(sampling_client, prompt, params):
 
     @classmethod
     def applies_to(cls, text: str) -> bool:
-        return "create_task" in text and TINKER_CALLS.search(text) is not None
+        return "create_task" in text and mentions_tinker(text)
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

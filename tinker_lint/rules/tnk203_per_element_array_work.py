@@ -80,7 +80,7 @@ for batch in batches:
 
     @classmethod
     def applies_to(cls, text: str) -> bool:
-        return _PREFILTER.search(text) is not None and submits_tinker(text)
+        return submits_tinker(text) and _PREFILTER.search(text) is not None
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

@@ -1,0 +1,166 @@
+"""The results cache: a file is linted again exactly when its bytes, the settings or the linter
+change; a damaged entry is ignored; ``--no-cache`` writes nothing. Counted by the runner (how many
+files the engine ran on), on real files."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from packaging.version import Version
+
+from tinker_lint import cache as cache_module
+from tinker_lint.cache import CACHE_DIR_NAME, Cache, _diagnostic, _to_json, tool_fingerprint
+from tinker_lint.cli import main
+from tinker_lint.diagnostics import Diagnostic, Edit, Fix
+from tinker_lint.runner import run_paths
+from tinker_lint.settings import Settings
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "tnk1xx"
+FILES = ("tnk101_bad.py", "tnk102_bad.py", "tnk105_bad.py", "tnk107_good.py")
+SETTINGS = Settings(tinker_version=Version("0.38.0"))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    for name in FILES:
+        shutil.copy(FIXTURES / name, root / name)
+    (root / "broken.py").write_text("def f(:\n    pass\n")
+    return root
+
+
+def _run(project: Path, cache: Cache | None, settings: Settings = SETTINGS):
+    return run_paths([str(project)], settings, cache=cache, jobs=1)
+
+
+def test_a_second_run_is_answered_from_the_cache(project, tmp_path):
+    cache = Cache(tmp_path / "cache", SETTINGS)
+    first = _run(project, cache)
+    assert (first.linted, first.cached) == (5, 0)
+    uncached = _run(project, None)
+    assert first.diagnostics == uncached.diagnostics
+    assert {d.code for d in first.diagnostics} >= {"TNK001", "TNK101", "TNK102", "TNK105"}
+
+    second = _run(project, Cache(tmp_path / "cache", SETTINGS))
+    assert (second.linted, second.cached) == (0, 5)
+    assert second.diagnostics == first.diagnostics  # paths, positions, messages, order
+
+
+def test_changed_bytes_are_linted_again(project, tmp_path):
+    _run(project, Cache(tmp_path / "cache", SETTINGS))
+    target = project / "tnk102_bad.py"
+    target.write_text(target.read_text() + "\n# one more line\n")
+    again = _run(project, Cache(tmp_path / "cache", SETTINGS))
+    assert (again.linted, again.cached) == (1, 4)
+
+    # A change that removes findings is seen: the entry is not keyed by the path alone.
+    target.write_text("x = 1\n")
+    fixed = _run(project, Cache(tmp_path / "cache", SETTINGS))
+    assert (fixed.linted, fixed.cached) == (1, 4)
+    assert not [d for d in fixed.diagnostics if d.path == str(target)]
+    assert fixed.diagnostics == _run(project, None).diagnostics
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"ignore": ("TNK102",)},
+        {"select": ("TNK101",)},
+        {"per_file_ignores": (("tnk101_*.py", ("TNK101",)),)},
+        {"tinker_version": Version("0.36.0")},
+        {"cadence_names": ("should_step",)},
+    ],
+)
+def test_changed_settings_lint_everything_again(project, tmp_path, change):
+    _run(project, Cache(tmp_path / "cache", SETTINGS))
+    changed = replace(SETTINGS, **change)
+    again = _run(project, Cache(tmp_path / "cache", changed), changed)
+    assert (again.linted, again.cached) == (5, 0)
+    assert again.diagnostics == _run(project, None, changed).diagnostics
+    # And back: the first settings' entries are still there.
+    back = _run(project, Cache(tmp_path / "cache", SETTINGS))
+    assert (back.linted, back.cached) == (0, 5)
+
+
+def test_another_linter_version_lints_everything_again(project, tmp_path, monkeypatch):
+    _run(project, Cache(tmp_path / "cache", SETTINGS))
+    assert (_run(project, Cache(tmp_path / "cache", SETTINGS)).linted) == 0
+
+    monkeypatch.setattr(cache_module, "__version__", "99.0.0")
+    again = _run(project, Cache(tmp_path / "cache", SETTINGS))
+    assert (again.linted, again.cached) == (5, 0)
+
+
+def test_the_fingerprint_follows_version_and_sources(monkeypatch):
+    before = tool_fingerprint()
+    assert tool_fingerprint() == before
+    monkeypatch.setattr(cache_module, "__version__", "99.0.0")
+    assert tool_fingerprint() != before
+
+
+@pytest.mark.parametrize(
+    "damage", [b"", b"{not json", b"[]", b'{"diagnostics": [{"line": "x"}]}', b'{"other": 1}']
+)
+def test_a_damaged_entry_is_ignored_and_rewritten(project, tmp_path, damage):
+    cache = Cache(tmp_path / "cache", SETTINGS)
+    good = _run(project, cache)
+    entries = sorted(cache.directory.glob("*.json"))
+    assert len(entries) == 5
+    entries[0].write_bytes(damage)
+    again = _run(project, Cache(tmp_path / "cache", SETTINGS))
+    assert (again.linted, again.cached) == (1, 4)
+    assert again.diagnostics == good.diagnostics
+    assert _run(project, Cache(tmp_path / "cache", SETTINGS)).linted == 0  # rewritten whole
+    assert not list(cache.directory.glob("*.tmp"))
+
+
+def test_an_unwritable_cache_warns_once_and_lints(project, tmp_path):
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the cache directory would be")
+    run = _run(project, Cache(blocker, SETTINGS))
+    assert run.linted == 5
+    assert run.diagnostics == _run(project, None).diagnostics
+    assert len([w for w in run.warnings if "cannot write the cache" in w]) == 1
+
+
+def test_fixes_survive_the_round_trip():
+    diagnostic = Diagnostic(
+        "a.py",
+        3,
+        5,
+        "TNK105",
+        "use `sample()`",
+        3,
+        20,
+        Fix("Call `sample()`", (Edit("sample", (3, 8), (3, 20)),), "unsafe"),
+    )
+    back = _diagnostic("a.py", _to_json(diagnostic))
+    assert back == diagnostic and back.fix == diagnostic.fix
+
+
+def test_the_command_keeps_its_cache_in_the_project_root(project, tmp_path, monkeypatch, capsys):
+    (project / "pyproject.toml").write_text('[tool.tinker-lint]\ntinker-version = "0.38"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main([str(project)]) == 1
+    first = capsys.readouterr().out
+    assert (project / CACHE_DIR_NAME / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert list((project / CACHE_DIR_NAME).glob("*/*/*.json"))
+    assert not (elsewhere / CACHE_DIR_NAME).exists()
+    assert main([str(project)]) == 1
+    assert capsys.readouterr().out == first
+
+
+def test_no_cache_and_cache_dir(project, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["--no-cache", str(project)]) == 1
+    assert not list(tmp_path.rglob(CACHE_DIR_NAME))
+    assert main(["--cache-dir", str(tmp_path / "here"), str(project)]) == 1
+    assert list((tmp_path / "here").glob("*/*/*.json"))
+    assert not (tmp_path / CACHE_DIR_NAME).exists()
+    capsys.readouterr()

@@ -1,0 +1,64 @@
+"""The pre-filter: files it passes over are never parsed by libcst, so it may only pass over files
+in which no rule could find anything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from packaging.version import Version
+
+from tinker_lint.rules import PYTHON_RULES
+from tinker_lint.rules.base import mentions_tinker
+from tinker_lint.rules.tnk105_deprecated_async_method import names_deprecated_async
+from tinker_lint.runner import run_paths
+from tinker_lint.settings import Settings
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "tnk1xx"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("import random\nrandom.sample(population, 2)\n", False),  # a Tinker-named call, no Tinker
+        ("out = model.forward(x)\n", False),
+        ("def f(sampler):\n    return sampler.sample(prompt)\n", True),  # a receiver name hint
+        ("def f(c):\n    return c.sample(p, sampling_params=sp)\n", True),  # a Tinker-only keyword
+        ("def f(c):\n    return c.forward_backward(data)\n", True),  # a Tinker-only method
+        ("from tinker import ServiceClient as S\nS().create_lora_training_client()\n", True),
+        ("def f(fut: 'APIFuture'):\n    fut.result()\n", True),
+        ("SamplingClient = 1\n", True),
+        ("x = 1\n", False),
+    ],
+)
+def test_mentions_tinker(text, expected):
+    assert mentions_tinker(text) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("await tc.forward_backward_async(b)", True),
+        ("sc.sample_async\n(p)", True),
+        ("resample_async(x)", False),  # another name that ends the same way
+        ("sample_async_helper(x)", False),
+        ("run_async(x)", False),
+    ],
+)
+def test_names_deprecated_async(text, expected):
+    assert names_deprecated_async(text) is expected
+
+
+def test_the_filter_loses_no_finding(tmp_path, monkeypatch):
+    """Every fixture and rule example, linted as is and with every rule forced onto every file."""
+    for rule in PYTHON_RULES:
+        for i, example in enumerate((*rule.VALID, *rule.INVALID)):
+            (tmp_path / f"{rule.code}_{i}.py").write_text(example.code)
+    paths = [str(FIXTURES), str(tmp_path)]
+    settings = Settings(tinker_version=Version("0.38.0"))
+    filtered = run_paths(paths, settings, jobs=1).diagnostics
+    for rule in PYTHON_RULES:
+        monkeypatch.setattr(rule, "applies_to", classmethod(lambda cls, text: True))
+    forced = run_paths(paths, settings, jobs=1).diagnostics
+    assert len({d.path for d in forced if d.code != "TNK001"}) > 30
+    assert filtered == forced

@@ -1,0 +1,204 @@
+"""Line and column of the nodes a finding points at: libcst's ``PositionProvider``, for those nodes only.
+
+``PositionProvider`` regenerates the module's code and records a range for every node, splitting
+every token with a regex and allocating two objects per node: about eight times the cost of
+generating the code (measured on the cookbook files with findings). Here the same code generation
+runs, but only the requested nodes (and the child nodes libcst takes their start or end from) note
+where they begin and end, as token indices, and it stops after the last of them; lines and columns
+are counted once at the end, token by token as ``PositionProvider`` counts them, so the results are
+the same (tests/test_positions.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext, suppress
+
+import libcst as cst
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+
+try:  # the base every libcst code generation state derives from; not exported
+    from libcst._nodes.internal import CodegenState
+except ImportError:  # pragma: no cover - a libcst without it: use the provider itself
+    CodegenState = None  # type: ignore[assignment,misc]
+
+_NEWLINE = re.compile(r"\r\n?|\n")  # as libcst.metadata.position_provider counts lines
+_NOTHING = nullcontext()
+
+
+class NodePositions:
+    """The positions of a module's nodes, each worked out when first asked for: ``positions[node]``
+    as with ``PositionProvider``'s mapping. ``want(nodes)`` works out several in one pass that stops
+    after the last of them. After a few such passes, one complete pass notes where every node
+    begins and ends (as token indices, cheaply), so that many separate questions (a rule naming the
+    line of another node in each message) cost one code generation, not one each."""
+
+    PASSES_BEFORE_ALL = 2
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self._ranges: dict[int, CodeRange] = {}
+        self._passes = 0
+        self._all: tuple[dict[int, tuple[int, int]], list[CodePosition]] | None = None
+
+    def want(self, nodes: Iterable[cst.CSTNode]) -> None:
+        missing = [node for node in nodes if id(node) not in self._ranges]
+        if not missing or self._all is not None:
+            return
+        self._passes += 1
+        if self._passes <= self.PASSES_BEFORE_ALL:
+            self._ranges.update(node_positions(self.module, missing))
+        elif CodegenState is not None:
+            state = _generate(self.module, None)
+            self._all = (state.spans, list(_positions(state.tokens, range(len(state.tokens) + 1))))
+        else:  # pragma: no cover
+            self._ranges.update(node_positions(self.module, None))
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        found = self._ranges.get(id(node))
+        if found is None:
+            self.want((node,))
+            found = self._ranges.get(id(node))
+            if found is None and self._all is not None:
+                spans, at = self._all
+                span = spans.get(id(node))
+                if span is not None:
+                    found = self._ranges[id(node)] = CodeRange(at[span[0]], at[span[1]])
+            if found is None:
+                raise KeyError(node)
+        return found
+
+    def __contains__(self, node: object) -> bool:
+        try:
+            self[node]  # type: ignore[index]
+        except KeyError:
+            return False
+        return True
+
+    def get(self, node: cst.CSTNode, default: CodeRange | None = None) -> CodeRange | None:
+        try:
+            return self[node]
+        except KeyError:
+            return default
+
+
+def node_positions(module: cst.Module, nodes: Iterable[cst.CSTNode] | None) -> dict[int, CodeRange]:
+    """``id(node)`` -> its range (1-based lines, 0-based columns), as ``PositionProvider`` gives;
+    for every node of the module if ``nodes`` is None."""
+    wanted = None if nodes is None else {id(node): node for node in nodes}
+    if CodegenState is None:  # pragma: no cover
+        provided = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return {
+            id(node): provided[node] for node in (provided if wanted is None else wanted.values())
+        }
+    if wanted is not None and not wanted:
+        return {}
+    state = _generate(module, None if wanted is None else set(wanted))
+    spans = (
+        state.spans if wanted is None else {k: state.spans[k] for k in wanted if k in state.spans}
+    )
+    marks = sorted({mark for span in spans.values() for mark in span})
+    at = dict(zip(marks, _positions(state.tokens, marks), strict=True))
+    return {key: CodeRange(at[start], at[end]) for key, (start, end) in spans.items()}
+
+
+def _generate(module: cst.Module, wanted: set[int] | None) -> _State:
+    """Generate the module's code, noting the token indices where the ``wanted`` nodes (every node
+    if None) begin and end; with ``wanted``, stop after the last of them."""
+    state = _State(module.default_indent, module.default_newline, wanted or set(), wanted is None)
+    with suppress(_AllFound):  # raised once all are placed: the rest is not generated
+        module._codegen(state)
+    return state
+
+
+def _positions(tokens: list[str], marks: Iterable[int]) -> Iterator[CodePosition]:
+    """The (line, column) before each token index in ``marks`` (ascending)."""
+    line, column, index = 1, 0, 0
+    for mark in marks:
+        for token in tokens[index:mark]:
+            if "\n" in token or "\r" in token:
+                segments = _NEWLINE.split(token)
+                line += len(segments) - 1
+                column = len(segments[-1])
+            else:
+                column += len(token)
+        index = mark
+        yield CodePosition(line, column)
+
+
+class _AllFound(Exception):
+    """Raised from the code generation once every requested node is placed."""
+
+
+class _Span:
+    """``record_syntactic_position`` for a wanted node: note the token indices it spans."""
+
+    __slots__ = ("end_node", "node", "start", "start_node", "state")
+
+    def __init__(self, state: _State, node, start_node, end_node) -> None:
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = len(self.state.tokens)
+
+    def __exit__(self, *exc_info: object) -> None:
+        spans = self.state.spans
+        start = self.start if self.start_node is None else spans[id(self.start_node)][0]
+        end = len(self.state.tokens) if self.end_node is None else spans[id(self.end_node)][1]
+        spans[id(self.node)] = (start, end)
+
+
+if CodegenState is not None:
+
+    class _State(CodegenState):
+        def __init__(
+            self,
+            default_indent: str,
+            default_newline: str,
+            wanted: set[int],
+            everything: bool = False,
+        ) -> None:
+            super().__init__(default_indent, default_newline)
+            self.wanted = wanted
+            self.everything = everything
+            self.unplaced = set(wanted)  # requested nodes not yet generated
+            self.spans: dict[int, tuple[int, int]] = {}
+            self.starts: list[int] = []
+
+        def pop_trailing_newline(self) -> None:
+            pass  # positions count it, as PositionProvider's do; the code itself is not kept
+
+        def before_codegen(self, node: cst.CSTNode) -> None:
+            if self.everything or id(node) in self.wanted:
+                self.starts.append(len(self.tokens))
+
+        def after_codegen(self, node: cst.CSTNode) -> None:
+            key = id(node)
+            if self.everything:
+                start = self.starts.pop()
+                if key not in self.spans:
+                    self.spans[key] = (start, len(self.tokens))
+            elif key in self.wanted:
+                start = self.starts.pop()
+                # A syntactic range, if the node recorded one, wins (as in PositionProvider).
+                if key not in self.spans:
+                    self.spans[key] = (start, len(self.tokens))
+                self.unplaced.discard(key)
+                if not self.unplaced:
+                    raise _AllFound
+
+        def record_syntactic_position(
+            self,
+            node: cst.CSTNode,
+            *,
+            start_node: cst.CSTNode | None = None,
+            end_node: cst.CSTNode | None = None,
+        ) -> AbstractContextManager[None]:
+            if not self.everything and id(node) not in self.wanted:
+                return _NOTHING
+            # The children it takes its bounds from are generated inside this block: want them.
+            for bound in (start_node, end_node):
+                if bound is not None:
+                    self.wanted.add(id(bound))
+            return _Span(self, node, start_node, end_node)
