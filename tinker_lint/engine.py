@@ -18,7 +18,7 @@ from tinker_lint.io.files import DecodeError, SourceFile, decode_source
 from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.noqa import is_suppressed, noqa_lines
 from tinker_lint.rules import PYTHON_RULES
-from tinker_lint.rules.base import Context, Finding, Rule
+from tinker_lint.rules.base import Context, Finding, Rule, mentions_tinker
 from tinker_lint.settings import Settings
 
 
@@ -44,6 +44,8 @@ def lint_bytes(raw: bytes, path: str, settings: Settings) -> FileResult:
 def lint_text(text: str, path: str, settings: Settings) -> FileResult:
     rules = [rule for rule in PYTHON_RULES if settings.is_enabled(rule.code, path)]
     rules = [rule for rule in rules if rule.applies_to(text)]
+    if rules and not settings.hot_loop_calls and not mentions_tinker(text):
+        rules = [rule for rule in rules if not rule.needs_hot_loop]
     if not rules:
         return FileResult(path, _syntax_only(text, path, settings))
     try:
