@@ -14,7 +14,7 @@ from tinker_lint.rules.tnk105_deprecated_async_method import names_deprecated_as
 from tinker_lint.runner import run_paths
 from tinker_lint.settings import Settings
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "tnk1xx"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 
 
 @pytest.mark.parametrize(
@@ -49,16 +49,35 @@ def test_names_deprecated_async(text, expected):
     assert names_deprecated_async(text) is expected
 
 
-def test_the_filter_loses_no_finding(tmp_path, monkeypatch):
+HOT_BY_SETTING = """\
+import json
+from mytrainer import train_step
+
+
+def run(model, batches):
+    for batch in batches:
+        train_step(batch)
+        out = model.forward(batch)
+        with open("log.jsonl", "a") as f:
+            f.write(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("hot_loop_calls", [(), ("train_step",)])
+def test_the_filter_loses_no_finding(tmp_path, monkeypatch, hot_loop_calls):
     """Every fixture and rule example, linted as is and with every rule forced onto every file."""
     for rule in PYTHON_RULES:
         for i, example in enumerate((*rule.VALID, *rule.INVALID)):
             (tmp_path / f"{rule.code}_{i}.py").write_text(example.code)
-    paths = [str(FIXTURES), str(tmp_path)]
-    settings = Settings(tinker_version=Version("0.38.0"))
+    (tmp_path / "hot_by_setting.py").write_text(HOT_BY_SETTING)
+    paths = [str(FIXTURES / "tnk1xx"), str(FIXTURES / "tnk2xx"), str(tmp_path)]
+    settings = Settings(tinker_version=Version("0.38.0"), hot_loop_calls=hot_loop_calls)
     filtered = run_paths(paths, settings, jobs=1).diagnostics
     for rule in PYTHON_RULES:
         monkeypatch.setattr(rule, "applies_to", classmethod(lambda cls, text: True))
+        monkeypatch.setattr(rule, "needs_hot_loop", False)
     forced = run_paths(paths, settings, jobs=1).diagnostics
-    assert len({d.path for d in forced if d.code != "TNK001"}) > 30
+    assert len({d.path for d in forced if d.code != "TNK001"}) > 40
     assert filtered == forced
+    by_setting = [(d.code, d.line) for d in filtered if d.path.endswith("hot_by_setting.py")]
+    assert by_setting == ([("TNK205", 9)] if hot_loop_calls else [])

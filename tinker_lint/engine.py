@@ -22,7 +22,7 @@ from tinker_lint.io.files import DecodeError, SourceFile, decode_source
 from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.noqa import is_suppressed, noqa_lines, unknown_codes
 from tinker_lint.rules import ALL_CODES, PYTHON_RULES
-from tinker_lint.rules.base import Context, Finding, Rule
+from tinker_lint.rules.base import Context, Finding, Rule, mentions_tinker
 from tinker_lint.settings import Settings
 
 # Larger files get a syntax check only (as semgrep's 1 MB default): analysis costs about 20 s and
@@ -73,6 +73,10 @@ def lint_text(
     rules = [rule for rule in candidates if settings.is_enabled(rule.code, path)]
     if prefilter:
         rules = [rule for rule in rules if rule.applies_to(text)]
+        # The hot-loop rules need a loop that submits to Tinker, unless the project names its own
+        # step functions (``hot-loop-calls``).
+        if rules and not settings.hot_loop_calls and not mentions_tinker(text):
+            rules = [rule for rule in rules if not rule.needs_hot_loop]
     warnings = _noqa_warnings(text, path)
     if not rules and not settings.is_enabled("TNK001", path):
         return FileResult(path, [], warnings=warnings)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -209,10 +210,11 @@ def _batches(todo: list[tuple[int, str, bytes]], count: int) -> list[list[tuple[
 
 
 def _fork_context() -> multiprocessing.context.BaseContext | None:
-    # fork: the processes start at once with everything imported; elsewhere, the default.
+    # fork on Linux: the processes start at once with everything imported. Elsewhere the default
+    # (spawn): macOS's system libraries are not safe to fork, and Windows cannot.
     import multiprocessing
 
-    if "fork" in multiprocessing.get_all_start_methods():
+    if sys.platform.startswith("linux"):
         return multiprocessing.get_context("fork")
     return None
 

@@ -125,6 +125,10 @@ class Rule:
     VALID: ClassVar[tuple[Example, ...]] = ()
     INVALID: ClassVar[tuple[Example, ...]] = ()
     fixable: ClassVar[bool] = False
+    # True for a rule that reports only what runs in a hot loop. A loop is hot through a Tinker
+    # submit, which the model sees only with the evidence ``mentions_tinker`` looks for, or through
+    # ``hot-loop-calls``: without that setting, the engine skips such a rule on files without it.
+    needs_hot_loop: ClassVar[bool] = False
 
     @classmethod
     def applies_to(cls, text: str) -> bool:

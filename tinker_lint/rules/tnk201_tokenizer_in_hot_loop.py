@@ -20,6 +20,7 @@ TOKENIZING_METHODS = frozenset(
 
 class TokenizerInHotLoop(Rule):
     code = "TNK201"
+    needs_hot_loop = True
     name = "tokenizer-in-hot-loop"
     summary = (
         "Pre-tokenize before the loop (e.g. `datasets.map`) or use the cookbook's dataset "

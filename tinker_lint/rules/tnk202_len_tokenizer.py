@@ -12,6 +12,7 @@ from tinker_lint.rules.hotloop import WHY_GIL, builtin, code_of, every_step, sub
 
 class LenTokenizer(Rule):
     code = "TNK202"
+    needs_hot_loop = True
     name = "len-tokenizer"
     summary = (
         "Compute `len(tokenizer)` once before the loop: Hugging Face fast tokenizers rebuild the "

@@ -25,6 +25,7 @@ _TO_PYTHON = frozenset({"item", "tolist"})
 
 class PerElementArrayWork(Rule):
     code = "TNK203"
+    needs_hot_loop = True
     name = "per-element-array-work"
     summary = (
         "Vectorize once per batch, or move it before the loop: numpy/torch work per element in "

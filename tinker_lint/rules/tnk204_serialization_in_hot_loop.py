@@ -30,6 +30,7 @@ PYDANTIC_DUMPS = frozenset({"model_dump", "model_dump_json"})
 
 class SerializationInHotLoop(Rule):
     code = "TNK204"
+    needs_hot_loop = True
     name = "serialization-in-hot-loop"
     summary = (
         "Serialize on a cadence or in a background thread/process: dumping per-step payloads in "

@@ -42,6 +42,7 @@ PATH_METHODS = frozenset({"read_text", "read_bytes", "write_text", "write_bytes"
 
 class FileIoInHotLoop(Rule):
     code = "TNK205"
+    needs_hot_loop = True
     name = "file-io-in-hot-loop"
     summary = (
         "Load before the loop; write on a cadence: file I/O in the loop that submits Tinker "
