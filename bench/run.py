@@ -411,7 +411,7 @@ def report(corpus: str, results: list[Result], runs: int, markdown: bool) -> str
     lines += [table(header, rows, markdown), ""]
     lines += [
         table(
-            ["target", "measured", "target", "verdict"],
+            ["what", "measured", "target", "verdict"],
             [list(row) for row in ratios(results)],
             markdown,
         ),

@@ -4,7 +4,10 @@ files the engine ran on), on real files."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -164,3 +167,28 @@ def test_no_cache_and_cache_dir(project, tmp_path, monkeypatch, capsys):
     assert list((tmp_path / "here").glob("*/*/*.json"))
     assert not (tmp_path / CACHE_DIR_NAME).exists()
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("output_format", ["text", "concise", "json", "github"])
+def test_a_run_answered_from_the_cache_does_not_import_libcst(project, tmp_path, output_format):
+    """What makes a warm run cheap: start-up, reading, hashing; not libcst and the rules."""
+    root = Path(__file__).parent.parent
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+    }
+    argv = ["--cache-dir", str(tmp_path / "cache"), "--output-format", output_format, str(project)]
+    script = (
+        "import sys\nfrom tinker_lint.cli import main\n"
+        f"code = main({argv!r})\n"
+        "print('libcst' in sys.modules, 'tinker_lint.rules' in sys.modules, code, file=sys.stderr)\n"
+    )
+
+    def run() -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False
+        )
+        return done.stderr.strip().splitlines()[-1]
+
+    assert run() == "True True 1"  # filling the cache
+    assert run() == "False False 1"

@@ -21,7 +21,6 @@ from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.guard import analysis_running
 from tinker_lint.io.config import ConfigError, _codes, find_pyproject, load_settings, parse_version
 from tinker_lint.report import REPORTERS
-from tinker_lint.report.statistics import write_statistics
 from tinker_lint.report.text import write_fixes_applied, write_text
 from tinker_lint.runner import fix_paths, lint_paths
 from tinker_lint.settings import Settings
@@ -182,6 +181,8 @@ def _report(
     args: argparse.Namespace, diagnostics: list[Diagnostic], files: int, fixed: int = 0
 ) -> None:
     if args.statistics:
+        from tinker_lint.report.statistics import write_statistics  # needs the rules
+
         write_statistics(diagnostics, sys.stdout, as_json=args.output_format == "json")
         return
     if args.output_format in ("text", "concise"):

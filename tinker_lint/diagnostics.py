@@ -4,6 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# How safe a fix is, as in ruff. Defined here, not beside the fix plans (``tinker_lint.fix.plan``),
+# so that reporting diagnostics read from the cache does not import libcst.
+SAFE = "safe"  # keeps what the program does (up to timing): applied by ``--fix``
+UNSAFE = "unsafe"  # may change behaviour in a case we cannot rule out: needs ``--unsafe-fixes``
+
+
+def is_applicable(applicability: str, unsafe_fixes: bool) -> bool:
+    return applicability == SAFE or (unsafe_fixes and applicability == UNSAFE)
+
 
 @dataclass(frozen=True)
 class Edit:

@@ -11,8 +11,9 @@ from typing import Union
 
 import libcst as cst
 
-SAFE = "safe"  # keeps what the program does (up to timing): applied by ``--fix``
-UNSAFE = "unsafe"  # may change behaviour in a case we cannot rule out: needs ``--unsafe-fixes``
+from tinker_lint.diagnostics import SAFE, UNSAFE, is_applicable
+
+__all__ = ["SAFE", "UNSAFE", "FixPlan", "Replacement", "is_applicable"]
 
 # What an original node becomes: a node, nothing (a statement removed), or several statements.
 Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]  # noqa: UP007
@@ -29,7 +30,3 @@ class FixPlan:
     def __post_init__(self) -> None:
         if self.applicability not in (SAFE, UNSAFE):
             raise ValueError(f"unknown applicability {self.applicability!r}")
-
-
-def is_applicable(applicability: str, unsafe_fixes: bool) -> bool:
-    return applicability == SAFE or (unsafe_fixes and applicability == UNSAFE)

@@ -6,8 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TextIO
 
-from tinker_lint.diagnostics import Diagnostic
-from tinker_lint.fix.plan import UNSAFE, is_applicable
+from tinker_lint.diagnostics import UNSAFE, Diagnostic, is_applicable
 
 
 def _plural(n: int, word: str) -> str:
