@@ -68,6 +68,17 @@ def test_changed_bytes_are_linted_again(project, tmp_path):
     assert fixed.diagnostics == _run(project, None).diagnostics
 
 
+def test_warnings_come_back_from_the_cache(project, tmp_path):
+    (project / "typo.py").write_text("x = 1  # noqa: TNK999\n")
+    first = _run(project, Cache(tmp_path / "cache", SETTINGS))
+    assert [w for w in first.warnings if "TNK999" in w] == [
+        f"{project / 'typo.py'}:1: unknown rule code `TNK999` in `# noqa` (it silences nothing)"
+    ]
+    second = _run(project, Cache(tmp_path / "cache", SETTINGS))
+    assert second.linted == 0
+    assert second.warnings == first.warnings
+
+
 @pytest.mark.parametrize(
     "change",
     [
@@ -106,7 +117,15 @@ def test_the_fingerprint_follows_version_and_sources(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    "damage", [b"", b"{not json", b"[]", b'{"diagnostics": [{"line": "x"}]}', b'{"other": 1}']
+    "damage",
+    [
+        b"",
+        b"{not json",
+        b"[]",
+        b'{"diagnostics": [{"line": "x"}], "warnings": []}',
+        b'{"diagnostics": [], "warnings": [1]}',
+        b'{"other": 1}',
+    ],
 )
 def test_a_damaged_entry_is_ignored_and_rewritten(project, tmp_path, damage):
     cache = Cache(tmp_path / "cache", SETTINGS)

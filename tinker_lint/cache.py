@@ -1,4 +1,5 @@
-"""The results cache: a file's diagnostics, kept under a key of everything they depend on.
+"""The results cache: a file's diagnostics (and its warnings, such as a typo in a ``noqa``), kept
+under a key of everything they depend on.
 
 A file's diagnostics depend on its bytes, its path (``per-file-ignores``; the diagnostics name
 it), the settings, and the linter itself. So an entry lives in a directory named by a fingerprint
@@ -28,7 +29,7 @@ from tinker_lint.settings import Settings
 
 CACHE_DIR_NAME = ".tinker_lint_cache"
 # Bumped when the layout or the entry format changes.
-FORMAT = "diagnostics-v1"
+FORMAT = "diagnostics-v2"
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -84,23 +85,31 @@ class Cache:
     def entry(self, key: str) -> Path:
         return self.directory / f"{key}.json"
 
-    def get(self, key: str, path: str) -> list[Diagnostic] | None:
-        """The diagnostics stored under ``key`` (for the file at ``path``), or None if there are
-        none, or they cannot be read."""
+    def get(self, key: str, path: str) -> tuple[list[Diagnostic], list[str]] | None:
+        """The diagnostics and warnings stored under ``key`` (for the file at ``path``), or None
+        if there are none, or they cannot be read."""
         try:
             with open(self.entry(key), "rb") as handle:
                 stored = json.loads(handle.read())
-            return [_diagnostic(path, item) for item in stored["diagnostics"]]
+            diagnostics = [_diagnostic(path, item) for item in stored["diagnostics"]]
+            warnings = stored["warnings"]
+            if not all(isinstance(w, str) for w in warnings):
+                return None
+            return diagnostics, list(warnings)
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
             return None
 
-    def put(self, key: str, diagnostics: Sequence[Diagnostic]) -> None:
+    def put(
+        self, key: str, diagnostics: Sequence[Diagnostic], warnings: Sequence[str] = ()
+    ) -> None:
         """Store atomically; raises OSError if the cache directory cannot be written."""
         if not self._made:
             self._make_directory()
         entry = self.entry(key)
         temporary = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
-        data = json.dumps({"diagnostics": [_to_json(d) for d in diagnostics]})
+        data = json.dumps(
+            {"diagnostics": [_to_json(d) for d in diagnostics], "warnings": list(warnings)}
+        )
         try:
             with open(temporary, "w", encoding="utf-8") as handle:
                 handle.write(data)

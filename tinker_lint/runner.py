@@ -120,9 +120,11 @@ def run_paths(
         found = cache.get(key, path) if key is not None else None
         if found is None:
             todo.append((len(per_file), path, raw, key))
+            per_file.append(None)
         else:
             run.cached += 1
-        per_file.append(found)
+            per_file.append(found[0])
+            run.warnings.extend(found[1])
 
     linted, run.processes = _lint_all([(i, p, raw) for i, p, raw, _ in todo], settings, jobs)
     run.linted = len(todo)
@@ -132,7 +134,7 @@ def run_paths(
         run.warnings.extend(warnings)
         if key is not None and cache is not None and not cache_failed:
             try:
-                cache.put(key, per_file[index] or ())
+                cache.put(key, per_file[index] or (), warnings)
             except OSError as error:
                 cache_failed = True  # read-only or full: say so once, lint on
                 run.warnings.append(f"{cache.root}: cannot write the cache: {error}")
