@@ -7,10 +7,11 @@ this loop counts as the training/sampling loop.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
-from tinker_lint.model.hot import HotContext, loop_iterables
+from tinker_lint.model.hot import HotContext, hot_context, loop_iterables
 from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.rules.base import Context, tinker_call_in
 
@@ -20,6 +21,18 @@ background thread, which shares the GIL with your training loop. CPU-heavy Pytho
 that submits the requests holds the GIL and stalls that thread: futures seem to hang, heartbeats
 are missed, and sessions can expire.
 """
+
+
+def calls_in_hot_loops(
+    model: SemanticModel, matches: Callable[[SemanticModel, CallSite], bool]
+) -> Iterator[tuple[CallSite, HotContext]]:
+    """The calls ``matches`` picks that run on every step of a hot loop, with how they are reached
+    (what every TNK2xx rule asks first)."""
+    for site in model.calls:
+        if matches(model, site):
+            hot = hot_context(model, site)
+            if hot is not None:
+                yield site, hot
 
 
 def submits_tinker(text: str) -> bool:

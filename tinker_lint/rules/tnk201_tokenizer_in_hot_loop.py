@@ -6,11 +6,16 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.hot import hot_context
 from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.model.types import Kind
 from tinker_lint.rules.base import Context, Example, Finding, Rule
-from tinker_lint.rules.hotloop import WHY_GIL, callee, every_step, submits_tinker
+from tinker_lint.rules.hotloop import (
+    WHY_GIL,
+    callee,
+    calls_in_hot_loops,
+    every_step,
+    submits_tinker,
+)
 
 # Tokenizer methods that tokenize (spec); `decode` of one sequence is left alone.
 TOKENIZING_METHODS = frozenset(
@@ -77,12 +82,7 @@ for tokens in tokenized:
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
-        for site in model.calls:
-            if not tokenizes(model, site):
-                continue
-            hot = hot_context(model, site)
-            if hot is None:
-                continue
+        for site, hot in calls_in_hot_loops(model, tokenizes):
             yield Finding(
                 site.node,
                 f"`{callee(model, site.node)}` tokenizes {every_step(ctx, hot)}: pre-tokenize "

@@ -7,10 +7,16 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.hot import hot_context
 from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.rules.base import Context, Example, Finding, Rule
-from tinker_lint.rules.hotloop import WHY_GIL, builtin, callee, every_step, submits_tinker
+from tinker_lint.rules.hotloop import (
+    WHY_GIL,
+    builtin,
+    callee,
+    calls_in_hot_loops,
+    every_step,
+    submits_tinker,
+)
 
 _PREFILTER = re.compile(
     r"\bopen\(|\.(?:read|write)_(?:text|bytes)\(|\.(?:load|save)\w*\(|load_dataset|load_from_disk"
@@ -97,12 +103,7 @@ for step, batch in enumerate(batches):
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
-        for site in model.calls:
-            if not does_file_io(model, site):
-                continue
-            hot = hot_context(model, site)
-            if hot is None:
-                continue
+        for site, hot in calls_in_hot_loops(model, does_file_io):
             yield Finding(
                 site.node,
                 f"`{callee(model, site.node)}` does file I/O {every_step(ctx, hot)}, outside a "
