@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
+from tinker_lint.model.mentions import mentions_tinker, names_deprecated_async
 from tinker_lint.rules import PYTHON_RULES
-from tinker_lint.rules.base import mentions_tinker
-from tinker_lint.rules.tnk105_deprecated_async_method import names_deprecated_async
 from tinker_lint.runner import run_paths
 from tinker_lint.settings import Settings
 

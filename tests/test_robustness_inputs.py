@@ -123,7 +123,11 @@ def test_latin1_cookie_keeps_the_text_as_written():
 
 # --- size and depth ---------------------------------------------------------------------------
 def _generated(size: int, tail: str = "") -> bytes:
-    line = "def step_{i}(tc, batch):\n    return tc.forward_backward(batch, 'cross_entropy')\n\n"
+    # A wait before a submit: no pre-filter rules the file out, so it reaches libcst.
+    line = (
+        "def step_{i}(tc, batch):\n    tc.forward_backward(batch, 'cross_entropy').result()\n"
+        "    return tc.optim_step(adam)\n\n"
+    )
     parts, total, i = [], 0, 0
     while total < size:
         part = line.format(i=i)

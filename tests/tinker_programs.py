@@ -34,6 +34,8 @@ CALLS = (
     "process(result)",
     "len(futs)",
     "self.tc.forward_backward(self.batch, 'cross_entropy')",
+    "step_fn(tc, batch)",  # a function of the module, which may submit
+    "self.run(batch)",
 )
 
 LEAVES = st.sampled_from(
@@ -153,6 +155,27 @@ tc = service.create_lora_training_client(base_model="m")
 sc = tc.save_weights_and_get_sampling_client(name="s")
 """
 
-PROGRAMS = st.lists(_statements(), min_size=1, max_size=4).map(
-    lambda blocks: HEADER + "\n".join(line for block in blocks for line in block) + "\n"
+
+def _in_coroutine(body: str) -> str:
+    """The body inside ``async def`` (where ``await`` is valid), with its clients as parameters."""
+    lines = body.splitlines()
+    return (
+        "import asyncio\nimport tinker\n\n\nasync def main(\n"
+        "    tc: tinker.TrainingClient, sc: tinker.SamplingClient, service, batch, futs\n):\n"
+        + "\n".join(_indent(lines))
+        + "\n"
+    )
+
+
+# Ways a program gets its clients: factories at the top (their futures used as clients), the same
+# waited on where they are made, or parameters of a coroutine.
+SHAPES = (
+    lambda body: HEADER + body,
+    lambda body: HEADER.replace('"m")', '"m").result()').replace('"s")', '"s").result()') + body,
+    _in_coroutine,
 )
+
+BODIES = st.lists(_statements(), min_size=1, max_size=4).map(
+    lambda blocks: "\n".join(line for block in blocks for line in block) + "\n"
+)
+PROGRAMS = BODIES.map(lambda body: HEADER + body)

@@ -7,7 +7,9 @@ deep-stack thread (``tinker_lint.guard``): no file can crash the process or esca
 
 from __future__ import annotations
 
+import ast
 import traceback
+import warnings as py_warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -19,10 +21,12 @@ from tinker_lint.fix.apply import LineIndex, plan_fix
 from tinker_lint.fix.plan import FixPlan
 from tinker_lint.guard import python_verdict, run_deep
 from tinker_lint.io.files import DecodeError, SourceFile, decode_source
+from tinker_lint.model.mentions import mentions_tinker
 from tinker_lint.model.semantic import SemanticModel
+from tinker_lint.model.sketch import sketch
 from tinker_lint.noqa import is_suppressed, noqa_lines, unknown_codes
 from tinker_lint.rules import ALL_CODES, PYTHON_RULES
-from tinker_lint.rules.base import Context, Finding, Rule, mentions_tinker
+from tinker_lint.rules.base import Context, Finding, Rule
 from tinker_lint.settings import Settings
 
 # Larger files get a syntax check only (as semgrep's 1 MB default): analysis costs about 20 s and
@@ -66,9 +70,12 @@ def lint_text(
     *,
     rules: Sequence[type[Rule]] | None = None,
     prefilter: bool = True,
+    tree: ast.Module | None = None,
 ) -> FileResult:
     """``rules`` replaces the registry (tests register a broken rule); ``prefilter=False`` runs the
-    model and every rule even on files their text test rules out (the robustness sweep does)."""
+    model and every rule even on files their text and tree tests rule out (the robustness sweep
+    does). ``tree``: CPython's tree of ``text``, when the caller has it (flake8 gives its plugins
+    one): the file then compiles, and is not parsed by CPython again."""
     candidates = PYTHON_RULES if rules is None else rules
     rules = [rule for rule in candidates if settings.is_enabled(rule.code, path)]
     if prefilter:
@@ -81,7 +88,7 @@ def lint_text(
     if not rules and not settings.is_enabled("TNK001", path):
         return FileResult(path, [], warnings=warnings)
     # CPython judges first: what it cannot compile is reported, and never reaches libcst.
-    problem = python_verdict(text, path)
+    problem = python_verdict(text, path) if tree is None else None
     if problem is not None:
         diagnostics = _engine(path, "TNK001", problem.message, settings, problem.line, problem.col)
         return FileResult(path, diagnostics, warnings=warnings)
@@ -93,6 +100,12 @@ def lint_text(
             "tinker-lint analyses (generated code?); its syntax was checked"
         )
         return FileResult(path, [], warnings=warnings)
+    if prefilter:
+        # The second pre-filter, on CPython's tree: about a quarter of libcst's parse, and it rules
+        # out most files that only use the SDK (``model/sketch.py``).
+        rules = _rules_the_tree_allows(rules, text, tree, settings)
+        if not rules:
+            return FileResult(path, [], warnings=warnings)
     try:
         result = run_deep(_analyse, text, path, settings, rules)
     except Exception as error:
@@ -101,6 +114,20 @@ def lint_text(
         )
     result.warnings[:0] = warnings
     return result
+
+
+def _rules_the_tree_allows(
+    rules: Sequence[type[Rule]], text: str, tree: ast.Module | None, settings: Settings
+) -> list[type[Rule]]:
+    if tree is None:
+        try:
+            with py_warnings.catch_warnings():
+                py_warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code
+                tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return list(rules)  # CPython compiled it a moment ago: never here, but never fatal
+    found = sketch(tree, settings.hot_loop_pattern)
+    return [rule for rule in rules if rule.may_find(found)]
 
 
 def _analyse(text: str, path: str, settings: Settings, rules: Sequence[type[Rule]]) -> FileResult:

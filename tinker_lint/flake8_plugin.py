@@ -1,12 +1,17 @@
 """The flake8 front door: ``flake8 --select TNK`` reports what ``tinker-lint`` reports.
 
 flake8 does selection, ``# noqa`` and output itself; the plugin runs the same engine on the lines
-flake8 read and yields 0-based columns (flake8 adds 1, TorchFix's off-by-one is the warning).
+flake8 read, with the tree flake8 parsed (so CPython does not parse the file again), and yields
+0-based columns (flake8 adds 1, TorchFix's off-by-one is the warning).
+
+The engine, and libcst with it (about 0.3 s), is imported only for a file whose text names Tinker:
+editors run flake8 on every save, mostly on files that never do.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 from collections.abc import Iterator
 from dataclasses import replace
@@ -15,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from tinker_lint import __version__
-from tinker_lint.engine import lint_text
 from tinker_lint.io.config import ConfigError, find_pyproject, load_settings, parse_version
+from tinker_lint.model.mentions import may_concern_tinker
 from tinker_lint.settings import Settings
 
 
@@ -39,6 +44,7 @@ class TinkerLintPlugin:
     _tinker_version: str | None = None
 
     def __init__(self, tree: Any, filename: str, lines: list[str]) -> None:
+        self.tree = tree
         self.filename = filename
         self.lines = lines
 
@@ -64,7 +70,13 @@ class TinkerLintPlugin:
                 settings = replace(settings, tinker_version=version)
             except ConfigError:
                 pass
-        result = lint_text("".join(self.lines), self.filename, settings)
+        text = "".join(self.lines)
+        if not may_concern_tinker(text):
+            return
+        from tinker_lint.engine import lint_text
+
+        tree = self.tree if isinstance(self.tree, ast.Module) else None
+        result = lint_text(text, self.filename, settings, tree=tree)
         for d in result.diagnostics:
             if d.code == "TNK001":
                 continue  # flake8 reports syntax errors itself (E999)

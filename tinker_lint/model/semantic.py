@@ -1133,7 +1133,9 @@ class SemanticModel:
                 method = sdk.lookup(sdk.CLIENT_CLASSES[last], name)
                 return SdkCall(call, method, "dataflow") if method else None
             return None
-        for t in self.types(receiver, scope):
+        # A name bound both to a client and to a client's future (``tc = await tc``): taken for
+        # the client, whatever order the set gives (a finding must not depend on it).
+        for t in sorted(self.types(receiver, scope), key=_client_first):
             if t.kind is Kind.CLIENT and t.client is not None:
                 method = sdk.lookup(t.client, name)
                 if method is not None:
@@ -1280,6 +1282,10 @@ class SemanticModel:
 
     def enclosing_hot_loops(self, site: CallSite) -> list[LoopInfo]:
         return [loop for loop in site.loops if self.hot_submit(loop) is not None]
+
+
+def _client_first(t: TType) -> int:
+    return 0 if t.kind is Kind.CLIENT else 1 if t.kind is Kind.CLIENT_FUTURE else 2
 
 
 def _elements(types: frozenset[TType]) -> frozenset[TType]:

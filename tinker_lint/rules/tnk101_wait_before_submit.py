@@ -11,6 +11,7 @@ from tinker_lint.fix.tnk101 import plan_move_wait
 from tinker_lint.model.pipeline import waits_and_next_submits
 from tinker_lint.model.sdk import Role
 from tinker_lint.model.semantic import Scope
+from tinker_lint.model.sketch import Sketch
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
 
@@ -74,6 +75,10 @@ for batch in batches:
 """
         ),
     )
+
+    @classmethod
+    def may_find(cls, sketch: Sketch) -> bool:
+        return sketch.wait_then_submit
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

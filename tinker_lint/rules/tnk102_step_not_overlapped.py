@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from tinker_lint.model.pipeline import loop_waits, refreshes_sampling_client
 from tinker_lint.model.sdk import Role
+from tinker_lint.model.sketch import Sketch
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
 
@@ -53,6 +54,10 @@ for batch in batches:
 """
         ),
     )
+
+    @classmethod
+    def may_find(cls, sketch: Sketch) -> bool:
+        return Role.TRAIN in sketch.called_roles and sketch.waits and sketch.submit_loop
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

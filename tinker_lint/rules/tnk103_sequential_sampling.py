@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from tinker_lint.model.pipeline import loop_waits, may_make_requests, refreshes_sampling_client
 from tinker_lint.model.sdk import Role
+from tinker_lint.model.sketch import Sketch
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
 
@@ -51,6 +52,10 @@ for turn in range(max_turns):
 """
         ),
     )
+
+    @classmethod
+    def may_find(cls, sketch: Sketch) -> bool:
+        return Role.SAMPLE in sketch.called_roles and sketch.waits and sketch.submit_loop
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

@@ -7,8 +7,10 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tinker_lint.model.flow import Wait, exact_paths, linear_steps, may_block, names_read
+from tinker_lint.model.mentions import mentions_tinker
 from tinker_lint.model.semantic import SemanticModel
-from tinker_lint.rules.base import Context, Example, Finding, Rule, mentions_tinker
+from tinker_lint.model.sketch import Sketch
+from tinker_lint.rules.base import Context, Example, Finding, Rule
 
 
 class BlockingWaitInAsync(Rule):
@@ -58,6 +60,10 @@ async def rollouts(sampling_client, prompts, params):
     @classmethod
     def applies_to(cls, text: str) -> bool:
         return "async def" in text and mentions_tinker(text)
+
+    @classmethod
+    def may_find(cls, sketch: Sketch) -> bool:
+        return sketch.blocks_in_async
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

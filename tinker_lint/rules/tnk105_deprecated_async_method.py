@@ -7,32 +7,9 @@ from functools import partial
 
 from tinker_lint.fix.tnk105 import plan_plain_method
 from tinker_lint.model import sdk
-from tinker_lint.model.sdk import ASYNC_DEPRECATION_VERSION, METHODS, Returns
+from tinker_lint.model.mentions import names_deprecated_async
+from tinker_lint.model.sdk import ASYNC_DEPRECATION_VERSION, Returns
 from tinker_lint.rules.base import Context, Example, Finding, Rule
-
-DEPRECATED_ASYNC = frozenset(
-    method.name
-    for table in METHODS.values()
-    for method in table.values()
-    if method.deprecated and method.name.endswith("_async")
-)
-
-
-def names_deprecated_async(text: str) -> bool:
-    """Whether a deprecated ``*_async`` method's name is in ``text``: a finding is a call of one.
-    Found from each ``_async`` (few per file) back to the start of its identifier, which is many
-    times faster than one regular expression of every name."""
-    at = text.find("_async")
-    while at != -1:
-        end = at + len("_async")
-        if not (end < len(text) and (text[end].isalnum() or text[end] == "_")):
-            start = at
-            while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
-                start -= 1
-            if text[start:end] in DEPRECATED_ASYNC:
-                return True
-        at = text.find("_async", end)
-    return False
 
 
 class DeprecatedAsyncMethod(Rule):

@@ -7,6 +7,7 @@ from functools import partial
 
 from tinker_lint.fix.tnk106 import plan_wait_for_client
 from tinker_lint.model.sdk import ASYNC_DEPRECATION_VERSION
+from tinker_lint.model.sketch import Sketch
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
 
@@ -63,6 +64,10 @@ training_client.forward_backward(batch, loss_fn="cross_entropy")
             tinker_version="0.36.0",
         ),
     )
+
+    @classmethod
+    def may_find(cls, sketch: Sketch) -> bool:
+        return sketch.unwaited_client_future
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         if ctx.tinker_version < ASYNC_DEPRECATION_VERSION:

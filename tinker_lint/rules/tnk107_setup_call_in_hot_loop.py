@@ -9,6 +9,7 @@ import libcst as cst
 from tinker_lint.model.flow import linear_steps, names_read, target_keys
 from tinker_lint.model.sdk import Client, Role
 from tinker_lint.model.semantic import CallSite, LoopInfo, SemanticModel
+from tinker_lint.model.sketch import Sketch
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
 _SETUP_METHODS = frozenset({"get_tokenizer", "get_info"})
@@ -55,6 +56,10 @@ for path in checkpoints:
 """
         ),
     )
+
+    @classmethod
+    def may_find(cls, sketch: Sketch) -> bool:
+        return sketch.hot_loop
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

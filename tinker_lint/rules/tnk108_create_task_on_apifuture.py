@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.rules.base import Context, Example, Finding, Rule, mentions_tinker
+from tinker_lint.model.mentions import mentions_tinker
+from tinker_lint.rules.base import Context, Example, Finding, Rule
 
 
 class CreateTaskOnApiFuture(Rule):

@@ -1,0 +1,177 @@
+"""The second pre-filter (``model/sketch.py``): each fact it reads from CPython's tree, and that
+ruling rules out with it never loses a finding."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from packaging.version import Version
+
+from tests.tinker_programs import BODIES, SHAPES
+from tinker_lint.engine import lint_text
+from tinker_lint.model.mentions import may_concern_tinker
+from tinker_lint.model.sdk import Role
+from tinker_lint.model.sketch import sketch
+from tinker_lint.rules import PYTHON_RULES
+from tinker_lint.settings import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+# As in test_robustness_fuzz.py: a nightly-size run sets TINKER_LINT_FUZZ_EXAMPLES (and explores).
+EXPLORE = "TINKER_LINT_FUZZ_EXAMPLES" in os.environ
+EXAMPLES = int(os.environ.get("TINKER_LINT_FUZZ_EXAMPLES", "60"))
+
+
+def facts(code: str, hot_loop_calls: str | None = None):
+    pattern = re.compile(hot_loop_calls) if hot_loop_calls else None
+    return sketch(ast.parse(textwrap.dedent(code)), pattern)
+
+
+def test_called_roles_come_from_method_names():
+    found = facts("tc.forward_backward(b)\nsc.sample(p)\nsvc.create_lora_training_client()\n")
+    assert found.called_roles == {Role.TRAIN, Role.SAMPLE, Role.FACTORY}
+    # Named only in a docstring, an annotation or a plain function call: no role.
+    assert facts('"""Uses tc.forward_backward()."""\ndef f(c: "TrainingClient"): sample(x)\n') == (
+        facts("x = 1\n")
+    )
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("fut = tc.forward_backward(b)\nr = fut.result()\ntc.optim_step(a)\n", True),
+        ("r = tc.forward_backward(x.result())\n", True),  # the wait comes first
+        ("for b in bs:\n    r = await sc.sample(b)\n", True),  # the next iteration's submit
+        ("async def f():\n    return await sc.sample(p)\n", False),  # the wait is its own submit
+        ("r = tc.forward_backward(b).result()\n", False),
+        # The wait and the submit in different functions.
+        ("def a():\n    fut.result()\n\ndef b():\n    tc.optim_step(x)\n", False),
+        ("concurrent.futures.wait(futs)\ntc.optim_step(x)\n", True),
+        ("from concurrent.futures import wait as w\nw(futs)\ntc.optim_step(x)\n", True),
+    ],
+)
+def test_wait_then_submit(code, expected):
+    assert facts(code).wait_then_submit is expected
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("async def f():\n    return fut.result()\n", True),
+        ("async def f():\n    def g():\n        return fut.result()\n", True),  # over-approximated
+        ("from concurrent.futures import wait as w\nasync def f():\n    w(futs)\n", True),
+        ("def f():\n    return fut.result()\n", False),
+        ("async def f():\n    return await fut\n", False),
+    ],
+)
+def test_blocks_in_async(code, expected):
+    assert facts(code).blocks_in_async is expected
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("tc = svc.create_lora_training_client(base_model=m)\n", True),
+        ("sc = tc.save_weights_and_get_sampling_client(name=n)\n", True),
+        ("tc = svc.create_lora_training_client(base_model=m).result()\n", False),
+        ("async def f():\n    tc = await svc.create_lora_training_client(base_model=m)\n", False),
+        ("async def f():\n    tc = await svc.create_lora_training_client_async(m)\n", False),
+    ],
+)
+def test_unwaited_client_future(code, expected):
+    assert facts(code).unwaited_client_future is expected
+
+
+@pytest.mark.parametrize(
+    ("code", "hot", "submits"),
+    [
+        ("for b in bs:\n    tc.forward_backward(b)\n", True, True),
+        ("out = [sc.sample(p) for p in prompts]\n", True, True),
+        ("for b in bs:\n    tc.save_state(b)\n", False, True),  # a save is no step
+        ("tc.forward_backward(b)\nfor x in xs:\n    log(x)\n", False, False),
+        # Through functions of the module, by name, at any depth.
+        (
+            "def inner(b):\n    return tc.optim_step(b)\n\ndef outer(b):\n    inner(b)\n\n"
+            "class T:\n    def run(self):\n        for b in bs:\n            self.outer(b)\n",
+            True,
+            True,
+        ),
+        ("def f(b):\n    return tc.optim_step(b)\n\nfor b in bs:\n    g(b)\n", False, False),
+    ],
+)
+def test_loops_that_submit(code, hot, submits):
+    found = facts(code)
+    assert (found.hot_loop, found.submit_loop) == (hot, submits)
+
+
+def test_hot_loop_calls_make_a_loop_hot():
+    code = "for b in batches:\n    trainer.step(b)\n"
+    assert not facts(code).hot_loop
+    assert facts(code, r"step\Z").hot_loop
+    assert facts(code, r"trainer\.step\Z").hot_loop
+
+
+def test_a_tree_deeper_than_pythons_stack_is_walked():
+    # CPython's tree of a chain of 900 additions is 900 levels deep (its parser allows it).
+    tree = ast.parse("x = " + " + ".join(["tc.forward_backward(b)"] * 900) + "\n")
+    assert sketch(tree).called_roles == {Role.TRAIN}
+
+
+@pytest.mark.parametrize("hot_loop_calls", [(), ("process",)])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=not EXPLORE,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(shape=st.sampled_from(SHAPES), body=BODIES)
+def test_the_sketch_loses_no_finding(hot_loop_calls, shape, body):
+    """Tinker-shaped programs linted with both pre-filters and with none: the same findings."""
+    source = shape(body)
+    lint_settings = Settings(tinker_version=Version("0.38.0"), hot_loop_calls=hot_loop_calls)
+    filtered = lint_text(source, "p.py", lint_settings).diagnostics
+    everything = lint_text(source, "p.py", lint_settings, prefilter=False).diagnostics
+    assert filtered == everything, source
+
+
+def test_text_the_gate_turns_away_no_rule_would_read():
+    """The flake8 plugin imports the engine only for text ``may_concern_tinker`` passes: every
+    rule's own text test must fail on the rest (fixtures, rule examples, and this project)."""
+    texts = [p.read_text() for p in FIXTURES.rglob("*.py")]
+    texts += [p.read_text() for p in (ROOT / "tinker_lint").rglob("*.py")]
+    texts += [e.code for rule in PYTHON_RULES for e in (*rule.VALID, *rule.INVALID)]
+    turned_away = [t for t in texts if not may_concern_tinker(t)]
+    assert len(turned_away) > 10 and len(texts) - len(turned_away) > 50
+    for text in turned_away:
+        assert not [rule.code for rule in PYTHON_RULES if rule.applies_to(text)], text
+
+
+def test_the_plugin_imports_no_libcst_for_a_file_without_tinker():
+    script = textwrap.dedent(
+        """
+        import ast, sys
+        from tinker_lint.flake8_plugin import TinkerLintPlugin
+        def run(text):
+            lines = text.splitlines(keepends=True)
+            return list(TinkerLintPlugin(ast.parse(text), "t.py", lines).run())
+        assert run("import json\\nfor x in xs:\\n    json.dumps(x)\\n") == []
+        print("libcst" in sys.modules)
+        found = run("def f(tc):\\n    r = tc.forward_backward(b).result()\\n    tc.optim_step(a)\\n")
+        print([message.split()[0] for _, _, message, _ in found], "libcst" in sys.modules)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env
+    ).stdout.split("\n")
+    assert out[:2] == ["False", "['TNK101'] True"]

@@ -1,0 +1,216 @@
+"""A first look at a file through CPython's ``ast``, to rule rules out before libcst parses it.
+
+libcst's parse is most of a file's cost (``docs/performance.md``); CPython's ``ast`` is about four
+times cheaper, and flake8 hands its plugins the tree for free. The text pre-filter
+(``rules/base.py``) passes every file that names a Tinker method; most such files are ordinary
+users of the SDK in which no rule can find anything (71 of the cookbook's 303 files pass it, 23
+have findings). A ``Sketch`` records, in one walk of the tree, the few facts each rule needs before
+it can find anything at all: which roles of SDK method the file calls, whether a wait can come
+before a submit in one function, a blocking wait inside ``async def``, a client's future used before
+it is waited on, a loop that may submit a step.
+
+Every fact over-approximates what the semantic model can see: names are matched by their last part
+(``self.step`` as ``step``), whatever the receiver, and a lambda's or nested function's calls count
+for the functions around it. So a rule the sketch rules out could not have found anything; the
+tests compare findings with and without it on fixtures, rule examples and generated programs.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from tinker_lint.model import sdk
+from tinker_lint.model.sdk import Role
+
+_ROLES: dict[str, frozenset[Role]] = {}
+for _table in sdk.METHODS.values():
+    for _name, _method in _table.items():
+        _ROLES[_name] = _ROLES.get(_name, frozenset()) | {_method.role}
+
+_SUBMIT_ROLES = frozenset({Role.TRAIN, Role.SAMPLE, Role.SAVE})
+_STEP_ROLES = frozenset({Role.TRAIN, Role.SAMPLE})  # what makes a loop hot
+# Methods whose call gives a future of a client (0.38's ``Backcompat*ClientFuture``).
+_CLIENT_FUTURE_METHODS = frozenset(
+    name
+    for table in sdk.METHODS.values()
+    for name, method in table.items()
+    if method.returns is sdk.Returns.CLIENT_FUTURE
+)
+_WAIT_METHODS = frozenset({"result", "result_async", "coroutine"})
+_BLOCKING_FUNCTIONS = frozenset({"wait", "as_completed"})  # concurrent.futures'
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_LOOPS = (
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+
+
+@dataclass(frozen=True)
+class Sketch:
+    # Roles of the SDK methods the file calls by name (``x.forward_backward(...)``: TRAIN).
+    called_roles: frozenset[Role]
+    # Something is waited for: ``await``, ``.result()``, ``concurrent.futures.wait``.
+    waits: bool
+    # One function (or the module's top level) waits and submits, and the wait can come before
+    # the submit: it does not enclose it, or the submit is in a loop (TNK101).
+    wait_then_submit: bool
+    # ``.result()`` or ``concurrent.futures.wait`` inside ``async def`` (TNK104).
+    blocks_in_async: bool
+    # A factory's future of a client not waited on where it is made (TNK106).
+    unwaited_client_future: bool
+    # A loop that submits a training or sampling request, directly or through a function of the
+    # module (by name), or calls a ``hot-loop-calls`` name (TNK107, TNK2xx).
+    hot_loop: bool
+    # A loop that submits any request, directly or through a function of the module (TNK102,
+    # TNK103: a wait on a request made in the same iteration).
+    submit_loop: bool
+
+
+class _Where(NamedTuple):
+    """Where a node is: the function around it (or the module), whether it is in a loop of that
+    function, how many waits of that function enclose it, the names of the functions around it,
+    and whether one of them is ``async def``."""
+
+    owner: int
+    in_loop: bool = False
+    waits_around: int = 0
+    functions: tuple[str, ...] = ()
+    in_async: bool = False
+
+
+def sketch(tree: ast.AST, hot_loop_calls: re.Pattern[str] | None = None) -> Sketch:
+    """One walk of ``tree`` (iterative: CPython's trees can be deeper than Python's stack)."""
+    roles: set[Role] = set()
+    waits = blocks_in_async = unwaited_client_future = False
+    blocking_names = _blocking_function_names(tree)
+    waits_in: dict[int, int] = {}  # owner -> waits in it
+    submits: list[tuple[int, bool, int]] = []  # (owner, in a loop, waits around it)
+    calls_by_function: dict[str, set[str]] = {}  # function name -> names it calls
+    submitting: set[str] = set()  # functions with a step submit in them
+    submitting_any: set[str] = set()  # functions with any submit in them
+    called_in_loops: set[str] = set()
+    step_in_loop = submit_in_loop = False
+
+    stack: list[tuple[ast.AST, ast.AST | None, _Where]] = [(tree, None, _Where(owner=0))]
+    while stack:
+        node, parent, where = stack.pop()
+        if isinstance(node, _FUNCTIONS):
+            where = _Where(
+                owner=id(node),
+                functions=(*where.functions, node.name),
+                in_async=where.in_async or isinstance(node, ast.AsyncFunctionDef),
+            )
+            calls_by_function.setdefault(node.name, set())
+        elif isinstance(node, ast.Await):
+            waits = True
+            waits_in[where.owner] = waits_in.get(where.owner, 0) + 1
+            where = where._replace(waits_around=where.waits_around + 1)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            is_wait = False
+            step = False
+            if isinstance(func, ast.Attribute):
+                method_roles = _ROLES.get(name, frozenset())
+                roles |= method_roles
+                step = bool(method_roles & _STEP_ROLES)
+                if method_roles & _SUBMIT_ROLES:
+                    submits.append((where.owner, where.in_loop, where.waits_around))
+                    submitting_any.update(where.functions)
+                    submit_in_loop = submit_in_loop or where.in_loop
+                if name in _CLIENT_FUTURE_METHODS and not _waited_where_made(parent):
+                    unwaited_client_future = True
+                is_wait = name in _WAIT_METHODS
+                if name == "result" and where.in_async:
+                    blocks_in_async = True
+            if name in blocking_names:
+                is_wait = True
+                if where.in_async:
+                    blocks_in_async = True
+            if hot_loop_calls is not None and not step:
+                step = _names_hot_call(func, hot_loop_calls)
+            if name is not None:
+                for function in where.functions:
+                    calls_by_function[function].add(name)
+                if where.in_loop:
+                    called_in_loops.add(name)
+            if step:
+                submitting.update(where.functions)
+                step_in_loop = step_in_loop or where.in_loop
+            if is_wait:
+                waits = True
+                waits_in[where.owner] = waits_in.get(where.owner, 0) + 1
+                where = where._replace(waits_around=where.waits_around + 1)
+        if isinstance(node, _LOOPS) and not where.in_loop:
+            where = where._replace(in_loop=True)
+        stack.extend((child, node, where) for child in ast.iter_child_nodes(node))
+
+    _close_over_calls(submitting, calls_by_function)
+    _close_over_calls(submitting_any, calls_by_function)
+    return Sketch(
+        called_roles=frozenset(roles),
+        waits=waits,
+        wait_then_submit=any(
+            in_loop or waits_in.get(owner, 0) > around for owner, in_loop, around in submits
+        ),
+        blocks_in_async=blocks_in_async,
+        unwaited_client_future=unwaited_client_future,
+        hot_loop=step_in_loop or bool(called_in_loops & submitting),
+        submit_loop=submit_in_loop or bool(called_in_loops & submitting_any),
+    )
+
+
+def _close_over_calls(submitting: set[str], calls_by_function: dict[str, set[str]]) -> None:
+    """A function that calls a submitting function submits."""
+    changed = True
+    while changed:
+        changed = False
+        for function, called in calls_by_function.items():
+            if function not in submitting and called & submitting:
+                submitting.add(function)
+                changed = True
+
+
+def _blocking_function_names(tree: ast.AST) -> set[str]:
+    """``wait``, ``as_completed``, and what ``from concurrent.futures import ...`` binds, anywhere
+    in the file (an import may come after its use in the file's text). Imports are statements, so
+    only statements are walked."""
+    names = set(_BLOCKING_FUNCTIONS)
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("concurrent"):
+            names.update(alias.asname or alias.name for alias in node.names)
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                stack.extend(block)
+    return names
+
+
+def _waited_where_made(parent: ast.AST | None) -> bool:
+    """``await factory(...)``, ``factory(...).result()``: the client, not its future, is used."""
+    return isinstance(parent, ast.Await) or (
+        isinstance(parent, ast.Attribute) and parent.attr in ("result", "result_async")
+    )
+
+
+def _names_hot_call(func: ast.expr, pattern: re.Pattern[str]) -> bool:
+    """As ``SemanticModel._names_hot_call``: the dotted name as written, or its last part."""
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return False
+    parts.append(func.id)
+    name = ".".join(reversed(parts))
+    return bool(pattern.match(name) or pattern.match(parts[0]))
