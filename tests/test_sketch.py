@@ -39,6 +39,7 @@ def facts(code: str, hot_loop_calls: str | None = None):
 def test_called_roles_come_from_method_names():
     found = facts("tc.forward_backward(b)\nsc.sample(p)\nsvc.create_lora_training_client()\n")
     assert found.called_roles == {Role.TRAIN, Role.SAMPLE, Role.FACTORY}
+    assert found.called_methods == {"forward_backward", "sample", "create_lora_training_client"}
     # Named only in a docstring, an annotation or a plain function call: no role.
     assert facts('"""Uses tc.forward_backward()."""\ndef f(c: "TrainingClient"): sample(x)\n') == (
         facts("x = 1\n")
@@ -53,6 +54,10 @@ def test_called_roles_come_from_method_names():
         ("for b in bs:\n    r = await sc.sample(b)\n", True),  # the next iteration's submit
         ("async def f():\n    return await sc.sample(p)\n", False),  # the wait is its own submit
         ("r = tc.forward_backward(b).result()\n", False),
+        ("tc.optim_step(a)\nfut.result()\n", False),  # the wait comes after
+        ("fut.result()\ntc.save_state(name)\n", False),  # TNK101 leaves waits before saves
+        ("def f(x=fut.result()):\n    pass\n\ntc.optim_step(a)\n", True),  # a default runs here
+        ("if c:\n    fut.result()\nelse:\n    tc.optim_step(a)\n", True),  # over-approximated
         # The wait and the submit in different functions.
         ("def a():\n    fut.result()\n\ndef b():\n    tc.optim_step(x)\n", False),
         ("concurrent.futures.wait(futs)\ntc.optim_step(x)\n", True),

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -55,12 +56,14 @@ _LOOPS = (
 
 @dataclass(frozen=True)
 class Sketch:
-    # Roles of the SDK methods the file calls by name (``x.forward_backward(...)``: TRAIN).
+    # The SDK methods the file calls by name (``x.forward_backward(...)``), and their roles.
+    called_methods: frozenset[str]
     called_roles: frozenset[Role]
     # Something is waited for: ``await``, ``.result()``, ``concurrent.futures.wait``.
     waits: bool
-    # One function (or the module's top level) waits and submits, and the wait can come before
-    # the submit: it does not enclose it, or the submit is in a loop (TNK101).
+    # One function (or the module's top level) waits and submits a training or sampling request,
+    # and the wait can come before the submit: it does not enclose it, or the submit is in a loop
+    # (TNK101).
     wait_then_submit: bool
     # ``.result()`` or ``concurrent.futures.wait`` inside ``async def`` (TNK104).
     blocks_in_async: bool
@@ -75,24 +78,25 @@ class Sketch:
 
 
 class _Where(NamedTuple):
-    """Where a node is: the function around it (or the module), whether it is in a loop of that
-    function, how many waits of that function enclose it, the names of the functions around it,
-    and whether one of them is ``async def``."""
+    """Where a node is: the function whose body it is in (or the module), whether it is in a loop
+    of that body, the waits of that body around it, the names of the functions it is in, and
+    whether one of them is ``async def``."""
 
     owner: int
     in_loop: bool = False
-    waits_around: int = 0
+    waits_around: tuple[int, ...] = ()
     functions: tuple[str, ...] = ()
     in_async: bool = False
 
 
 def sketch(tree: ast.AST, hot_loop_calls: re.Pattern[str] | None = None) -> Sketch:
     """One walk of ``tree`` (iterative: CPython's trees can be deeper than Python's stack)."""
-    roles: set[Role] = set()
+    methods: set[str] = set()
     waits = blocks_in_async = unwaited_client_future = False
     blocking_names = _blocking_function_names(tree)
-    waits_in: dict[int, int] = {}  # owner -> waits in it
-    submits: list[tuple[int, bool, int]] = []  # (owner, in a loop, waits around it)
+    # TNK101: per body, where each wait starts; each submit's end, and the waits around it.
+    waits_in: dict[int, list[tuple[tuple[int, int], int]]] = {}
+    submits: list[tuple[int, bool, tuple[int, int], tuple[int, ...]]] = []
     calls_by_function: dict[str, set[str]] = {}  # function name -> names it calls
     submitting: set[str] = set()  # functions with a step submit in them
     submitting_any: set[str] = set()  # functions with any submit in them
@@ -103,27 +107,32 @@ def sketch(tree: ast.AST, hot_loop_calls: re.Pattern[str] | None = None) -> Sket
     while stack:
         node, parent, where = stack.pop()
         if isinstance(node, _FUNCTIONS):
-            where = _Where(
+            functions = (*where.functions, node.name)
+            calls_by_function.setdefault(node.name, set())
+            body = _Where(
                 owner=id(node),
-                functions=(*where.functions, node.name),
+                functions=functions,
                 in_async=where.in_async or isinstance(node, ast.AsyncFunctionDef),
             )
-            calls_by_function.setdefault(node.name, set())
-        elif isinstance(node, ast.Await):
-            waits = True
-            waits_in[where.owner] = waits_in.get(where.owner, 0) + 1
-            where = where._replace(waits_around=where.waits_around + 1)
-        elif isinstance(node, ast.Call):
+            # Decorators, defaults and annotations run where the function is defined.
+            header = where._replace(functions=functions)
+            stack.extend((child, node, header) for child in _header_of(node))
+            stack.extend((child, node, body) for child in node.body)
+            continue
+        is_wait = isinstance(node, ast.Await)
+        if isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-            is_wait = False
             step = False
             if isinstance(func, ast.Attribute):
                 method_roles = _ROLES.get(name, frozenset())
-                roles |= method_roles
+                if method_roles:
+                    methods.add(name)
                 step = bool(method_roles & _STEP_ROLES)
+                if step:  # TNK101 never reports a wait before a save
+                    end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
+                    submits.append((where.owner, where.in_loop, end, where.waits_around))
                 if method_roles & _SUBMIT_ROLES:
-                    submits.append((where.owner, where.in_loop, where.waits_around))
                     submitting_any.update(where.functions)
                     submit_in_loop = submit_in_loop or where.in_loop
                 if name in _CLIENT_FUTURE_METHODS and not _waited_where_made(parent):
@@ -145,10 +154,11 @@ def sketch(tree: ast.AST, hot_loop_calls: re.Pattern[str] | None = None) -> Sket
             if step:
                 submitting.update(where.functions)
                 step_in_loop = step_in_loop or where.in_loop
-            if is_wait:
-                waits = True
-                waits_in[where.owner] = waits_in.get(where.owner, 0) + 1
-                where = where._replace(waits_around=where.waits_around + 1)
+        if is_wait:
+            waits = True
+            start = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+            waits_in.setdefault(where.owner, []).append((start, id(node)))
+            where = where._replace(waits_around=(*where.waits_around, id(node)))
         if isinstance(node, _LOOPS) and not where.in_loop:
             where = where._replace(in_loop=True)
         stack.extend((child, node, where) for child in ast.iter_child_nodes(node))
@@ -156,16 +166,39 @@ def sketch(tree: ast.AST, hot_loop_calls: re.Pattern[str] | None = None) -> Sket
     _close_over_calls(submitting, calls_by_function)
     _close_over_calls(submitting_any, calls_by_function)
     return Sketch(
-        called_roles=frozenset(roles),
+        called_methods=frozenset(methods),
+        called_roles=frozenset(role for method in methods for role in _ROLES[method]),
         waits=waits,
         wait_then_submit=any(
-            in_loop or waits_in.get(owner, 0) > around for owner, in_loop, around in submits
+            _wait_can_precede(waits_in.get(owner, ()), in_loop, end, around)
+            for owner, in_loop, end, around in submits
         ),
         blocks_in_async=blocks_in_async,
         unwaited_client_future=unwaited_client_future,
         hot_loop=step_in_loop or bool(called_in_loops & submitting),
         submit_loop=submit_in_loop or bool(called_in_loops & submitting_any),
     )
+
+
+def _header_of(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
+    parts: list[ast.AST] = [*function.decorator_list, function.args]
+    if function.returns is not None:
+        parts.append(function.returns)
+    return parts
+
+
+def _wait_can_precede(
+    waits: Iterable[tuple[tuple[int, int], int]],
+    in_loop: bool,
+    end: tuple[int, int],
+    around: tuple[int, ...],
+) -> bool:
+    """Whether a wait of the same body can come before a submit: in a loop, any wait (the next
+    iteration submits again); else a wait that starts before the submit ends (earlier in the
+    body, or in its arguments) and does not wait on the submit itself (``await sc.sample(p)``)."""
+    if in_loop:
+        return any(True for _ in waits)
+    return any(start < end and wait not in around for start, wait in waits)
 
 
 def _close_over_calls(submitting: set[str], calls_by_function: dict[str, set[str]]) -> None:

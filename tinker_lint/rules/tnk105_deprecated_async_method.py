@@ -7,8 +7,9 @@ from functools import partial
 
 from tinker_lint.fix.tnk105 import plan_plain_method
 from tinker_lint.model import sdk
-from tinker_lint.model.mentions import names_deprecated_async
+from tinker_lint.model.mentions import DEPRECATED_ASYNC, names_deprecated_async
 from tinker_lint.model.sdk import ASYNC_DEPRECATION_VERSION, Returns
+from tinker_lint.model.sketch import Sketch
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
 
@@ -66,6 +67,10 @@ async def step(training_client, batch):
     @classmethod
     def applies_to(cls, text: str) -> bool:
         return names_deprecated_async(text)
+
+    @classmethod
+    def may_find(cls, sketch: Sketch) -> bool:
+        return not sketch.called_methods.isdisjoint(DEPRECATED_ASYNC)
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         if ctx.tinker_version < ASYNC_DEPRECATION_VERSION:
