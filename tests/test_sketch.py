@@ -118,6 +118,24 @@ def test_loops_that_submit(code, hot, submits):
     assert (found.hot_loop, found.submit_loop) == (hot, submits)
 
 
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("asyncio.create_task(fut)\n", True),
+        ("asyncio.create_task(tc.forward_backward(b))\n", True),
+        ("async def run():\n    pass\n\nasyncio.create_task(run())\n", False),  # a coroutine
+        ("async def run():\n    pass\n\nasyncio.create_task(coro=run())\n", False),
+        ("def run():\n    pass\n\nasyncio.create_task(run())\n", True),  # what does it return?
+        ("async def pop():\n    pass\n\nasyncio.create_task(q.pop())\n", True),  # a getter
+        ("from asyncio import create_task as spawn\nspawn(fut)\n", True),
+        ("asyncio.create_task(*args)\n", True),
+        ("asyncio.create_task()\n", False),
+    ],
+)
+def test_task_of_possible_future(code, expected):
+    assert facts(code).task_of_possible_future is expected
+
+
 def test_hot_loop_calls_make_a_loop_hot():
     code = "for b in batches:\n    trainer.step(b)\n"
     assert not facts(code).hot_loop

@@ -42,6 +42,11 @@ _CLIENT_FUTURE_METHODS = frozenset(
 )
 _WAIT_METHODS = frozenset({"result", "result_async", "coroutine"})
 _BLOCKING_FUNCTIONS = frozenset({"wait", "as_completed"})  # concurrent.futures'
+# Calls the model may give a future's type whatever the function called is (``_infer_call``): an
+# SDK method, a future's own, a container's getter.
+_MAY_GIVE_FUTURES = frozenset(
+    {*_ROLES, *sdk.FUTURE_METHODS, "pop", "popleft", "get_nowait", "values", "copy", "items"}
+)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (
     ast.For,
@@ -72,6 +77,9 @@ class Sketch:
     # A loop that submits a training or sampling request, directly or through a function of the
     # module (by name), or calls a ``hot-loop-calls`` name (TNK107, TNK2xx).
     hot_loop: bool
+    # ``create_task(x)`` where ``x`` may be a Tinker future: anything but the call of a coroutine
+    # function of this module (TNK108).
+    task_of_possible_future: bool
     # A loop that submits any request, directly or through a function of the module (TNK102,
     # TNK103: a wait on a request made in the same iteration).
     submit_loop: bool
@@ -93,7 +101,11 @@ def sketch(tree: ast.AST, hot_loop_calls: re.Pattern[str] | None = None) -> Sket
     """One walk of ``tree`` (iterative: CPython's trees can be deeper than Python's stack)."""
     methods: set[str] = set()
     waits = blocks_in_async = unwaited_client_future = False
-    blocking_names = _blocking_function_names(tree)
+    blocking_names = _imported_names(tree, "concurrent", _BLOCKING_FUNCTIONS)
+    task_names = _imported_names(tree, "asyncio", frozenset({"create_task"}))
+    task_arguments: list[str | None] = []  # the function called for each task, if plain
+    async_functions: set[str] = set()
+    sync_functions: set[str] = set()
     # TNK101: per body, where each wait starts; each submit's end, and the waits around it.
     waits_in: dict[int, list[tuple[tuple[int, int], int]]] = {}
     submits: list[tuple[int, bool, tuple[int, int], tuple[int, ...]]] = []
@@ -109,10 +121,12 @@ def sketch(tree: ast.AST, hot_loop_calls: re.Pattern[str] | None = None) -> Sket
         if isinstance(node, _FUNCTIONS):
             functions = (*where.functions, node.name)
             calls_by_function.setdefault(node.name, set())
+            is_async = isinstance(node, ast.AsyncFunctionDef)
+            (async_functions if is_async else sync_functions).add(node.name)
             body = _Where(
                 owner=id(node),
                 functions=functions,
-                in_async=where.in_async or isinstance(node, ast.AsyncFunctionDef),
+                in_async=where.in_async or is_async,
             )
             # Decorators, defaults and annotations run where the function is defined.
             header = where._replace(functions=functions)
@@ -144,6 +158,8 @@ def sketch(tree: ast.AST, hot_loop_calls: re.Pattern[str] | None = None) -> Sket
                 is_wait = True
                 if where.in_async:
                     blocks_in_async = True
+            if name in task_names and (node.args or node.keywords):
+                task_arguments.append(_called_name(node))
             if hot_loop_calls is not None and not step:
                 step = _names_hot_call(func, hot_loop_calls)
             if name is not None:
@@ -175,6 +191,10 @@ def sketch(tree: ast.AST, hot_loop_calls: re.Pattern[str] | None = None) -> Sket
         ),
         blocks_in_async=blocks_in_async,
         unwaited_client_future=unwaited_client_future,
+        task_of_possible_future=any(
+            name is None or name not in async_functions or name in sync_functions
+            for name in task_arguments
+        ),
         hot_loop=step_in_loop or bool(called_in_loops & submitting),
         submit_loop=submit_in_loop or bool(called_in_loops & submitting_any),
     )
@@ -212,21 +232,32 @@ def _close_over_calls(submitting: set[str], calls_by_function: dict[str, set[str
                 changed = True
 
 
-def _blocking_function_names(tree: ast.AST) -> set[str]:
-    """``wait``, ``as_completed``, and what ``from concurrent.futures import ...`` binds, anywhere
-    in the file (an import may come after its use in the file's text). Imports are statements, so
-    only statements are walked."""
-    names = set(_BLOCKING_FUNCTIONS)
+def _imported_names(tree: ast.AST, package: str, names: frozenset[str]) -> set[str]:
+    """``names``, and what ``from <package>... import`` binds for them, anywhere in the file (an
+    import may come after its use in the text). Imports are statements: only those are walked."""
+    found = set(names)
     stack = [tree]
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("concurrent"):
-            names.update(alias.asname or alias.name for alias in node.names)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(package):
+            found.update(alias.asname or alias.name for alias in node.names if alias.name in names)
         for field in ("body", "orelse", "finalbody", "handlers", "cases"):
             block = getattr(node, field, None)
             if isinstance(block, list):
                 stack.extend(block)
-    return names
+    return found
+
+
+def _called_name(task: ast.Call) -> str | None:
+    """The name of the function whose call ``create_task`` is given, when the model would take
+    that call's value from the function alone (so an ``async def`` of the module gives a
+    coroutine); else None."""
+    argument = task.args[0] if task.args else task.keywords[0].value
+    if not isinstance(argument, ast.Call):
+        return None
+    func = argument.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return None if name is None or name in _MAY_GIVE_FUTURES else name
 
 
 def _waited_where_made(parent: ast.AST | None) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tinker_lint.model.mentions import mentions_tinker
+from tinker_lint.model.sketch import Sketch
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
 
@@ -50,6 +51,10 @@ async def main(sampling_client, prompt, params):
     @classmethod
     def applies_to(cls, text: str) -> bool:
         return "create_task" in text and mentions_tinker(text)
+
+    @classmethod
+    def may_find(cls, sketch: Sketch) -> bool:
+        return sketch.task_of_possible_future
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
