@@ -129,9 +129,13 @@ class Scope:
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
     function: FunctionInfo | None = None
     class_name: str | None = None
+    # Every binding of the module, in the order made (``SemanticModel.bindings``).
+    registry: list[Binding] | None = None
 
     def bind(self, name: str, binding: Binding) -> None:
         self.bindings.setdefault(name, []).append(binding)
+        if self.registry is not None:
+            self.registry.append(binding)
 
     def lookup(self, name: str) -> list[Binding]:
         scope: Scope | None = self
@@ -470,6 +474,7 @@ class _Collector:
         ):
             attrs = self.model.class_attrs.setdefault(function.class_name, {})
             attrs.setdefault(target.attr.value, []).append(binding)
+            self.model.bindings.append(binding)
 
     # --- imports ---------------------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:
@@ -481,7 +486,9 @@ class _Collector:
     # --- scopes ----------------------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.scope.bind(node.name.value, Binding("unknown", None, self.scope))
-        scope = Scope("class", node, self.scope, class_name=node.name.value)
+        scope = Scope(
+            "class", node, self.scope, class_name=node.name.value, registry=self.model.bindings
+        )
         self.scopes.append(scope)
         self.classes.append(node.name.value)
 
@@ -494,7 +501,7 @@ class _Collector:
         class_name = enclosing.class_name if enclosing.kind == "class" else None
         params = [*node.params.posonly_params, *node.params.params]
         self_name = params[0].name.value if class_name and params else None
-        scope = Scope("function", node, enclosing)
+        scope = Scope("function", node, enclosing, registry=self.model.bindings)
         info = FunctionInfo(node, scope, self.functions[-1], class_name, self_name)
         scope.function = info
         enclosing.bind(node.name.value, Binding("def", None, enclosing, info))
@@ -541,9 +548,9 @@ class _Collector:
         target = node.target
         if self.scope.kind == "class" and isinstance(target, cst.Name):
             attrs = self.model.class_attrs.setdefault(self.scope.class_name or "", {})
-            attrs.setdefault(target.value, []).append(
-                Binding("annotation", node.annotation.annotation, self.scope)
-            )
+            binding = Binding("annotation", node.annotation.annotation, self.scope)
+            attrs.setdefault(target.value, []).append(binding)
+            self.model.bindings.append(binding)
         self._bind_target(target, "annotation", node.annotation.annotation)
         if node.value is not None:
             self._bind_target(target, "value", node.value)
@@ -651,7 +658,8 @@ class SemanticModel:
         # Calls (by name) that the project says submit a step, e.g. a wrapper from another module.
         self.hot_loop_calls = hot_loop_calls
         self.imports = ImportMap()
-        self.module_scope = Scope("module", module, None)
+        self.bindings: list[Binding] = []
+        self.module_scope = Scope("module", module, None, registry=self.bindings)
         self.functions: list[FunctionInfo] = []
         self.function_of_node: dict[int, FunctionInfo] = {}
         self.methods: dict[str, dict[str, FunctionInfo]] = {}
@@ -671,6 +679,7 @@ class SemanticModel:
         self._binding_types: dict[int, frozenset[TType]] = {}
         self._sdk_calls: dict[int, SdkCall | None] = {}
         self._in_progress: set[int] = set()
+        self._settled = False
         self._hot_entries: dict[int, CallSite | None] = {}
         # Memo for tinker_lint.model.hot (where CPU work runs per step).
         self.hot_cache: dict[object, object] = {}
@@ -748,7 +757,19 @@ class SemanticModel:
     # ======================================================================================
     # Types
     # ======================================================================================
+    def _settle(self) -> None:
+        """Work out every binding's types once, in the order the bindings were made, before any
+        other question. Types are inferred through bindings that may refer to each other
+        (``tc = await tc``); where such a cycle is cut, what is kept depends on where the inference
+        started, so it always starts here: no answer may depend on which rules ran, or in which
+        order they asked (the pre-filters choose the rules)."""
+        self._settled = True
+        for binding in self.bindings:
+            self.binding_types(binding)
+
     def types(self, expr: cst.BaseExpression, scope: Scope) -> frozenset[TType]:
+        if not self._settled:
+            self._settle()
         key = (id(expr), id(scope))
         cached = self._types.get(key)
         if cached is not None:
@@ -832,6 +853,8 @@ class SemanticModel:
                 yield ARRAY  # ``t[0]``, ``torch.where(m)[0]``: still an array (or its element)
 
     def binding_types(self, binding: Binding) -> frozenset[TType]:
+        if not self._settled:
+            self._settle()
         key = id(binding)
         cached = self._binding_types.get(key)
         if cached is not None:
@@ -1106,6 +1129,8 @@ class SemanticModel:
 
     def sdk_call(self, call: cst.Call, scope: Scope | None = None) -> SdkCall | None:
         """The Tinker method ``call`` invokes, if the receiver is (believed to be) a client."""
+        if not self._settled:
+            self._settle()
         key = id(call)
         if key in self._sdk_calls:
             return self._sdk_calls[key]
