@@ -211,3 +211,79 @@ def test_a_run_answered_from_the_cache_does_not_import_libcst(project, tmp_path,
 
     assert run() == "True True 1"  # filling the cache
     assert run() == "False False 1"
+
+
+def test_the_fingerprint_follows_the_installed_libcst(tmp_path, monkeypatch):
+    """Another libcst (its version file, its native parser) is another linter."""
+    fake = tmp_path / "site" / "libcst"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "_version.py").write_text("__version__ = '1.9.0'\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.delitem(sys.modules, "libcst", raising=False)
+    before = tool_fingerprint()
+    (fake / "_version.py").write_text("__version__ = '1.10.0'\n")
+    assert tool_fingerprint() != before
+
+
+def _entries(cache: Cache) -> set[str]:
+    return {p.name for p in cache.directory.iterdir()}
+
+
+def test_a_run_that_writes_prunes_other_linters_and_settings(project, tmp_path, monkeypatch):
+    root = tmp_path / "cache"
+    monkeypatch.setattr(cache_module, "KEEP_FINGERPRINTS", 2)
+    (root / "diagnostics-v1" / "old").mkdir(parents=True)  # another format's directory
+    caches = []
+    for i, tinker_version in enumerate(("0.36.0", "0.37.0", "0.38.0")):
+        cache = Cache(root, replace(SETTINGS, tinker_version=Version(tinker_version)))
+        _run(project, cache)
+        os.utime(cache.directory, (1_000_000 + i, 1_000_000 + i))  # oldest first
+        caches.append(cache)
+    assert not (root / "diagnostics-v1").exists()
+    kept = {d.name for d in (root / cache_module.FORMAT).iterdir()}
+    assert kept == {caches[1].directory.name, caches[2].directory.name}
+    # A warm run writes nothing and prunes nothing.
+    _run(project, Cache(root, replace(SETTINGS, tinker_version=Version("0.38.0"))))
+    assert {d.name for d in (root / cache_module.FORMAT).iterdir()} == kept
+
+
+def test_past_the_limit_the_oldest_unused_entries_go(project, tmp_path, monkeypatch):
+    monkeypatch.setattr(cache_module, "MAX_ENTRIES", 8)  # the limit: max(8, 4 x 5 files used)
+    cache = Cache(tmp_path / "cache", SETTINGS)
+    _run(project, cache)
+    stale = []
+    for i in range(30):  # entries of earlier versions of files, never read again
+        key = f"{i:064x}"
+        cache.put(key, ())
+        os.utime(cache.entry(key), (1_000 + i, 1_000 + i))
+        stale.append(f"{key}.json")
+    (cache.directory / "x.json.123.tmp").write_text("{")  # left by a killed run
+    os.utime(cache.directory / "x.json.123.tmp", (1_000, 1_000))
+
+    again = Cache(tmp_path / "cache", SETTINGS)
+    (project / "tnk101_bad.py").write_text("x = 1\n")  # one file changed: the run writes
+    run = _run(project, again)
+    assert (run.linted, run.cached) == (1, 4)
+    left = _entries(again)
+    assert len(left) == 20 // 2  # pruned down to half the limit
+    assert {f"{key}.json" for key in again._used} <= left  # what the run used is kept
+    # The newest unused entries stay: the changed file's previous entry, and the last stale ones.
+    assert set(stale[-4:]) <= left and not set(stale[:-4]) & left
+    assert "x.json.123.tmp" not in left
+
+
+def test_clean_removes_only_a_tinker_lint_cache(project, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(project)
+    assert main(["--isolated", "."]) == 1
+    assert (project / CACHE_DIR_NAME).is_dir()
+    assert main(["clean"]) == 0
+    assert not (project / CACHE_DIR_NAME).exists()
+    assert capsys.readouterr().out.endswith(f"Removed {project / CACHE_DIR_NAME}\n")
+    assert main(["clean"]) == 0
+    assert "No cache at" in capsys.readouterr().out
+    other = tmp_path / "not-a-cache"
+    other.mkdir()
+    (other / "keep.txt").write_text("x")
+    assert main(["clean", "--cache-dir", str(other)]) == 0
+    assert (other / "keep.txt").exists()

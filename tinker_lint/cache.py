@@ -4,22 +4,30 @@ under a key of everything they depend on.
 A file's diagnostics depend on its bytes, its path (``per-file-ignores``; the diagnostics name
 it), the settings, and the linter itself. So an entry lives in a directory named by a fingerprint
 of the settings and of the linter (its version, its own source files' sizes and times, so that an
-edited checkout is a new linter, and the Python version, whose parser reports syntax errors), under
-the SHA-256 of the file's path and bytes. Nothing is trusted from a file's time stamp, as ruff's
-content-hash cache does not either.
+edited checkout is a new linter; the Python version, whose parser reports syntax errors; and the
+installed libcst, whose parser it runs), under the SHA-256 of the file's path and bytes. Nothing is
+trusted from a file's time stamp, as ruff's content-hash cache does not either.
 
 Entries are written atomically (a temporary file, then ``os.replace``), so a reader sees a whole
-entry or none; one that does not parse, or has the wrong shape, is ignored and rewritten. Stale
-entries are never read again; ``rm -rf .tinker_lint_cache`` reclaims them.
+entry or none; one that does not parse, or has the wrong shape, is ignored and rewritten.
+
+Stale entries are never read again, and a run that writes entries prunes them (``Cache.prune``):
+only the ``KEEP_FINGERPRINTS`` most recently used linter/settings directories are kept, and a
+directory holding more than ``MAX_ENTRIES`` (or four times what the run used) loses its oldest
+entries that the run did not use. ``tinker-lint clean`` removes the whole cache, as ``ruff clean``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
+import importlib.util
 import json
 import os
+import shutil
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,6 +39,10 @@ CACHE_DIR_NAME = ".tinker_lint_cache"
 # Bumped when the layout or the entry format changes.
 FORMAT = "diagnostics-v2"
 _PACKAGE = Path(__file__).resolve().parent
+KEEP_FINGERPRINTS = 4
+MAX_ENTRIES = 5000
+_STALE_TEMPORARY_SECONDS = 3600  # a ``.tmp`` left by a killed run
+_SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55"
 
 
 def default_cache_dir(settings: Settings) -> Path:
@@ -40,7 +52,8 @@ def default_cache_dir(settings: Settings) -> Path:
 
 
 def tool_fingerprint() -> str:
-    """This linter: its version, its sources (size and time of each), and the Python version."""
+    """This linter: its version, its sources (size and time of each), the Python version, and
+    libcst's version file and native parser (found, not imported: a warm run imports no libcst)."""
     digest = hashlib.sha256(f"{__version__}\0{sys.version}\0".encode())
     for directory, dirnames, filenames in os.walk(_PACKAGE):
         dirnames.sort()
@@ -49,6 +62,13 @@ def tool_fingerprint() -> str:
                 stat = os.stat(os.path.join(directory, name))
                 relative = os.path.relpath(os.path.join(directory, name), _PACKAGE)
                 digest.update(f"{relative}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    spec = importlib.util.find_spec("libcst")
+    if spec is not None and spec.origin is not None:
+        package = Path(spec.origin).parent
+        for path in [*sorted(package.glob("native*")), package / "_version.py"]:
+            with contextlib.suppress(OSError):
+                stat = path.stat()
+                digest.update(f"libcst/{path.name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
     return digest.hexdigest()
 
 
@@ -74,6 +94,8 @@ class Cache:
         ).hexdigest()
         self.directory = self.root / FORMAT / fingerprint[:32]
         self._made = False
+        self._used: set[str] = set()  # entries this run read or wrote
+        self._written = 0
 
     @staticmethod
     def key(path: str, raw: bytes) -> str:
@@ -95,6 +117,7 @@ class Cache:
             warnings = stored["warnings"]
             if not all(isinstance(w, str) for w in warnings):
                 return None
+            self._used.add(key)
             return diagnostics, list(warnings)
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
             return None
@@ -117,6 +140,48 @@ class Cache:
         except OSError:
             temporary.unlink(missing_ok=True)
             raise
+        self._used.add(key)
+        self._written += 1
+
+    def prune(self) -> None:
+        """After a run that wrote entries: drop the linter/settings directories beyond the
+        ``KEEP_FINGERPRINTS`` most recently used, other formats' directories, temporary files of
+        killed runs, and, past the size limit, the oldest entries this run did not use. Best
+        effort: a failure leaves the cache as it was, and is never an error of the run."""
+        if not self._written:
+            return  # a warm run writes nothing and pays nothing
+        with contextlib.suppress(OSError):
+            os.utime(self.directory)  # this directory is the most recently used
+            for other in self.root.iterdir():
+                if other.is_dir() and other.name != FORMAT:
+                    shutil.rmtree(other, ignore_errors=True)
+            fingerprints = sorted(
+                (d for d in (self.root / FORMAT).iterdir() if d.is_dir()),
+                key=lambda d: d.stat().st_mtime,
+                reverse=True,
+            )
+            for stale in fingerprints[KEEP_FINGERPRINTS:]:
+                if stale != self.directory:
+                    shutil.rmtree(stale, ignore_errors=True)
+            self._prune_entries()
+
+    def _prune_entries(self) -> None:
+        now = time.time()
+        entries: list[tuple[float, Path]] = []
+        for path in self.directory.iterdir():
+            stat = path.stat()
+            if path.name.endswith(".tmp"):
+                if now - stat.st_mtime > _STALE_TEMPORARY_SECONDS:
+                    path.unlink(missing_ok=True)
+            elif path.stem not in self._used:
+                entries.append((stat.st_mtime, path))
+        limit = max(MAX_ENTRIES, 4 * len(self._used))
+        excess = len(entries) + len(self._used) - limit
+        if excess > 0:
+            # Down to half the limit, so that pruning is rare.
+            entries.sort()
+            for _, path in entries[: excess + limit // 2]:
+                path.unlink(missing_ok=True)
 
     def _make_directory(self) -> None:
         if not self.root.is_dir():
@@ -124,11 +189,24 @@ class Cache:
             # Like ruff's cache: never committed, skipped by backup tools.
             (self.root / ".gitignore").write_text("# Created by tinker-lint\n*\n")
             (self.root / "CACHEDIR.TAG").write_text(
-                "Signature: 8a477f597d28d172789f06886806bc55\n"
-                "# This file is a cache directory tag created by tinker-lint.\n"
+                f"{_SIGNATURE}\n# This file is a cache directory tag created by tinker-lint.\n"
             )
         self.directory.mkdir(parents=True, exist_ok=True)
         self._made = True
+
+
+def clean(directory: str | Path) -> bool:
+    """Remove a tinker-lint cache directory (``tinker-lint clean``); True if there was one. A
+    directory without tinker-lint's cache tag is left alone, whatever its name."""
+    root = Path(directory)
+    try:
+        tag = (root / "CACHEDIR.TAG").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    if not tag.startswith(_SIGNATURE) or "tinker-lint" not in tag:
+        return False
+    shutil.rmtree(root)
+    return True
 
 
 def _to_json(diagnostic: Diagnostic) -> dict:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tinker_lint import __version__
 from tinker_lint.cache import Cache, default_cache_dir
+from tinker_lint.cache import clean as clean_cache
 from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.guard import analysis_running
 from tinker_lint.io.config import ConfigError, _codes, find_pyproject, load_settings, parse_version
@@ -40,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tinker-lint",
         description="Find slow or hanging Tinker training loops, statically.",
         epilog="`tinker-lint rule CODE` explains a rule; `tinker-lint rule --all` lists them; "
-        "`tinker-lint doctor` checks the installed environment for known-bad versions.",
+        "`tinker-lint doctor` checks the installed environment for known-bad versions; "
+        "`tinker-lint clean` removes the results cache.",
     )
     parser.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .)")
     parser.add_argument("--select", help="comma-separated codes or prefixes to enable (e.g. TNK1)")
@@ -147,6 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from tinker_lint.doctor import main as doctor_main
 
         return doctor_main(argv[1:])
+    if argv[:1] == ["clean"]:
+        return _clean(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -167,6 +171,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     _report(args, diagnostics, files)
     if diagnostics and not args.exit_zero:
         return EXIT_FOUND
+    return EXIT_CLEAN
+
+
+def _clean(argv: list[str]) -> int:
+    """``tinker-lint clean``: remove the results cache of the project here, as ``ruff clean``."""
+    parser = argparse.ArgumentParser(
+        prog="tinker-lint clean", description="Remove the results cache (.tinker_lint_cache)."
+    )
+    parser.add_argument("--cache-dir", metavar="DIR", help="the cache to remove")
+    args = parser.parse_args(argv)
+    if args.cache_dir:
+        directory = Path(args.cache_dir)
+    else:
+        try:
+            settings = load_settings(find_pyproject(Path.cwd()))
+        except ConfigError:
+            settings = load_settings(None)
+        directory = default_cache_dir(settings)
+    try:
+        removed = clean_cache(directory)
+    except OSError as error:
+        sys.stderr.write(f"tinker-lint: error: cannot remove {directory}: {error}\n")
+        return EXIT_ERROR
+    sys.stdout.write(f"Removed {directory}\n" if removed else f"No cache at {directory}\n")
     return EXIT_CLEAN
 
 

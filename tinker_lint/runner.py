@@ -138,6 +138,8 @@ def run_paths(
             except OSError as error:
                 cache_failed = True  # read-only or full: say so once, lint on
                 run.warnings.append(f"{cache.root}: cannot write the cache: {error}")
+    if cache is not None and not cache_failed:
+        cache.prune()
     for diagnostics in per_file:
         run.diagnostics.extend(diagnostics or ())
 
