@@ -8,6 +8,7 @@ deep-stack thread (``tinker_lint.guard``): no file can crash the process or esca
 from __future__ import annotations
 
 import ast
+import gc
 import traceback
 import warnings as py_warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -106,12 +107,20 @@ def lint_text(
         rules = _rules_the_tree_allows(rules, text, tree, settings)
         if not rules:
             return FileResult(path, [], warnings=warnings)
+    # The collector is paused while one file is analysed: libcst's tree (about 380 bytes of objects
+    # per byte of source) and the model stay alive until the analysis ends, so every collection
+    # meanwhile would walk them again for nothing (about 15% of the parse).
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         result = run_deep(_analyse, text, path, settings, rules)
     except Exception as error:
         return FileResult(
             path, _internal_error(path, "the engine", error, settings), warnings=warnings
         )
+    finally:
+        if collecting:
+            gc.enable()
     result.warnings[:0] = warnings
     return result
 
