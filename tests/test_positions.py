@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from tinker_lint.model.positions import NodePositions, node_positions
+from tinker_lint.model.positions import NodePositions, node_positions, top_level_lines
 
 SOURCE = (Path(__file__).parent / "data" / "every_construct.txt").read_text(encoding="utf-8")
 CASES = {
@@ -68,3 +69,55 @@ def test_positions_asked_one_by_one():
     assert node in positions and cst.Name("elsewhere") not in positions
     with pytest.raises(KeyError):
         positions[cst.Name("elsewhere")]
+
+
+def _parents(module: cst.Module):
+    parent_of = {}
+    stack = [module]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            parent_of[id(child)] = node
+            stack.append(child)
+    return lambda node: parent_of.get(id(node))
+
+
+# CPython's tree is needed: this Python's parser may not know every construct (t-strings: 3.14).
+PYTHON_SOURCE = "\n".join("" if 't"' in line else line for line in SOURCE.split("\n"))
+STATEMENT_CASES = {
+    **CASES,
+    "every-construct": PYTHON_SOURCE,
+    "crlf": PYTHON_SOURCE.replace("\n", "\r\n"),
+    "cr-only": "x = 1\r\rdef f():\r    return g(\r        1)\r",
+    "form-feed-and-semicolons": "a = 1; b = f(2)\n\x0c\n@dec\n# c\nclass A:\n    x = h(3)\n",
+    "decorated-with-leading-comments": "# one\n\n# two\n@a(\n    1,\n)\n@b\ndef f():\n    pass\n",
+    "fixtures": (
+        Path(__file__).parent.parent / "fixtures" / "tnk1xx" / "tnk101_bad.py"
+    ).read_text(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATEMENT_CASES))
+def test_statement_by_statement_as_position_provider_says(name: str) -> None:
+    """With CPython's tree: only the statements that hold the nodes are generated, each node asked
+    for alone (one partial pass per statement, then a complete one), and every node of the
+    module placed as ``PositionProvider`` places it."""
+    text = STATEMENT_CASES[name]
+    module = cst.parse_module(text)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    lines = top_level_lines(ast.parse(text), module)
+    assert lines is not None and len(lines) == len(module.body)
+    positions = NodePositions(module, lines, _parents(module))
+    # Every node of every statement (the module's header and footer comments belong to none).
+    inner = [n for statement in module.body for n in _all_nodes(statement)]
+    for node in reversed(inner):  # statements are asked about again and again
+        assert positions[node] == expected[node], (type(node).__name__, name)
+    assert positions._lines is not None  # never fell back to the whole module
+    assert positions._all is None
+
+
+def test_top_level_lines_need_trees_of_the_same_text() -> None:
+    module = cst.parse_module("a = 1; b = 2\nc = 3\n")
+    assert top_level_lines(ast.parse("a = 1; b = 2\nc = 3\n"), module) == [1, 2]
+    assert top_level_lines(ast.parse("a = 1\nb = 2\nc = 3\nd = 4\n"), module) is None
+    assert top_level_lines(ast.parse("a = 1\n"), module) is None

@@ -23,6 +23,7 @@ from tinker_lint.fix.plan import FixPlan
 from tinker_lint.guard import python_verdict, run_deep
 from tinker_lint.io.files import DecodeError, SourceFile, decode_source
 from tinker_lint.model.mentions import mentions_tinker
+from tinker_lint.model.positions import top_level_lines
 from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.model.sketch import sketch
 from tinker_lint.noqa import is_suppressed, noqa_lines, unknown_codes
@@ -104,7 +105,10 @@ def lint_text(
     if prefilter:
         # The second pre-filter, on CPython's tree: about a quarter of libcst's parse, and it rules
         # out most files that only use the SDK (``model/sketch.py``).
-        rules = _rules_the_tree_allows(rules, text, tree, settings)
+        tree = tree or _python_tree(text)
+        if tree is not None:
+            found = sketch(tree, settings.hot_loop_pattern)
+            rules = [rule for rule in rules if rule.may_find(found)]
         if not rules:
             return FileResult(path, [], warnings=warnings)
     # The collector is paused while one file is analysed: libcst's tree (about 380 bytes of objects
@@ -113,7 +117,7 @@ def lint_text(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        result = run_deep(_analyse, text, path, settings, rules)
+        result = run_deep(_analyse, text, path, settings, rules, tree)
     except Exception as error:
         return FileResult(
             path, _internal_error(path, "the engine", error, settings), warnings=warnings
@@ -125,22 +129,25 @@ def lint_text(
     return result
 
 
-def _rules_the_tree_allows(
-    rules: Sequence[type[Rule]], text: str, tree: ast.Module | None, settings: Settings
-) -> list[type[Rule]]:
-    if tree is None:
-        try:
-            with py_warnings.catch_warnings():
-                py_warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code
-                tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return list(rules)  # CPython compiled it a moment ago: never here, but never fatal
-    found = sketch(tree, settings.hot_loop_pattern)
-    return [rule for rule in rules if rule.may_find(found)]
+def _python_tree(text: str) -> ast.Module | None:
+    try:
+        with py_warnings.catch_warnings():
+            py_warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # CPython compiled it a moment ago: never here, but never fatal
 
 
-def _analyse(text: str, path: str, settings: Settings, rules: Sequence[type[Rule]]) -> FileResult:
-    """Parse, model, rules, positions, noqa (on a deep-stack thread: ``guard.run_deep``)."""
+def _analyse(
+    text: str,
+    path: str,
+    settings: Settings,
+    rules: Sequence[type[Rule]],
+    tree: ast.Module | None = None,
+) -> FileResult:
+    """Parse, model, rules, positions, noqa (on a deep-stack thread: ``guard.run_deep``).
+    ``tree``, CPython's tree of the same text if there is one, tells where each top-level
+    statement starts, so that positions are worked out statement by statement."""
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
@@ -166,6 +173,8 @@ def _analyse(text: str, path: str, settings: Settings, rules: Sequence[type[Rule
     except Exception as error:
         return FileResult(path, _internal_error(path, "the semantic model", error, settings))
     ctx = Context(model, settings.tinker_version, path)
+    if tree is not None:
+        ctx.statement_lines = top_level_lines(tree, module)
     found: list[tuple[type[Rule], Finding]] = []
     diagnostics: list[Diagnostic] = []
     for rule in rules:

@@ -7,12 +7,18 @@ runs, but only the requested nodes (and the child nodes libcst takes their start
 where they begin and end, as token indices, and it stops after the last of them; lines and columns
 are counted once at the end, token by token as ``PositionProvider`` counts them, so the results are
 the same (tests/test_positions.py).
+
+With the lines where the module's top-level statements start (``top_level_lines``, from CPython's
+tree of the same text, which the engine has from its pre-filter), only the statement that holds a
+node is generated: the statement's code does not depend on what comes before it, so the node's
+place in it, moved to the statement's line, is its place in the module.
 """
 
 from __future__ import annotations
 
+import ast
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext, suppress
 
 import libcst as cst
@@ -36,15 +42,28 @@ class NodePositions:
 
     PASSES_BEFORE_ALL = 2
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        statement_lines: Sequence[int] | None = None,
+        parent: Callable[[cst.CSTNode], cst.CSTNode | None] | None = None,
+    ) -> None:
         self.module = module
         self._ranges: dict[int, CodeRange] = {}
         self._passes = 0
         self._all: tuple[dict[int, tuple[int, int]], list[CodePosition]] | None = None
+        # The statement-by-statement way (needs where each top-level statement starts, and the
+        # parents of nodes to find their statement).
+        self._lines = statement_lines if parent is not None and CodegenState is not None else None
+        self._parent = parent
+        self._index = {id(stmt): i for i, stmt in enumerate(module.body)}
+        self._statement_passes: set[int] = set()
 
     def want(self, nodes: Iterable[cst.CSTNode]) -> None:
         missing = [node for node in nodes if id(node) not in self._ranges]
         if not missing or self._all is not None:
+            return
+        if self._lines is not None and self._want_by_statement(missing):
             return
         self._passes += 1
         if self._passes <= self.PASSES_BEFORE_ALL:
@@ -54,6 +73,75 @@ class NodePositions:
             self._all = (state.spans, list(_positions(state.tokens, range(len(state.tokens) + 1))))
         else:  # pragma: no cover
             self._ranges.update(node_positions(self.module, None))
+
+    def _want_by_statement(self, nodes: list[cst.CSTNode]) -> bool:
+        """Place ``nodes`` by generating only their top-level statements; False (nothing placed)
+        if one is not inside a statement the parents lead to."""
+        groups: dict[int, list[cst.CSTNode]] = {}
+        for node in nodes:
+            index = self._statement_of(node)
+            if index is None:
+                return False
+            groups.setdefault(index, []).append(node)
+        placed: dict[int, CodeRange] = {}
+        for index, group in groups.items():
+            found = self._place_in_statement(index, group)
+            if found is None:
+                self._lines = None  # the statement did not start where expected: never again
+                return False
+            placed.update(found)
+        self._ranges.update(placed)
+        return True
+
+    def _statement_of(self, node: cst.CSTNode) -> int | None:
+        assert self._parent is not None
+        current: cst.CSTNode | None = node
+        for _ in range(10_000):
+            if current is None:
+                return None
+            index = self._index.get(id(current))
+            if index is not None and self.module.body[index] is current:
+                return index
+            current = self._parent(current)
+        return None
+
+    def _place_in_statement(
+        self, index: int, nodes: list[cst.CSTNode]
+    ) -> dict[int, CodeRange] | None:
+        """The ranges of ``nodes`` (all of the statement's, if it was asked about before)."""
+        assert self._lines is not None
+        statement = self.module.body[index]
+        everything = index in self._statement_passes
+        self._statement_passes.add(index)
+        wanted = None if everything else {id(node) for node in nodes}
+        state = _generate(self.module, None if wanted is None else set(wanted), statement)
+        anchor = state.spans.get(id(statement))
+        if anchor is None and wanted is not None:
+            # A node before the statement's own start (a comment line above it, a decorator):
+            # the generation stopped before the start was noted. All of it, then.
+            wanted = None
+            state = _generate(self.module, None, statement)
+            anchor = state.spans.get(id(statement))
+        if anchor is None:
+            return None
+        spans = (
+            state.spans
+            if wanted is None
+            else {k: state.spans[k] for k in wanted if k in state.spans}
+        )
+        marks = sorted({anchor[0], *(mark for span in spans.values() for mark in span)})
+        at = dict(zip(marks, _positions(state.tokens, marks), strict=True))
+        start = at[anchor[0]]
+        if start.column != 0:
+            return None
+        shift = self._lines[index] - start.line
+        return {
+            key: CodeRange(
+                CodePosition(at[first].line + shift, at[first].column),
+                CodePosition(at[last].line + shift, at[last].column),
+            )
+            for key, (first, last) in spans.items()
+        }
 
     def __getitem__(self, node: cst.CSTNode) -> CodeRange:
         found = self._ranges.get(id(node))
@@ -83,6 +171,23 @@ class NodePositions:
             return default
 
 
+def top_level_lines(tree: ast.Module, module: cst.Module) -> list[int] | None:
+    """The line each of ``module``'s top-level statements starts on, as ``PositionProvider`` has
+    it, from CPython's tree of the same text: a line of simple statements (``a = 1; b = 2``) is one
+    libcst statement and several of CPython's; a decorated definition starts at ``def``/``class``,
+    as CPython's does. None if the two trees do not line up."""
+    statements = tree.body
+    lines: list[int] = []
+    used = 0
+    for statement in module.body:
+        count = len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+        if used + count > len(statements):
+            return None
+        lines.append(statements[used].lineno)
+        used += count
+    return lines if used == len(statements) else None
+
+
 def node_positions(module: cst.Module, nodes: Iterable[cst.CSTNode] | None) -> dict[int, CodeRange]:
     """``id(node)`` -> its range (1-based lines, 0-based columns), as ``PositionProvider`` gives;
     for every node of the module if ``nodes`` is None."""
@@ -103,12 +208,17 @@ def node_positions(module: cst.Module, nodes: Iterable[cst.CSTNode] | None) -> d
     return {key: CodeRange(at[start], at[end]) for key, (start, end) in spans.items()}
 
 
-def _generate(module: cst.Module, wanted: set[int] | None) -> _State:
-    """Generate the module's code, noting the token indices where the ``wanted`` nodes (every node
-    if None) begin and end; with ``wanted``, stop after the last of them."""
+def _generate(
+    module: cst.Module, wanted: set[int] | None, node: cst.CSTNode | None = None
+) -> _State:
+    """Generate the module's code (or only ``node``'s, one of its top-level statements), noting
+    the token indices where the ``wanted`` nodes (every node if None) begin and end; with
+    ``wanted``, stop after the last of them. ``node``'s own start is noted in any case."""
     state = _State(module.default_indent, module.default_newline, wanted or set(), wanted is None)
+    if node is not None and wanted is not None:
+        state.wanted.add(id(node))  # for its start only: it does not hold the generation up
     with suppress(_AllFound):  # raised once all are placed: the rest is not generated
-        module._codegen(state)
+        (module if node is None else node)._codegen(state)
     return state
 
 
@@ -145,7 +255,10 @@ class _Span:
     def __exit__(self, *exc_info: object) -> None:
         spans = self.state.spans
         start = self.start if self.start_node is None else spans[id(self.start_node)][0]
-        end = len(self.state.tokens) if self.end_node is None else spans[id(self.end_node)][1]
+        end = len(self.state.tokens)
+        if self.end_node is not None:
+            # Not generated when the generation stopped early (its end is not asked for then).
+            end = spans.get(id(self.end_node), (start, end))[1]
         spans[id(self.node)] = (start, end)
 
 

@@ -43,6 +43,8 @@ class Context:
     tinker_version: Version
     path: str = "<stdin>"
     extra: dict[str, object] = field(default_factory=dict)
+    # Where the module's top-level statements start (``positions.top_level_lines``), if known.
+    statement_lines: list[int] | None = field(default=None, repr=False)
     _positions: NodePositions | None = field(default=None, repr=False)
 
     @property
@@ -50,7 +52,9 @@ class Context:
         """libcst positions of nodes, as ``PositionProvider`` gives them, each worked out only when
         asked for (model/positions.py): the engine asks for the nodes found, at once."""
         if self._positions is None:
-            self._positions = NodePositions(self.model.module)
+            self._positions = NodePositions(
+                self.model.module, self.statement_lines, self.model.parent
+            )
         return self._positions
 
     def line_of(self, node: cst.CSTNode) -> int:
