@@ -17,7 +17,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 
@@ -104,6 +103,8 @@ PACKAGES: frozenset[str] = frozenset(entry.package for entry in KNOWN_BAD)
 
 
 def entries_for(name: str) -> tuple[KnownBad, ...]:
+    from packaging.utils import canonicalize_name  # imports packaging.tags: only when asked
+
     canonical = canonicalize_name(name)
     return tuple(entry for entry in KNOWN_BAD if entry.package == canonical)
 

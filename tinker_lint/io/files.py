@@ -15,10 +15,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from tinker_lint.settings import path_candidates
+
+if TYPE_CHECKING:
+    import pathspec
 
 SKIPPED_DIRS = frozenset(
     {
@@ -156,6 +158,8 @@ def _ignored(
 
 
 def _gitignore(directory: str) -> pathspec.PathSpec | None:
+    import pathspec  # only for walking directories: the engine (and the flake8 plugin) need not
+
     path = os.path.join(directory, ".gitignore")
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
