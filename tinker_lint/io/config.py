@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Mapping
@@ -151,6 +152,7 @@ def default_settings() -> Settings:
     return Settings(tinker_version=version, tinker_version_source=source)
 
 
+@functools.lru_cache(maxsize=1)  # asked per directory by the flake8 plugin; it does not change
 def installed_tinker_version() -> tuple[Version | None, str]:
     """The version of the tinker installed beside tinker-lint, read from its metadata (never
     imported)."""
