@@ -68,8 +68,29 @@ def test_verdicts():
     rows = {row[0]: (row[1], row[3]) for row in bench.ratios(results)}
     assert rows["cold / flake8+bugbear"] == ("0.33x", "PASS")
     assert rows["warm / ruff"] == ("1.20x", "PASS")
-    assert rows["plugin: extra over flake8"] == ("+1.50 s (bugbear +1.00 s)", "FAIL")
+    assert rows["plugin: extra over flake8"] == (
+        "+1.50 s (bugbear +1.00 s; paired gap +0.50 s)",
+        "FAIL",
+    )
     assert rows["peak memory (cold)"] == ("120 MB (tree PSS)", "PASS")
+
+
+def test_the_plugin_verdict_pairs_runs_of_the_same_round():
+    """The machine's speed changes from round to round: each round's runs are compared with each
+    other (the tools' own medians would give bugbear +5.0 s here)."""
+    base, bugbear, plugin = (
+        _result("flake8 (no plugin)", 0),
+        _result("flake8 + bugbear", 0),
+        _result("flake8 + tinker-lint", 0),
+    )
+    base.wall = [4.0, 4.0, 8.0]
+    bugbear.wall = [5.0, 9.0, 9.0]
+    plugin.wall = [4.9, 4.9, 8.9]
+    rows = {row[0]: (row[1], row[3]) for row in bench.ratios([base, bugbear, plugin])}
+    assert rows["plugin: extra over flake8"] == (
+        "+0.90 s (bugbear +1.00 s; paired gap -0.10 s)",
+        "PASS",
+    )
 
 
 def test_missing_tools_are_not_measured():
