@@ -9,7 +9,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from tinker_lint.model.positions import NodePositions, node_positions, top_level_lines
+from tinker_lint.model.positions import NodePositions, node_positions, statement_starts
 
 SOURCE = (Path(__file__).parent / "data" / "every_construct.txt").read_text(encoding="utf-8")
 CASES = {
@@ -91,6 +91,7 @@ STATEMENT_CASES = {
     "cr-only": "x = 1\r\rdef f():\r    return g(\r        1)\r",
     "form-feed-and-semicolons": "a = 1; b = f(2)\n\x0c\n@dec\n# c\nclass A:\n    x = h(3)\n",
     "decorated-with-leading-comments": "# one\n\n# two\n@a(\n    1,\n)\n@b\ndef f():\n    pass\n",
+    "nested-tabs-and-odd-indents": "class A:\n\tdef f(self):\n\t   if x:\n\t      return g(\n  1)\n\t   y = [\n1]\n",
     "fixtures": (
         Path(__file__).parent.parent / "fixtures" / "tnk1xx" / "tnk101_bad.py"
     ).read_text(),
@@ -105,19 +106,25 @@ def test_statement_by_statement_as_position_provider_says(name: str) -> None:
     text = STATEMENT_CASES[name]
     module = cst.parse_module(text)
     expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    lines = top_level_lines(ast.parse(text), module)
-    assert lines is not None and len(lines) == len(module.body)
-    positions = NodePositions(module, lines, _parents(module))
+    starts = statement_starts(ast.parse(text), module)
+    assert starts is not None and len(starts) >= len(module.body)
+    positions = NodePositions(module, starts, _parents(module))
     # Every node of every statement (the module's header and footer comments belong to none).
     inner = [n for statement in module.body for n in _all_nodes(statement)]
     for node in reversed(inner):  # statements are asked about again and again
         assert positions[node] == expected[node], (type(node).__name__, name)
-    assert positions._lines is not None  # never fell back to the whole module
+    assert positions._starts is not None  # never fell back to the whole module
     assert positions._all is None
 
 
-def test_top_level_lines_need_trees_of_the_same_text() -> None:
-    module = cst.parse_module("a = 1; b = 2\nc = 3\n")
-    assert top_level_lines(ast.parse("a = 1; b = 2\nc = 3\n"), module) == [1, 2]
-    assert top_level_lines(ast.parse("a = 1\nb = 2\nc = 3\nd = 4\n"), module) is None
-    assert top_level_lines(ast.parse("a = 1\n"), module) is None
+def test_statement_starts_need_trees_of_the_same_text() -> None:
+    text = "a = 1; b = 2\nclass C:\n    x = 1\n\n    @d\n    def f(self):\n        pass\n"
+    module = cst.parse_module(text)
+    starts = statement_starts(ast.parse(text), module)
+    assert starts is not None
+    method = module.body[1].body.body[1]
+    assert starts[id(module.body[0])] == (1, ())
+    assert starts[id(method)] == (6, ("    ",))
+    assert starts[id(method.body.body[0])] == (7, ("    ", "    "))
+    assert statement_starts(ast.parse("a = 1\nb = 2\nc = 3\n"), module) is None
+    assert statement_starts(ast.parse("a = 1; b = 2\nC = 1\n"), module) is None

@@ -23,7 +23,7 @@ from tinker_lint.fix.plan import FixPlan
 from tinker_lint.guard import python_verdict, run_deep
 from tinker_lint.io.files import DecodeError, SourceFile, decode_source
 from tinker_lint.model.mentions import mentions_tinker
-from tinker_lint.model.positions import top_level_lines
+from tinker_lint.model.positions import statement_starts
 from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.model.sketch import sketch
 from tinker_lint.noqa import is_suppressed, noqa_lines, unknown_codes
@@ -174,7 +174,7 @@ def _analyse(
         return FileResult(path, _internal_error(path, "the semantic model", error, settings))
     ctx = Context(model, settings.tinker_version, path)
     if tree is not None:
-        ctx.statement_lines = top_level_lines(tree, module)
+        ctx.statement_starts = statement_starts(tree, module)
     found: list[tuple[type[Rule], Finding]] = []
     diagnostics: list[Diagnostic] = []
     for rule in rules:

@@ -8,17 +8,18 @@ where they begin and end, as token indices, and it stops after the last of them;
 are counted once at the end, token by token as ``PositionProvider`` counts them, so the results are
 the same (tests/test_positions.py).
 
-With the lines where the module's top-level statements start (``top_level_lines``, from CPython's
-tree of the same text, which the engine has from its pre-filter), only the statement that holds a
-node is generated: the statement's code does not depend on what comes before it, so the node's
-place in it, moved to the statement's line, is its place in the module.
+With the lines where the module's statements start (``statement_starts``: the top-level ones and,
+recursively, those of class and function bodies, from CPython's tree of the same text, which the
+engine has from its pre-filter), only the innermost such statement that holds a node is generated:
+a statement's code depends on nothing before it but its indentation, so the node's place in it,
+moved to the statement's line, is its place in the module.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext, suppress
 
 import libcst as cst
@@ -45,25 +46,24 @@ class NodePositions:
     def __init__(
         self,
         module: cst.Module,
-        statement_lines: Sequence[int] | None = None,
+        statement_starts: Mapping[int, tuple[int, tuple[str, ...]]] | None = None,
         parent: Callable[[cst.CSTNode], cst.CSTNode | None] | None = None,
     ) -> None:
         self.module = module
         self._ranges: dict[int, CodeRange] = {}
         self._passes = 0
         self._all: tuple[dict[int, tuple[int, int]], list[CodePosition]] | None = None
-        # The statement-by-statement way (needs where each top-level statement starts, and the
-        # parents of nodes to find their statement).
-        self._lines = statement_lines if parent is not None and CodegenState is not None else None
+        # The statement-by-statement way (needs where statements start, and the parents of nodes
+        # to find their statement).
+        self._starts = statement_starts if parent is not None and CodegenState is not None else None
         self._parent = parent
-        self._index = {id(stmt): i for i, stmt in enumerate(module.body)}
         self._statement_passes: set[int] = set()
 
     def want(self, nodes: Iterable[cst.CSTNode]) -> None:
         missing = [node for node in nodes if id(node) not in self._ranges]
         if not missing or self._all is not None:
             return
-        if self._lines is not None and self._want_by_statement(missing):
+        if self._starts is not None and self._want_by_statement(missing):
             return
         self._passes += 1
         if self._passes <= self.PASSES_BEFORE_ALL:
@@ -75,52 +75,50 @@ class NodePositions:
             self._ranges.update(node_positions(self.module, None))
 
     def _want_by_statement(self, nodes: list[cst.CSTNode]) -> bool:
-        """Place ``nodes`` by generating only their top-level statements; False (nothing placed)
-        if one is not inside a statement the parents lead to."""
-        groups: dict[int, list[cst.CSTNode]] = {}
+        """Place ``nodes`` by generating only their statements; False (nothing placed) if one is
+        not inside a statement the parents lead to."""
+        groups: dict[int, tuple[cst.CSTNode, list[cst.CSTNode]]] = {}
         for node in nodes:
-            index = self._statement_of(node)
-            if index is None:
+            statement = self._statement_of(node)
+            if statement is None:
                 return False
-            groups.setdefault(index, []).append(node)
+            groups.setdefault(id(statement), (statement, []))[1].append(node)
         placed: dict[int, CodeRange] = {}
-        for index, group in groups.items():
-            found = self._place_in_statement(index, group)
+        for statement, group in groups.values():
+            found = self._place_in_statement(statement, group)
             if found is None:
-                self._lines = None  # the statement did not start where expected: never again
+                self._starts = None  # a statement did not start where expected: never again
                 return False
             placed.update(found)
         self._ranges.update(placed)
         return True
 
-    def _statement_of(self, node: cst.CSTNode) -> int | None:
-        assert self._parent is not None
+    def _statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The innermost statement with a known start that holds ``node``."""
+        assert self._parent is not None and self._starts is not None
         current: cst.CSTNode | None = node
-        for _ in range(10_000):
-            if current is None:
-                return None
-            index = self._index.get(id(current))
-            if index is not None and self.module.body[index] is current:
-                return index
+        while current is not None:
+            if id(current) in self._starts:
+                return current
             current = self._parent(current)
         return None
 
     def _place_in_statement(
-        self, index: int, nodes: list[cst.CSTNode]
+        self, statement: cst.CSTNode, nodes: list[cst.CSTNode]
     ) -> dict[int, CodeRange] | None:
         """The ranges of ``nodes`` (all of the statement's, if it was asked about before)."""
-        assert self._lines is not None
-        statement = self.module.body[index]
-        everything = index in self._statement_passes
-        self._statement_passes.add(index)
+        assert self._starts is not None
+        line, indents = self._starts[id(statement)]
+        everything = id(statement) in self._statement_passes
+        self._statement_passes.add(id(statement))
         wanted = None if everything else {id(node) for node in nodes}
-        state = _generate(self.module, None if wanted is None else set(wanted), statement)
+        state = _generate(self.module, wanted, statement, indents)
         anchor = state.spans.get(id(statement))
         if anchor is None and wanted is not None:
             # A node before the statement's own start (a comment line above it, a decorator):
             # the generation stopped before the start was noted. All of it, then.
             wanted = None
-            state = _generate(self.module, None, statement)
+            state = _generate(self.module, None, statement, indents)
             anchor = state.spans.get(id(statement))
         if anchor is None:
             return None
@@ -132,9 +130,9 @@ class NodePositions:
         marks = sorted({anchor[0], *(mark for span in spans.values() for mark in span)})
         at = dict(zip(marks, _positions(state.tokens, marks), strict=True))
         start = at[anchor[0]]
-        if start.column != 0:
+        if start.column != sum(map(len, indents)):
             return None
-        shift = self._lines[index] - start.line
+        shift = line - start.line
         return {
             key: CodeRange(
                 CodePosition(at[first].line + shift, at[first].column),
@@ -171,21 +169,37 @@ class NodePositions:
             return default
 
 
-def top_level_lines(tree: ast.Module, module: cst.Module) -> list[int] | None:
-    """The line each of ``module``'s top-level statements starts on, as ``PositionProvider`` has
-    it, from CPython's tree of the same text: a line of simple statements (``a = 1; b = 2``) is one
-    libcst statement and several of CPython's; a decorated definition starts at ``def``/``class``,
-    as CPython's does. None if the two trees do not line up."""
-    statements = tree.body
-    lines: list[int] = []
-    used = 0
-    for statement in module.body:
-        count = len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
-        if used + count > len(statements):
-            return None
-        lines.append(statements[used].lineno)
-        used += count
-    return lines if used == len(statements) else None
+def statement_starts(
+    tree: ast.Module, module: cst.Module
+) -> dict[int, tuple[int, tuple[str, ...]]] | None:
+    """``id(statement)`` -> (the line it starts on, as ``PositionProvider`` has it; the indents
+    libcst writes before it) for the module's top-level statements and, recursively, those of
+    class and function bodies, from CPython's tree of the same text. A line of simple statements
+    (``a = 1; b = 2``) is one libcst statement and several of CPython's; a decorated definition
+    starts at ``def``/``class``, as CPython's does. None if the two trees do not line up."""
+    starts: dict[int, tuple[int, tuple[str, ...]]] = {}
+
+    def align(body: Sequence[cst.BaseStatement], python: list[ast.stmt], indents: tuple[str, ...]):
+        used = 0
+        for statement in body:
+            count = len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+            if used + count > len(python):
+                return False
+            first = python[used]
+            starts[id(statement)] = (first.lineno, indents)
+            block = getattr(statement, "body", None)
+            if isinstance(statement, cst.FunctionDef | cst.ClassDef) and isinstance(
+                block, cst.IndentedBlock
+            ):
+                if not isinstance(first, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    return False
+                indent = module.default_indent if block.indent is None else block.indent
+                if not align(block.body, first.body, (*indents, indent)):
+                    return False
+            used += count
+        return used == len(python)
+
+    return starts if align(module.body, tree.body, ()) else None
 
 
 def node_positions(module: cst.Module, nodes: Iterable[cst.CSTNode] | None) -> dict[int, CodeRange]:
@@ -209,12 +223,17 @@ def node_positions(module: cst.Module, nodes: Iterable[cst.CSTNode] | None) -> d
 
 
 def _generate(
-    module: cst.Module, wanted: set[int] | None, node: cst.CSTNode | None = None
+    module: cst.Module,
+    wanted: set[int] | None,
+    node: cst.CSTNode | None = None,
+    indents: Sequence[str] = (),
 ) -> _State:
-    """Generate the module's code (or only ``node``'s, one of its top-level statements), noting
-    the token indices where the ``wanted`` nodes (every node if None) begin and end; with
-    ``wanted``, stop after the last of them. ``node``'s own start is noted in any case."""
+    """Generate the module's code (or only ``node``'s, one of its statements, written after
+    ``indents``), noting the token indices where the ``wanted`` nodes (every node if None) begin
+    and end; with ``wanted``, stop after the last of them. ``node``'s own start is noted in any
+    case."""
     state = _State(module.default_indent, module.default_newline, wanted or set(), wanted is None)
+    state.indent_tokens.extend(indents)
     if node is not None and wanted is not None:
         state.wanted.add(id(node))  # for its start only: it does not hold the generation up
     with suppress(_AllFound):  # raised once all are placed: the rest is not generated

@@ -43,8 +43,10 @@ class Context:
     tinker_version: Version
     path: str = "<stdin>"
     extra: dict[str, object] = field(default_factory=dict)
-    # Where the module's top-level statements start (``positions.top_level_lines``), if known.
-    statement_lines: list[int] | None = field(default=None, repr=False)
+    # Where the module's statements start (``positions.statement_starts``), if known.
+    statement_starts: dict[int, tuple[int, tuple[str, ...]]] | None = field(
+        default=None, repr=False
+    )
     _positions: NodePositions | None = field(default=None, repr=False)
 
     @property
@@ -53,7 +55,7 @@ class Context:
         asked for (model/positions.py): the engine asks for the nodes found, at once."""
         if self._positions is None:
             self._positions = NodePositions(
-                self.model.module, self.statement_lines, self.model.parent
+                self.model.module, self.statement_starts, self.model.parent
             )
         return self._positions
 
