@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import ast
+import os
+import warnings
 from pathlib import Path
 
+import hypothesmith
 import libcst as cst
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tinker_lint.model.positions import NodePositions, node_positions, statement_starts
@@ -128,3 +132,31 @@ def test_statement_starts_need_trees_of_the_same_text() -> None:
     assert starts[id(method.body.body[0])] == (7, ("    ", "    "))
     assert statement_starts(ast.parse("a = 1\nb = 2\nc = 3\n"), module) is None
     assert statement_starts(ast.parse("a = 1; b = 2\nC = 1\n"), module) is None
+
+
+@pytest.mark.filterwarnings("ignore::SyntaxWarning")  # hypothesmith compiles its programs
+@settings(
+    max_examples=int(os.environ.get("TINKER_LINT_FUZZ_EXAMPLES", "60")),
+    deadline=None,
+    derandomize="TINKER_LINT_FUZZ_EXAMPLES" not in os.environ,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(hypothesmith.from_grammar())
+def test_statement_by_statement_on_generated_programs(source: str) -> None:
+    """Whatever the layout (continuations, semicolons, comments, odd indents), the statement way
+    places every node of every statement where ``PositionProvider`` does, or declines (then the
+    whole module is generated, as before)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+        module = cst.parse_module(source)
+    except (SyntaxError, ValueError, RecursionError, cst.ParserSyntaxError):
+        assume(False)
+        return
+    starts = statement_starts(tree, module)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = NodePositions(module, starts, _parents(module))
+    for node in [n for statement in module.body for n in _all_nodes(statement)]:
+        assert positions[node] == expected[node], (source, type(node).__name__)
