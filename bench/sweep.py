@@ -21,9 +21,9 @@ import sys
 import sysconfig
 import time
 import traceback
-import warnings
 from collections.abc import Iterator
 
+from tests.robustness_support import compiles
 from tinker_lint.engine import lint_bytes
 from tinker_lint.io.config import default_settings
 
@@ -53,16 +53,6 @@ def python_files(root: str) -> Iterator[str]:
         for name in sorted(filenames):
             if name.endswith((".py", ".pyi")):
                 yield os.path.join(directory, name)
-
-
-def compiles(raw: bytes) -> bool:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(raw, "<sweep>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
 
 
 def sweep(paths: list[str], *, prefilter: bool, verbose: bool) -> dict[str, object]:

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,18 @@ ROOT = Path(__file__).resolve().parents[1]
 DIAGNOSTIC = re.compile(
     r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>TNK\d{3}) (?P<msg>.*)$"
 )
+
+
+def compiles(source: str | bytes) -> bool:
+    """The oracle for TNK001: whether CPython itself compiles ``source`` (a syntax error CPython
+    does not see is tinker-lint's bug). Shared by the fuzz and corpus tests and ``bench/sweep.py``."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings about generated or stdlib code
+            compile(source, "<oracle>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 @dataclass

@@ -11,12 +11,11 @@ import importlib.util
 import os
 import sys
 import sysconfig
-import warnings
 from pathlib import Path
 
 import pytest
 
-from tests.robustness_support import ROOT
+from tests.robustness_support import ROOT, compiles
 from tinker_lint.engine import lint_bytes
 from tinker_lint.io.config import default_settings
 
@@ -45,16 +44,6 @@ def tinker_public_interfaces() -> list[Path]:
         return []
     folder = Path(next(iter(spec.submodule_search_locations))) / "lib" / "public_interfaces"
     return sorted(folder.glob("*.py"))
-
-
-def compiles(raw: bytes) -> bool:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(raw, "<corpus>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
 
 
 def lint_all(files: list[Path]) -> list[str]:

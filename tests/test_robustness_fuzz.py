@@ -12,13 +12,13 @@ failure there reproduces here; a run with ``TINKER_LINT_FUZZ_EXAMPLES`` set expl
 from __future__ import annotations
 
 import os
-import warnings
 
 import hypothesmith
 import libcst
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 
+from tests.robustness_support import compiles
 from tests.tinker_programs import PROGRAMS
 from tinker_lint.engine import lint_text
 from tinker_lint.io.config import default_settings
@@ -43,16 +43,6 @@ def fuzz(examples: int):
         database=None,
         derandomize=not EXPLORE,
     )
-
-
-def compiles(source: str) -> bool:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(source, "<fuzz>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
 
 
 def check(source: str) -> None:
