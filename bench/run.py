@@ -336,18 +336,16 @@ def ratios(results: list[Result]) -> list[tuple[str, str, str, str]]:
     def verdict(ok: bool) -> str:
         return "PASS" if ok else "FAIL"
 
+    def ratio(what: str, ours: Result | None, theirs: Result | None, limit: float) -> None:
+        if ours and theirs:
+            value = ours.median / theirs.median
+            rows.append((what, f"{value:.2f}x", f"<= {limit:.2f}x", verdict(value <= limit)))
+        else:
+            rows.append((what, "n/a", f"<= {limit:.2f}x", "not measured"))
+
     cold, bugbear = by.get("tinker-lint cold"), by.get("flake8 + bugbear")
-    if cold and bugbear:
-        value = cold.median / bugbear.median
-        rows.append(("cold / flake8+bugbear", f"{value:.2f}x", "<= 0.40x", verdict(value <= 0.4)))
-    else:
-        rows.append(("cold / flake8+bugbear", "n/a", "<= 0.40x", "not measured"))
-    warm, ruff = by.get("tinker-lint warm"), by.get("ruff --select ALL")
-    if warm and ruff:
-        value = warm.median / ruff.median
-        rows.append(("warm / ruff", f"{value:.2f}x", "<= 1.50x", verdict(value <= 1.5)))
-    else:
-        rows.append(("warm / ruff", "n/a", "<= 1.50x", "not measured"))
+    ratio("cold / flake8+bugbear", cold, bugbear, 0.4)
+    ratio("warm / ruff", by.get("tinker-lint warm"), by.get("ruff --select ALL"), 1.5)
     base, plugin = by.get("flake8 (no plugin)"), by.get("flake8 + tinker-lint")
     if base and plugin and bugbear:
         # Paired by round (the three runs of a round are next to each other in time): the median
