@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from tinker_lint.model.imports import dotted_name
+from tinker_lint.model.names import BLOCKING_WAIT_FUNCTIONS
 from tinker_lint.model.sdk import Returns
 from tinker_lint.model.semantic import Scope, SdkCall, SemanticModel
 from tinker_lint.model.types import Kind, TType
@@ -50,7 +51,6 @@ NESTED_CODE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _NESTED_TYPES = frozenset(NESTED_CODE)
 _JUMPS = frozenset({cst.Break, cst.Continue, cst.Return, cst.Raise})
 _ENDS = frozenset({cst.Return, cst.Raise})
-_BLOCKING_WAIT_FUNCTIONS = frozenset({"concurrent.futures.wait", "concurrent.futures.as_completed"})
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ def may_block(model: SemanticModel, call: cst.Call, scope: Scope) -> bool:
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value == "result":
         return True
-    return model.qualify(func, scope) in _BLOCKING_WAIT_FUNCTIONS
+    return model.qualify(func, scope) in BLOCKING_WAIT_FUNCTIONS
 
 
 def wait_of(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> Wait | None:
@@ -90,7 +90,7 @@ def wait_of(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> Wait | Non
         if isinstance(func, cst.Attribute) and func.attr.value == "result":
             futures = frozenset(t for t in model.types(func.value, scope) if t.is_future)
             return Wait(node, futures, True, (func.value,)) if futures else None
-        if model.qualify(func, scope) in _BLOCKING_WAIT_FUNCTIONS and node.args:
+        if model.qualify(func, scope) in BLOCKING_WAIT_FUNCTIONS and node.args:
             futures = _futures_in(model, node.args[0].value, scope)
             return Wait(node, futures, True, (node.args[0].value,)) if futures else None
         return None

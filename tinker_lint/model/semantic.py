@@ -24,6 +24,7 @@ from libcst import MaybeSentinel
 from tinker_lint.model import sdk
 from tinker_lint.model.cadence import is_cadence_test
 from tinker_lint.model.imports import ImportMap, dotted_name
+from tinker_lint.model.names import CONTAINER_GETS, CONTAINER_VIEWS, names_hot_call
 from tinker_lint.model.sdk import Returns, Role, SdkMethod
 from tinker_lint.model.types import ARRAY, TOKENIZER, Kind, TType, client, future, result_of
 
@@ -51,7 +52,6 @@ _CONTAINER_STORES = {
 # Container methods that give back an element (not ``get``: ``asyncio.Queue.get()`` is a
 # coroutine, and ``await queue.get()`` must not read as a wait on the future it returns), and
 # builtins that keep a sequence's elements.
-_CONTAINER_GETS = frozenset({"pop", "popleft", "get_nowait"})
 _SEQUENCE_BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "iter"})
 
 # A value named ``tokenizer``, ``self._tokenizer``, ``renderer.tokenizer``, ``teacher_tokenizer`` is
@@ -1012,12 +1012,13 @@ class SemanticModel:
             target = self.resolve_function(func, scope)
             if target is not None:
                 yield from self._function_call_types(target)
-            if name in _CONTAINER_GETS:
+            if name in CONTAINER_GETS:
                 yield from _elements(receiver)
-            elif name in ("values", "copy"):
+            elif name == "items":
+                if values := _elements(receiver):
+                    yield TType(Kind.LIST, inner=TType(Kind.TUPLE, items=(frozenset(), values)))
+            elif name in CONTAINER_VIEWS:  # values(), copy()
                 yield from (t for t in receiver if t.kind is Kind.LIST)
-            elif name == "items" and (values := _elements(receiver)):
-                yield TType(Kind.LIST, inner=TType(Kind.TUPLE, items=(frozenset(), values)))
         elif isinstance(func, cst.Name):
             if func.value == "get_tokenizer":
                 yield TOKENIZER
@@ -1269,14 +1270,10 @@ class SemanticModel:
         return self.hot_loop_calls is not None and self._names_hot_call(site.node.func)
 
     def _names_hot_call(self, func: cst.BaseExpression) -> bool:
-        """``hot-loop-calls`` match the called name as written (``trainer.step``) or its last part
-        (``step``)."""
         name = dotted_name(func)
         if name is None or self.hot_loop_calls is None:
             return False
-        return bool(
-            self.hot_loop_calls.match(name) or self.hot_loop_calls.match(name.rsplit(".", 1)[-1])
-        )
+        return names_hot_call(name, self.hot_loop_calls)
 
     def hot_submit(self, loop: LoopInfo) -> CallSite | None:
         """The submit that makes ``loop`` hot: a training or sampling submit in its body, or the one

@@ -24,6 +24,12 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from tinker_lint.model import sdk
+from tinker_lint.model.names import (
+    BLOCKING_WAIT_FUNCTIONS,
+    CONTAINER_GETS,
+    CONTAINER_VIEWS,
+    names_hot_call,
+)
 from tinker_lint.model.sdk import Role
 
 _ROLES: dict[str, frozenset[Role]] = {}
@@ -41,12 +47,11 @@ _CLIENT_FUTURE_METHODS = frozenset(
     if method.returns is sdk.Returns.CLIENT_FUTURE
 )
 _WAIT_METHODS = frozenset({"result", "result_async", "coroutine"})
-_BLOCKING_FUNCTIONS = frozenset({"wait", "as_completed"})  # concurrent.futures'
+# ``wait``, ``as_completed``: the last parts of the blocking functions, however imported.
+_BLOCKING_FUNCTIONS = frozenset(name.rsplit(".", 1)[1] for name in BLOCKING_WAIT_FUNCTIONS)
 # Calls the model may give a future's type whatever the function called is (``_infer_call``): an
 # SDK method, a future's own, a container's getter.
-_MAY_GIVE_FUTURES = frozenset(
-    {*_ROLES, *sdk.FUTURE_METHODS, "pop", "popleft", "get_nowait", "values", "copy", "items"}
-)
+_MAY_GIVE_FUTURES = frozenset({*_ROLES, *sdk.FUTURE_METHODS, *CONTAINER_GETS, *CONTAINER_VIEWS})
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (
     ast.For,
@@ -289,7 +294,7 @@ def _waited_where_made(parent: ast.AST | None) -> bool:
 
 
 def _names_hot_call(func: ast.expr, pattern: re.Pattern[str]) -> bool:
-    """As ``SemanticModel._names_hot_call``: the dotted name as written, or its last part."""
+    """As the model asks it (``names.names_hot_call``), of the dotted name as written."""
     parts: list[str] = []
     while isinstance(func, ast.Attribute):
         parts.append(func.attr)
@@ -297,5 +302,4 @@ def _names_hot_call(func: ast.expr, pattern: re.Pattern[str]) -> bool:
     if not isinstance(func, ast.Name):
         return False
     parts.append(func.id)
-    name = ".".join(reversed(parts))
-    return bool(pattern.match(name) or pattern.match(parts[0]))
+    return names_hot_call(".".join(reversed(parts)), pattern)
