@@ -62,6 +62,9 @@ class TinkerLintPlugin:
         cls._tinker_version = getattr(options, "tinker_version", None)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
+        text = "".join(self.lines)
+        if not may_concern_tinker(text):
+            return  # no rule's text test can pass: neither settings nor libcst are needed
         directory = os.path.dirname(os.path.abspath(self.filename)) if self.filename else "."
         settings = _project_settings(directory)
         if self._tinker_version:
@@ -70,9 +73,6 @@ class TinkerLintPlugin:
                 settings = replace(settings, tinker_version=version)
             except ConfigError:
                 pass
-        text = "".join(self.lines)
-        if not may_concern_tinker(text):
-            return
         from tinker_lint.engine import lint_text
 
         tree = self.tree if isinstance(self.tree, ast.Module) else None
