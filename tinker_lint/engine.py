@@ -104,7 +104,9 @@ def lint_text(
         return FileResult(path, [], warnings=warnings)
     if prefilter:
         # The second pre-filter, on CPython's tree: about a quarter of libcst's parse, and it rules
-        # out most files that only use the SDK (``model/sketch.py``).
+        # out most files that only use the SDK (``model/sketch.py``). In the CLI this is CPython's
+        # second parse of the file (``symtable`` above builds no tree to hand over, and catches
+        # errors ``ast.parse`` does not); flake8 hands its plugins the tree it already built.
         tree = tree or _python_tree(text)
         if tree is not None:
             found = sketch(tree, settings.hot_loop_pattern)
@@ -172,9 +174,8 @@ def _analyse(
         return _not_analysed(path, "nested too deeply to analyse")
     except Exception as error:
         return FileResult(path, _internal_error(path, "the semantic model", error, settings))
-    ctx = Context(model, settings.tinker_version, path)
-    if tree is not None:
-        ctx.statement_starts = statement_starts(tree, module)
+    starts = statement_starts(tree, module) if tree is not None else None
+    ctx = Context(model, settings.tinker_version, path, statement_starts=starts)
     found: list[tuple[type[Rule], Finding]] = []
     diagnostics: list[Diagnostic] = []
     for rule in rules:
