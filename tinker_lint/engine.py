@@ -23,6 +23,7 @@ from tinker_lint.fix.plan import FixPlan
 from tinker_lint.guard import python_verdict, run_deep
 from tinker_lint.io.files import DecodeError, SourceFile, decode_source
 from tinker_lint.model.mentions import mentions_tinker
+from tinker_lint.model.parse import parse_module
 from tinker_lint.model.positions import statement_starts
 from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.model.sketch import sketch
@@ -73,11 +74,13 @@ def lint_text(
     rules: Sequence[type[Rule]] | None = None,
     prefilter: bool = True,
     tree: ast.Module | None = None,
+    fixes: bool = True,
 ) -> FileResult:
     """``rules`` replaces the registry (tests register a broken rule); ``prefilter=False`` runs the
     model and every rule even on files their text and tree tests rule out (the robustness sweep
     does). ``tree``: CPython's tree of ``text``, when the caller has it (flake8 gives its plugins
-    one): the file then compiles, and is not parsed by CPython again."""
+    one): the file then compiles, and is not parsed by CPython again. ``fixes=False``: no
+    diagnostic carries its fix (flake8 shows none), so none is planned."""
     candidates = PYTHON_RULES if rules is None else rules
     rules = [rule for rule in candidates if settings.is_enabled(rule.code, path)]
     if prefilter:
@@ -119,7 +122,7 @@ def lint_text(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        result = run_deep(_analyse, text, path, settings, rules, tree)
+        result = run_deep(_analyse, text, path, settings, rules, tree, fixes)
     except Exception as error:
         return FileResult(
             path, _internal_error(path, "the engine", error, settings), warnings=warnings
@@ -146,12 +149,13 @@ def _analyse(
     settings: Settings,
     rules: Sequence[type[Rule]],
     tree: ast.Module | None = None,
+    fixes: bool = True,
 ) -> FileResult:
     """Parse, model, rules, positions, noqa (on a deep-stack thread: ``guard.run_deep``).
     ``tree``, CPython's tree of the same text if there is one, tells where each top-level
     statement starts, so that positions are worked out statement by statement."""
     try:
-        module = cst.parse_module(text)
+        module = parse_module(text)
     except cst.ParserSyntaxError as error:
         # CPython compiled this text: libcst's grammar is the one lagging.
         return _not_analysed(
@@ -208,7 +212,7 @@ def _analyse(
                 where.end.column + 1,
             )
             diagnostics.append(diagnostic)
-            if isinstance(finding.fix, FixPlan) or callable(finding.fix):
+            if fixes and (isinstance(finding.fix, FixPlan) or callable(finding.fix)):
                 plans[diagnostic] = finding.fix
     diagnostics = _apply_noqa(diagnostics, text)
     if plans:

@@ -76,7 +76,7 @@ class TinkerLintPlugin:
         from tinker_lint.engine import lint_text
 
         tree = self.tree if isinstance(self.tree, ast.Module) else None
-        result = lint_text(text, self.filename, settings, tree=tree)
+        result = lint_text(text, self.filename, settings, tree=tree, fixes=False)
         for d in result.diagnostics:
             if d.code == "TNK001":
                 continue  # flake8 reports syntax errors itself (E999)

@@ -185,8 +185,10 @@ def sketch(tree: ast.AST, hot_loop_calls: re.Pattern[str] | None = None) -> Sket
         for field in _child_fields(type(node)):
             value = getattr(node, field, None)
             if isinstance(value, list):
-                stack.extend((child, node, where) for child in value if isinstance(child, ast.AST))
-            elif isinstance(value, ast.AST):
+                stack.extend(
+                    (child, node, where) for child in value if type(child) not in _NOT_WALKED
+                )
+            elif value is not None and type(value) not in _NOT_WALKED:
                 stack.append((value, node, where))
 
     _close_over_calls(submitting, calls_by_function)
@@ -230,6 +232,11 @@ def _wait_can_precede(
         return any(True for _ in waits)
     return any(start < end and wait not in around for start, wait in waits)
 
+
+# Leaves no fact is about (a name, a constant), and the values of fields that are not nodes (a
+# keyword's ``arg``, a ``global``'s names, an import's ``level``, a dict's missing key): never put
+# on the walk's stack.
+_NOT_WALKED = frozenset({ast.Name, ast.Constant, str, int, type(None)})
 
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 # Fields that hold nodes of no interest: contexts (``Load()``) and operators (``Add()``).
