@@ -69,7 +69,7 @@ def test_verdicts():
     assert rows["cold / flake8+bugbear"] == ("0.33x", "PASS")
     assert rows["warm / ruff"] == ("1.20x", "PASS")
     assert rows["plugin: extra over flake8"] == (
-        "+1.50 s (bugbear +1.00 s; paired gap +0.50 s)",
+        "+1.50 s (bugbear +1.00 s; paired gap +0.50 s, ahead in 0 of 3 rounds)",
         "FAIL",
     )
     assert rows["peak memory (cold)"] == ("120 MB (tree PSS)", "PASS")
@@ -88,7 +88,7 @@ def test_the_plugin_verdict_pairs_runs_of_the_same_round():
     plugin.wall = [4.9, 4.9, 8.9]
     rows = {row[0]: (row[1], row[3]) for row in bench.ratios([base, bugbear, plugin])}
     assert rows["plugin: extra over flake8"] == (
-        "+0.90 s (bugbear +1.00 s; paired gap -0.10 s)",
+        "+0.90 s (bugbear +1.00 s; paired gap -0.10 s, ahead in 3 of 3 rounds)",
         "PASS",
     )
 
