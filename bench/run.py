@@ -11,7 +11,8 @@ the whole process tree (sampled from /proc every 10 ms in one extra run, as PSS,
 shared between processes once, and as RSS, which counts them in each).
 
 tinker-lint runs from this checkout (``python -m tinker_lint`` with it first on ``sys.path``),
-never from an installed copy; so does its flake8 plugin (see ``flake8_with.py``). All tools run with
+never from an installed copy; so does its flake8 plugin (see ``flake8_with.py``). The checkout's
+bytecode is written first, as pip writes an installed plugin's. All tools run with
 their configuration files ignored (``--isolated``), and flake8 skips the directories tinker-lint and
 ruff skip by default (``site-packages``, ``venv``, ``build``...), so that they read the same files.
 
