@@ -24,7 +24,6 @@ from tinker_lint.guard import python_verdict, run_deep
 from tinker_lint.io.files import DecodeError, SourceFile, decode_source
 from tinker_lint.model.mentions import mentions_tinker
 from tinker_lint.model.parse import parse_module
-from tinker_lint.model.positions import statement_starts
 from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.model.sketch import sketch
 from tinker_lint.noqa import is_suppressed, noqa_lines, unknown_codes
@@ -152,8 +151,9 @@ def _analyse(
     fixes: bool = True,
 ) -> FileResult:
     """Parse, model, rules, positions, noqa (on a deep-stack thread: ``guard.run_deep``).
-    ``tree``, CPython's tree of the same text if there is one, tells where each top-level
-    statement starts, so that positions are worked out statement by statement."""
+    ``tree``, CPython's tree of the same text if there is one, tells where each statement starts
+    when positions are needed (a file with findings), so that they are worked out statement by
+    statement."""
     try:
         module = parse_module(text)
     except cst.ParserSyntaxError as error:
@@ -178,8 +178,7 @@ def _analyse(
         return _not_analysed(path, "nested too deeply to analyse")
     except Exception as error:
         return FileResult(path, _internal_error(path, "the semantic model", error, settings))
-    starts = statement_starts(tree, module) if tree is not None else None
-    ctx = Context(model, settings.tinker_version, path, statement_starts=starts)
+    ctx = Context(model, settings.tinker_version, path, python_tree=tree)
     found: list[tuple[type[Rule], Finding]] = []
     diagnostics: list[Diagnostic] = []
     for rule in rules:

@@ -3,6 +3,7 @@ with a ``check`` that asks the semantic model questions and reports findings."""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -11,7 +12,7 @@ import libcst as cst
 from packaging.version import Version
 
 from tinker_lint.model.mentions import mentions_tinker
-from tinker_lint.model.positions import NodePositions
+from tinker_lint.model.positions import NodePositions, statement_starts
 from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.model.sketch import Sketch
 
@@ -43,10 +44,9 @@ class Context:
     tinker_version: Version
     path: str = "<stdin>"
     extra: dict[str, object] = field(default_factory=dict)
-    # Where the module's statements start (``positions.statement_starts``), if known.
-    statement_starts: dict[int, tuple[int, tuple[str, ...]]] | None = field(
-        default=None, repr=False
-    )
+    # CPython's tree of the same text, if the engine has one: where each statement starts, so that
+    # positions are worked out statement by statement (``positions.statement_starts``).
+    python_tree: ast.Module | None = field(default=None, repr=False)
     _positions: NodePositions | None = field(default=None, repr=False)
 
     @property
@@ -54,9 +54,11 @@ class Context:
         """libcst positions of nodes, as ``PositionProvider`` gives them, each worked out only when
         asked for (model/positions.py): the engine asks for the nodes found, at once."""
         if self._positions is None:
-            self._positions = NodePositions(
-                self.model.module, self.statement_starts, self.model.parent
+            module = self.model.module
+            starts = (
+                None if self.python_tree is None else statement_starts(self.python_tree, module)
             )
+            self._positions = NodePositions(module, starts, self.model.parent)
         return self._positions
 
     def line_of(self, node: cst.CSTNode) -> int:

@@ -9,7 +9,6 @@ import libcst as cst
 from tinker_lint.model.flow import linear_steps, names_read, target_keys
 from tinker_lint.model.sdk import Client, Role
 from tinker_lint.model.semantic import CallSite, LoopInfo, SemanticModel
-from tinker_lint.model.sketch import Sketch
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
 _SETUP_METHODS = frozenset({"get_tokenizer", "get_info"})
@@ -17,6 +16,7 @@ _SETUP_METHODS = frozenset({"get_tokenizer", "get_info"})
 
 class SetupCallInHotLoop(Rule):
     code = "TNK107"
+    needs_hot_loop = True
     name = "setup-call-in-hot-loop"
     summary = "Create it once before the loop: nothing it uses changes between iterations"
     why = """\
@@ -56,10 +56,6 @@ for path in checkpoints:
 """
         ),
     )
-
-    @classmethod
-    def may_find(cls, sketch: Sketch) -> bool:
-        return sketch.hot_loop
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tinker_lint.model.hot import hot_context
+from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.model.types import Kind
 from tinker_lint.rules.base import Context, Example, Finding, Rule
-from tinker_lint.rules.hotloop import WHY_GIL, builtin, code_of, every_step, submits_tinker
+from tinker_lint.rules.hotloop import (
+    WHY_GIL,
+    builtin,
+    calls_in_hot_loops,
+    code_of,
+    every_step,
+    submits_tinker,
+)
 
 
 class LenTokenizer(Rule):
@@ -61,18 +68,18 @@ for batch in batches:
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
-        for site in model.calls:
-            args = site.node.args
-            if len(args) != 1 or args[0].star or not builtin(model, site, "len"):
-                continue
-            if not any(t.kind is Kind.TOKENIZER for t in model.types(args[0].value, site.scope)):
-                continue
-            hot = hot_context(model, site)
-            if hot is None:
-                continue
+        for site, hot in calls_in_hot_loops(model, is_len_of_tokenizer):
             yield Finding(
                 site.node,
-                f"`len({code_of(model, args[0].value)})` rebuilds the tokenizer's vocabulary "
+                f"`len({code_of(model, site.node.args[0].value)})` rebuilds the tokenizer's vocabulary "
                 f"(about 0.2 s with Hugging Face fast tokenizers) {every_step(ctx, hot)}: "
                 "compute it once before the loop",
             )
+
+
+def is_len_of_tokenizer(model: SemanticModel, site: CallSite) -> bool:
+    """``len(x)`` of a value the model takes for a tokenizer."""
+    args = site.node.args
+    if len(args) != 1 or args[0].star or not builtin(model, site, "len"):
+        return False
+    return any(t.kind is Kind.TOKENIZER for t in model.types(args[0].value, site.scope))

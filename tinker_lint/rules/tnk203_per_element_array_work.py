@@ -7,11 +7,13 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.hot import hot_context, iterates_batch_array, loop_hot_context
+from tinker_lint.model.hot import iterates_batch_array, loop_hot_context
+from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import (
     WHY_GIL,
     callee,
+    calls_in_hot_loops,
     code_of,
     every_step,
     per_element,
@@ -85,20 +87,12 @@ for batch in batches:
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
-        for site in model.calls:
-            node = site.node
-            func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _TO_PYTHON:
-                if node.args:
-                    continue
-            elif model.array_function(model.qualify(func, site.scope)) is None:
-                continue
-            hot = hot_context(model, site)
-            if hot is None or hot.element_loop is None:
+        for site, hot in calls_in_hot_loops(model, is_array_work):
+            if hot.element_loop is None:
                 continue
             yield Finding(
-                node,
-                f"`{callee(model, node)}` runs {per_element(ctx, hot)}{every_step(ctx, hot)}: "
+                site.node,
+                f"`{callee(model, site.node)}` runs {per_element(ctx, hot)}{every_step(ctx, hot)}: "
                 "vectorize once per batch, or move it before the loop",
             )
         for loop in model.loops:
@@ -113,3 +107,11 @@ for batch in batches:
                 f"Python loop over the elements of the array `{code_of(model, iterable)}` "
                 f"{every_step(ctx, hot)}: vectorize it with numpy/torch operations",
             )
+
+
+def is_array_work(model: SemanticModel, site: CallSite) -> bool:
+    """A numpy/torch function call, or an array's ``.item()``/``.tolist()``."""
+    func = site.node.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _TO_PYTHON:
+        return not site.node.args
+    return model.array_function(model.qualify(func, site.scope)) is not None
