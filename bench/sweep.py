@@ -24,8 +24,8 @@ import traceback
 from collections.abc import Iterator
 
 from tests.robustness_support import compiles
-from tinker_lint.engine import lint_bytes
 from tinker_lint.io.config import default_settings
+from tinker_lint.run.engine import lint_bytes
 
 COOKBOOK = "/tmp/sdk/tinker_cookbook/tinker_cookbook"
 SDK = "/tmp/sdk/tinker/tinker"

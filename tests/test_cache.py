@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from tinker_lint import cache as cache_module
-from tinker_lint.cache import CACHE_DIR_NAME, Cache, _diagnostic, _to_json, tool_fingerprint
 from tinker_lint.cli import main
 from tinker_lint.diagnostics import Diagnostic, Edit, Fix
-from tinker_lint.runner import run_paths
-from tinker_lint.settings import Settings
+from tinker_lint.io.settings import Settings
+from tinker_lint.run import cache as cache_module
+from tinker_lint.run.cache import CACHE_DIR_NAME, Cache, _diagnostic, _to_json, tool_fingerprint
+from tinker_lint.run.runner import run_paths
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "tnk1xx"
 FILES = ("tnk101_bad.py", "tnk102_bad.py", "tnk105_bad.py", "tnk107_good.py")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tinker_lint.runner import lint_paths
-from tinker_lint.settings import Settings
+from tinker_lint.io.settings import Settings
+from tinker_lint.run.runner import lint_paths
 
 EXPECTED = Path(__file__).parent / "data" / "cookbook-0.6.1-findings.txt"
 CACHE = Path(__file__).parent.parent / ".tinker_lint_cache" / "corpora"

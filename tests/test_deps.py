@@ -17,8 +17,8 @@ from tinker_lint.deps import QwenVlUse, find_qwen_vl, is_dependency_file, lint_d
 from tinker_lint.deps.known_bad import BY_CODE
 from tinker_lint.deps.poetry import poetry_specifiers
 from tinker_lint.deps.toml_positions import TomlPositions
+from tinker_lint.io.settings import Settings
 from tinker_lint.rules import ALL_CODES, DEPENDENCY_RULES
-from tinker_lint.settings import Settings
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "deps"
 SETTINGS = Settings()

@@ -11,9 +11,9 @@ from packaging.version import Version
 
 from tinker_lint import docs
 from tinker_lint.cli import main
-from tinker_lint.engine import lint_text
+from tinker_lint.io.settings import Settings
 from tinker_lint.rules import DOCUMENTED_RULES, ENGINE_CODES, PYTHON_RULES, RULES_BY_CODE
-from tinker_lint.settings import Settings
+from tinker_lint.run.engine import lint_text
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE_DOCS = ROOT / "docs" / "rules"

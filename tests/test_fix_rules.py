@@ -7,9 +7,9 @@ import textwrap
 import pytest
 from packaging.version import Version
 
-from tinker_lint.engine import lint_text
-from tinker_lint.fix.fixer import fix_text
-from tinker_lint.settings import Settings
+from tinker_lint.io.settings import Settings
+from tinker_lint.run.engine import lint_text
+from tinker_lint.run.fixer import fix_text
 
 SETTINGS = Settings(tinker_version=Version("0.38.0"))
 

@@ -14,8 +14,8 @@ from tests.fixture_expectations import (
     fixture_files,
     tinker_version,
 )
-from tinker_lint.engine import lint_text
-from tinker_lint.settings import Settings
+from tinker_lint.io.settings import Settings
+from tinker_lint.run.engine import lint_text
 
 FILES = fixture_files()
 

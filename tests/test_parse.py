@@ -1,4 +1,4 @@
-"""The engine's libcst parse (``model/parse.py``): the same tree as ``cst.parse_module``, without
+"""The engine's libcst parse (``syntax/parse.py``): the same tree as ``cst.parse_module``, without
 validating the parser's nodes, and nodes made afterwards are validated again."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from unittest import mock
 import libcst as cst
 import pytest
 
-from tinker_lint.model import parse
+from tinker_lint.syntax import parse
 
 FIXTURES = sorted((Path(__file__).parent.parent / "fixtures").rglob("*.py"))
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from tinker_lint.model.positions import NodePositions, node_positions, statement_starts
+from tinker_lint.syntax.positions import NodePositions, node_positions, statement_starts
 
 SOURCE = (Path(__file__).parent / "data" / "every_construct.txt").read_text(encoding="utf-8")
 CASES = {

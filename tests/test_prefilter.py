@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from tinker_lint.model.mentions import mentions_tinker, names_deprecated_async
+from tinker_lint.io.settings import Settings
+from tinker_lint.prefilter.mentions import mentions_tinker, names_deprecated_async
 from tinker_lint.rules import PYTHON_RULES
-from tinker_lint.runner import run_paths
-from tinker_lint.settings import Settings
+from tinker_lint.run.runner import run_paths
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 

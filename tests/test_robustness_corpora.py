@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from tests.robustness_support import ROOT, compiles
-from tinker_lint.engine import lint_bytes
 from tinker_lint.io.config import default_settings
+from tinker_lint.run.engine import lint_bytes
 
 SETTINGS = default_settings()
 SAMPLE_SIZE = 120

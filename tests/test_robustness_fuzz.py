@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, example, given, settings
 
 from tests.robustness_support import compiles
 from tests.tinker_programs import PROGRAMS
-from tinker_lint.engine import lint_text
 from tinker_lint.io.config import default_settings
+from tinker_lint.run.engine import lint_text
 
 EXPLORE = "TINKER_LINT_FUZZ_EXAMPLES" in os.environ
 EXAMPLES = int(os.environ.get("TINKER_LINT_FUZZ_EXAMPLES", "200"))

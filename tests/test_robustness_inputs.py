@@ -16,8 +16,8 @@ import time
 import pytest
 
 from tests.robustness_support import ROOT, cli, no_traceback, sample
-from tinker_lint.engine import MAX_ANALYSED_CHARS, lint_bytes, lint_text
 from tinker_lint.io.config import default_settings
+from tinker_lint.run.engine import MAX_ANALYSED_CHARS, lint_bytes, lint_text
 
 SETTINGS = default_settings()
 CODE, FOUND = sample()  # TNK104's example and its finding, [(2, 12, "TNK104")]
@@ -302,7 +302,7 @@ def test_unreadable_directory_is_skipped_with_a_reason(tmp_path):
 
 def test_file_that_vanishes_is_tnk002(tmp_path, monkeypatch):
     """Discovered, then gone before it is read (a build step deleting it): TNK002, no traceback."""
-    import tinker_lint.runner as runner
+    import tinker_lint.run.runner as runner
 
     (tmp_path / "a.py").write_text(CODE)
     (tmp_path / "b.py").write_text(CODE)

@@ -11,12 +11,12 @@ from dataclasses import replace
 import pytest
 
 import tinker_lint.cli as cli_module
-import tinker_lint.engine as engine
+import tinker_lint.run.engine as engine
 from tests.robustness_support import sample
-from tinker_lint.engine import lint_text
 from tinker_lint.io.config import default_settings
 from tinker_lint.rules import PYTHON_RULES
 from tinker_lint.rules.base import Context, Finding, Rule
+from tinker_lint.run.engine import lint_text
 
 SETTINGS = default_settings()
 CODE, FOUND = sample()  # TNK104's example: [(2, 12, "TNK104")]

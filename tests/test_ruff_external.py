@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tinker_lint.engine import lint_text
-from tinker_lint.settings import Settings
+from tinker_lint.io.settings import Settings
+from tinker_lint.run.engine import lint_text
 
 ROOT = Path(__file__).resolve().parents[1]
 

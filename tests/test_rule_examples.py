@@ -8,10 +8,10 @@ from dataclasses import replace
 import pytest
 from packaging.version import Version
 
-from tinker_lint.engine import lint_text
+from tinker_lint.io.settings import Settings
 from tinker_lint.rules import PYTHON_RULES
 from tinker_lint.rules.base import Example, Rule
-from tinker_lint.settings import Settings
+from tinker_lint.run.engine import lint_text
 
 DEFAULT_VERSION = Version("0.38.0")
 

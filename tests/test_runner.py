@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from tinker_lint import runner
-from tinker_lint.runner import run_paths
-from tinker_lint.settings import Settings
+from tinker_lint.io.settings import Settings
+from tinker_lint.run import runner
+from tinker_lint.run.runner import run_paths
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "tnk1xx"
 SETTINGS = Settings(tinker_version=Version("0.38.0"))

@@ -1,4 +1,4 @@
-"""The second pre-filter (``model/sketch.py``): each fact it reads from CPython's tree, and that
+"""The second pre-filter (``prefilter/sketch.py``): each fact it reads from CPython's tree, and that
 ruling rules out with it never loses a finding."""
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from hypothesis import strategies as st
 from packaging.version import Version
 
 from tests.tinker_programs import BODIES, SHAPES
-from tinker_lint.engine import lint_text
-from tinker_lint.model.mentions import may_concern_tinker
+from tinker_lint.io.settings import Settings
 from tinker_lint.model.sdk import Role
-from tinker_lint.model.sketch import sketch
+from tinker_lint.prefilter.mentions import may_concern_tinker
+from tinker_lint.prefilter.sketch import sketch
 from tinker_lint.rules import PYTHON_RULES
-from tinker_lint.settings import Settings
+from tinker_lint.run.engine import lint_text
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

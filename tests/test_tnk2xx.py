@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tinker_lint.engine import lint_text
+from tinker_lint.io.settings import Settings
 from tinker_lint.rules import PYTHON_RULES
-from tinker_lint.settings import Settings
+from tinker_lint.run.engine import lint_text
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "tnk2xx"
 HOT_RULES = [rule for rule in PYTHON_RULES if rule.code.startswith("TNK2")]

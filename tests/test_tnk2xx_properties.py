@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tinker_lint.engine import lint_text
-from tinker_lint.settings import Settings
+from tinker_lint.io.settings import Settings
+from tinker_lint.run.engine import lint_text
 
 ONLY_TNK2 = Settings(select=("TNK2",))
 GUARD = "if step % log_every == 0: "

@@ -16,15 +16,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from tinker_lint import __version__
-from tinker_lint.cache import Cache, default_cache_dir
-from tinker_lint.cache import clean as clean_cache
 from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.guard import analysis_running
 from tinker_lint.io.config import ConfigError, _codes, find_pyproject, load_settings, parse_version
+from tinker_lint.io.settings import Settings
 from tinker_lint.report import REPORTERS
 from tinker_lint.report.text import write_fixes_applied, write_text
-from tinker_lint.runner import fix_paths, lint_paths
-from tinker_lint.settings import Settings
+from tinker_lint.run.cache import Cache, default_cache_dir
+from tinker_lint.run.cache import clean as clean_cache
+from tinker_lint.run.runner import fix_paths, lint_paths
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 

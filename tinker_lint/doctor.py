@@ -24,7 +24,7 @@ from packaging.version import InvalidVersion, Version
 from tinker_lint.deps import QwenVlUse, find_qwen_vl, probe
 from tinker_lint.deps.known_bad import KNOWN_BAD, KnownBad
 from tinker_lint.io.files import Skipped, discover
-from tinker_lint.model.sdk import NEWEST_KNOWN_TINKER
+from tinker_lint.versions import NEWEST_KNOWN_TINKER
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 PACKAGES = ("tinker", "tinker-cookbook", "pydantic", "torch", "numpy", "transformers")

@@ -21,8 +21,8 @@ from typing import Any
 
 from tinker_lint import __version__
 from tinker_lint.io.config import ConfigError, find_pyproject, load_settings, parse_version
-from tinker_lint.model.mentions import may_concern_tinker
-from tinker_lint.settings import Settings
+from tinker_lint.io.settings import Settings
+from tinker_lint.prefilter.mentions import may_concern_tinker
 
 
 @lru_cache(maxsize=64)
@@ -73,7 +73,7 @@ class TinkerLintPlugin:
                 settings = replace(settings, tinker_version=version)
             except ConfigError:
                 pass
-        from tinker_lint.engine import lint_text
+        from tinker_lint.run.engine import lint_text
 
         tree = self.tree if isinstance(self.tree, ast.Module) else None
         result = lint_text(text, self.filename, settings, tree=tree, fixes=False)

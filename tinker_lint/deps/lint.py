@@ -23,8 +23,8 @@ from tinker_lint.deps.pyproject import pyproject_requirements
 from tinker_lint.deps.requirements import read_requirements_tree
 from tinker_lint.deps.setup_cfg import SetupCfgError, setup_cfg_requirements
 from tinker_lint.diagnostics import Diagnostic
+from tinker_lint.io.settings import Settings
 from tinker_lint.noqa import is_suppressed, noqa_lines
-from tinker_lint.settings import Settings
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from tinker_lint.settings import Settings
+from tinker_lint.io.settings import Settings
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -17,7 +17,7 @@ from io import BytesIO
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tinker_lint.settings import path_candidates
+from tinker_lint.io.settings import path_candidates
 
 if TYPE_CHECKING:
     import pathspec

@@ -9,12 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from packaging.version import Version
-
-NEWEST_KNOWN_TINKER = Version("0.38.0")
-# The release in which the plain methods started returning awaitable futures and every ``*_async``
-# form became deprecated (FutureWarning), and client factories started returning futures.
-ASYNC_DEPRECATION_VERSION = Version("0.38.0")
+from tinker_lint.versions import ASYNC_DEPRECATION_VERSION as ASYNC_DEPRECATION_VERSION
+from tinker_lint.versions import NEWEST_KNOWN_TINKER as NEWEST_KNOWN_TINKER
 
 
 class Client(str, Enum):

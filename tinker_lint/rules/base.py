@@ -11,10 +11,10 @@ from typing import ClassVar
 import libcst as cst
 from packaging.version import Version
 
-from tinker_lint.model.mentions import mentions_tinker
-from tinker_lint.model.positions import NodePositions, statement_starts
 from tinker_lint.model.semantic import SemanticModel
-from tinker_lint.model.sketch import Sketch
+from tinker_lint.prefilter.mentions import mentions_tinker
+from tinker_lint.prefilter.sketch import Sketch
+from tinker_lint.syntax.positions import NodePositions, statement_starts
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class Context:
     @property
     def positions(self) -> NodePositions:
         """libcst positions of nodes, as ``PositionProvider`` gives them, each worked out only when
-        asked for (model/positions.py): the engine asks for the nodes found, at once."""
+        asked for (syntax/positions.py): the engine asks for the nodes found, at once."""
         if self._positions is None:
             module = self.model.module
             starts = (
@@ -88,7 +88,7 @@ class Rule:
 
     @classmethod
     def may_find(cls, sketch: Sketch) -> bool:
-        """The second pre-filter, on CPython's tree of the file (``model/sketch.py``): False
+        """The second pre-filter, on CPython's tree of the file (``prefilter/sketch.py``): False
         means this rule cannot find anything in it. A hot-loop rule needs a hot loop."""
         return not cls.needs_hot_loop or sketch.hot_loop
 

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator
 import libcst as cst
 
 from tinker_lint.model.hot import HotContext, hot_context, loop_iterables
-from tinker_lint.model.mentions import tinker_call_in
 from tinker_lint.model.semantic import CallSite, SemanticModel
+from tinker_lint.prefilter.mentions import tinker_call_in
 from tinker_lint.rules.base import Context
 
 WHY_GIL = """\

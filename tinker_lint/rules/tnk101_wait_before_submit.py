@@ -7,12 +7,12 @@ from functools import partial
 
 import libcst as cst
 
-from tinker_lint.fix.tnk101 import plan_move_wait
 from tinker_lint.model.pipeline import waits_and_next_submits
 from tinker_lint.model.sdk import Role
 from tinker_lint.model.semantic import Scope
-from tinker_lint.model.sketch import Sketch
+from tinker_lint.prefilter.sketch import Sketch
 from tinker_lint.rules.base import Context, Example, Finding, Rule
+from tinker_lint.rules.fixes.tnk101 import plan_move_wait
 
 
 class WaitBeforeSubmit(Rule):

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from tinker_lint.model.pipeline import loop_waits, may_make_requests, refreshes_sampling_client
 from tinker_lint.model.sdk import Role
-from tinker_lint.model.sketch import Sketch
+from tinker_lint.prefilter.sketch import Sketch
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
 

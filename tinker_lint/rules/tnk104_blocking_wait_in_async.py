@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tinker_lint.model.flow import Wait, exact_paths, linear_steps, may_block, names_read
-from tinker_lint.model.mentions import mentions_tinker
 from tinker_lint.model.semantic import SemanticModel
-from tinker_lint.model.sketch import Sketch
+from tinker_lint.prefilter.mentions import mentions_tinker
+from tinker_lint.prefilter.sketch import Sketch
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import partial
 
-from tinker_lint.fix.tnk105 import plan_plain_method
 from tinker_lint.model import sdk
-from tinker_lint.model.mentions import DEPRECATED_ASYNC, names_deprecated_async
 from tinker_lint.model.sdk import ASYNC_DEPRECATION_VERSION, Returns
-from tinker_lint.model.sketch import Sketch
+from tinker_lint.prefilter.mentions import DEPRECATED_ASYNC, names_deprecated_async
+from tinker_lint.prefilter.sketch import Sketch
 from tinker_lint.rules.base import Context, Example, Finding, Rule
+from tinker_lint.rules.fixes.tnk105 import plan_plain_method
 
 
 class DeprecatedAsyncMethod(Rule):

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import partial
 
-from tinker_lint.fix.tnk106 import plan_wait_for_client
 from tinker_lint.model.sdk import ASYNC_DEPRECATION_VERSION
-from tinker_lint.model.sketch import Sketch
+from tinker_lint.prefilter.sketch import Sketch
 from tinker_lint.rules.base import Context, Example, Finding, Rule
+from tinker_lint.rules.fixes.tnk106 import plan_wait_for_client
 
 
 class ClientFutureUsedAsClient(Rule):

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.mentions import mentions_tinker
-from tinker_lint.model.sketch import Sketch
+from tinker_lint.prefilter.mentions import mentions_tinker
+from tinker_lint.prefilter.sketch import Sketch
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
 

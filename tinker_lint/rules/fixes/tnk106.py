@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tinker_lint.fix.names import name_index, owner_of
 from tinker_lint.fix.plan import SAFE, UNSAFE, FixPlan
 from tinker_lint.model.sdk import FUTURE_METHODS, Client, lookup
 from tinker_lint.model.semantic import CallSite, SdkCall
+from tinker_lint.rules.fixes.names import name_index, owner_of
 
 if TYPE_CHECKING:  # the rules import the fixes
     from tinker_lint.rules.base import Context

@@ -2,7 +2,7 @@
 
 libcst's parse is most of a file's cost (``docs/performance.md``); CPython's ``ast`` is about four
 times cheaper, and flake8 hands its plugins the tree for free. The text pre-filter
-(``model/mentions.py``) passes every file that names a Tinker method; most such files are ordinary
+(``prefilter/mentions.py``) passes every file that names a Tinker method; most such files are ordinary
 users of the SDK in which no rule can find anything (71 of the cookbook's 303 files pass it, 23
 have findings, 35 pass the sketch too). A ``Sketch`` records, in one walk of the tree, the few facts each rule needs before
 it can find anything at all: which roles of SDK method the file calls, whether a wait can come

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tinker_lint.diagnostics import Diagnostic
-from tinker_lint.engine import lint_bytes, lint_text
 from tinker_lint.fix.apply import apply_fixes
 from tinker_lint.fix.plan import is_applicable
 from tinker_lint.io.files import DecodeError, decode_source
-from tinker_lint.settings import Settings
+from tinker_lint.io.settings import Settings
+from tinker_lint.run.engine import lint_bytes, lint_text
 
 MAX_PASSES = 10
 

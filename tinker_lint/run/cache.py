@@ -33,12 +33,12 @@ from pathlib import Path
 
 from tinker_lint import __version__
 from tinker_lint.diagnostics import Diagnostic, Edit, Fix
-from tinker_lint.settings import Settings
+from tinker_lint.io.settings import Settings
 
 CACHE_DIR_NAME = ".tinker_lint_cache"
 # Bumped when the layout or the entry format changes.
 FORMAT = "diagnostics-v2"
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent  # the whole tinker_lint package
 KEEP_FINGERPRINTS = 4
 MAX_ENTRIES = 5000
 _STALE_TEMPORARY_SECONDS = 3600  # a ``.tmp`` left by a killed run

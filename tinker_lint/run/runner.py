@@ -20,7 +20,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from tinker_lint.cache import Cache
 from tinker_lint.deps.kinds import is_dependency_file
 from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.io.files import (
@@ -31,7 +30,8 @@ from tinker_lint.io.files import (
     is_python_file,
     read_bytes,
 )
-from tinker_lint.settings import Settings
+from tinker_lint.io.settings import Settings
+from tinker_lint.run.cache import Cache
 
 if TYPE_CHECKING:
     import multiprocessing.context
@@ -108,7 +108,7 @@ def run_paths(
             continue
         except OSError as error:
             # A file we were meant to check and could not: a finding (as ruff's E902), not a pass.
-            from tinker_lint.engine import io_error
+            from tinker_lint.run.engine import io_error
 
             per_file.append(io_error(path, error, settings))
             continue
@@ -168,7 +168,7 @@ def _lint_all(
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    from tinker_lint import engine  # imported before any fork: the processes share it
+    from tinker_lint.run import engine  # imported before any fork: the processes share it
 
     processes = min(jobs or usable_cores(), len(todo))
     size = sum(len(raw) for _, _, raw in todo)
@@ -234,7 +234,7 @@ def _start_worker(settings: Settings) -> None:
 def _lint_batch(
     batch: list[tuple[int, str, bytes]],
 ) -> list[tuple[int, tuple[list[Diagnostic], list[str]]]]:
-    from tinker_lint.engine import lint_bytes
+    from tinker_lint.run.engine import lint_bytes
 
     assert _worker_settings is not None
     return [(i, _outcome(lint_bytes(raw, path, _worker_settings))) for i, path, raw in batch]
@@ -295,9 +295,9 @@ def fix_paths(
     """Fix every file under ``paths``: write the fixed files (atomically), or with ``write=False``
     collect unified diffs of what would change. A file that cannot be read or written is warned
     about and left as it was; the run goes on."""
-    from tinker_lint.engine import io_error
-    from tinker_lint.fix.fixer import fix_bytes
     from tinker_lint.fix.write import WriteError, write_atomic
+    from tinker_lint.run.engine import io_error
+    from tinker_lint.run.fixer import fix_bytes
 
     report = FixReport()
     for path, raw in _read(paths, settings, report.warnings):

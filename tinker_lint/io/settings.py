@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from packaging.version import Version
 
-from tinker_lint.model.sdk import NEWEST_KNOWN_TINKER
+from tinker_lint.versions import NEWEST_KNOWN_TINKER
 
 
 def _specificity(code: str, selectors: tuple[str, ...]) -> int:

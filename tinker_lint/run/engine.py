@@ -1,7 +1,7 @@
 """Lint one file: pre-filter, one libcst parse, one semantic model, every selected rule, noqa.
 
 Positions are worked out only for files that have findings, and only for the nodes found
-(``model/positions.py``). CPython's parser judges every file first, and the analysis runs on a
+(``syntax/positions.py``). CPython's parser judges every file first, and the analysis runs on a
 deep-stack thread (``tinker_lint.guard``): no file can crash the process or escape as a traceback.
 """
 
@@ -22,14 +22,14 @@ from tinker_lint.fix.apply import LineIndex, plan_fix
 from tinker_lint.fix.plan import FixPlan
 from tinker_lint.guard import python_verdict, run_deep
 from tinker_lint.io.files import DecodeError, SourceFile, decode_source
-from tinker_lint.model.mentions import mentions_tinker
-from tinker_lint.model.parse import parse_module
+from tinker_lint.io.settings import Settings
 from tinker_lint.model.semantic import SemanticModel
-from tinker_lint.model.sketch import sketch
 from tinker_lint.noqa import is_suppressed, noqa_lines, unknown_codes
+from tinker_lint.prefilter.mentions import mentions_tinker
+from tinker_lint.prefilter.sketch import sketch
 from tinker_lint.rules import ALL_CODES, PYTHON_RULES
 from tinker_lint.rules.base import Context, Finding, Rule
-from tinker_lint.settings import Settings
+from tinker_lint.syntax.parse import parse_module
 
 # Larger files get a syntax check only (as semgrep's 1 MB default): analysis costs about 20 s and
 # 0.5 GB per million characters, and files that large are generated data, not training loops.
@@ -106,7 +106,7 @@ def lint_text(
         return FileResult(path, [], warnings=warnings)
     if prefilter:
         # The second pre-filter, on CPython's tree: about a quarter of libcst's parse, and it rules
-        # out most files that only use the SDK (``model/sketch.py``). In the CLI this is CPython's
+        # out most files that only use the SDK (``prefilter/sketch.py``). In the CLI this is CPython's
         # second parse of the file (``symtable`` above builds no tree to hand over, and catches
         # errors ``ast.parse`` does not); flake8 hands its plugins the tree it already built.
         tree = tree or _python_tree(text)

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tinker_lint.fix.names import Owner, name_index, owner_of
 from tinker_lint.fix.plan import SAFE, UNSAFE, FixPlan, Replacement
 from tinker_lint.model.flow import (
     Submit,
@@ -42,6 +41,7 @@ from tinker_lint.model.flow import (
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.sdk import Returns, Role
 from tinker_lint.model.semantic import Scope, SemanticModel
+from tinker_lint.rules.fixes.names import Owner, name_index, owner_of
 
 if TYPE_CHECKING:  # the rules import the fixes
     from tinker_lint.rules.base import Context

@@ -1,5 +1,5 @@
 """What a file's text must contain for a rule to find anything in it: the first, cheapest
-pre-filter, run on every file before anything is parsed (the second is ``model/sketch.py``).
+pre-filter, run on every file before anything is parsed (the second is ``prefilter/sketch.py``).
 
 No libcst here: a flake8 run or an editor's check of a file that never names Tinker imports this
 module only, not the parser (about 0.3 s).

@@ -1,0 +1,1 @@
+"""libcst adapters: a faster parse, and node positions worked out statement by statement."""
