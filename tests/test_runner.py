@@ -57,11 +57,12 @@ def test_few_files_stay_in_this_process(corpus):
 
 
 def test_batches_cover_every_file_once_largest_first():
-    todo = [(i, f"f{i}.py", b"x" * size) for i, size in enumerate([5, 100, 1, 40, 40, 3, 70])]
+    sizes = [5, 100, 1, 40, 40, 3, 70]
+    todo = [runner.Job(i, f"f{i}.py", b"x" * size) for i, size in enumerate(sizes)]
     batches = runner._batches(todo, 3)
-    flat = [item for batch in batches for item in batch]
-    assert sorted(i for i, _, _ in flat) == list(range(7))
-    sizes = [len(raw) for _, _, raw in flat]
+    flat = [job for batch in batches for job in batch]
+    assert sorted(job.order for job in flat) == list(range(7))
+    sizes = [len(job.raw) for job in flat]
     assert sizes == sorted(sizes, reverse=True)
     assert len(batches) <= 4
 

@@ -14,6 +14,7 @@ import traceback
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any, NoReturn
 
 from tinker_lint import __version__
 from tinker_lint.diagnostics import Diagnostic
@@ -24,13 +25,14 @@ from tinker_lint.report import REPORTERS
 from tinker_lint.report.text import write_fixes_applied, write_text
 from tinker_lint.run.cache import Cache, default_cache_dir
 from tinker_lint.run.cache import clean as clean_cache
-from tinker_lint.run.runner import fix_paths, lint_paths
+from tinker_lint.run.runner import FixMode, Run, run_paths
+from tinker_lint.run.runner import lint_paths as lint_paths  # importable from here, as before
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse exits 2 too; keep its message short
+    def error(self, message: str) -> NoReturn:  # argparse exits 2 too; keep its message short
         self.print_usage(sys.stderr)
         sys.stderr.write(f"tinker-lint: error: {message}\n")
         raise SystemExit(EXIT_ERROR)
@@ -128,7 +130,7 @@ def resolve_settings(args: argparse.Namespace) -> Settings:
         settings = load_settings(config)
     else:
         settings = load_settings(find_pyproject(Path(args.paths[0] if args.paths else ".")))
-    changes: dict[str, object] = {}
+    changes: dict[str, Any] = {}  # Settings fields of several types
     for flag in ("select", "ignore", "extend_select"):
         value = _split(getattr(args, flag))
         if value is not None:
@@ -158,18 +160,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as error:
         sys.stderr.write(f"tinker-lint: error: {error}\n")
         return EXIT_ERROR
-    if args.fix or args.diff:
-        return _fix(args, settings)
     cache = None
     if not args.no_cache:
         cache = Cache(args.cache_dir or default_cache_dir(settings), settings)
-    diagnostics, files, warnings = lint_paths(
-        args.paths, settings, force_exclude=args.force_exclude, cache=cache, jobs=args.jobs
+    fix = FixMode(write=not args.diff, unsafe_fixes=args.unsafe_fixes)
+    run = run_paths(
+        args.paths,
+        settings,
+        force_exclude=args.force_exclude,
+        cache=cache,
+        jobs=args.jobs,
+        fix=fix if args.fix or args.diff else None,
     )
-    if _warn(warnings, files):
+    if _warn(run.warnings, run.files):
         return EXIT_ERROR
-    _report(args, diagnostics, files)
-    if diagnostics and not args.exit_zero:
+    if args.diff:
+        return _diff(args, run)
+    _report(args, run.diagnostics, run.files, len(run.fixed))
+    if args.fix and args.show_fixes and run.fixed:
+        write_fixes_applied(run.fixed, sys.stdout)
+    if run.diagnostics and not args.exit_zero:
         return EXIT_FOUND
     return EXIT_CLEAN
 
@@ -221,21 +231,17 @@ def _report(
         REPORTERS[args.output_format](diagnostics, sys.stdout, files=files)
 
 
-def _fix(args: argparse.Namespace, settings: Settings) -> int:
-    """``--fix`` (write, report what remains) and ``--diff`` (print, write nothing)."""
-    report = fix_paths(args.paths, settings, unsafe_fixes=args.unsafe_fixes, write=not args.diff)
-    if _warn(report.warnings, report.files):
-        return EXIT_ERROR
-    fixed = len(report.fixed)
-    if args.diff:
-        sys.stdout.writelines(report.diffs)
-        noun = "error" if fixed == 1 else "errors"
-        sys.stderr.write(f"Would fix {fixed} {noun}.\n" if fixed else "No errors would be fixed.\n")
-        return EXIT_FOUND if report.diffs and not args.exit_zero else EXIT_CLEAN
-    _report(args, report.diagnostics, report.files, fixed)
-    if args.show_fixes and report.fixed:
-        write_fixes_applied(report.fixed, sys.stdout)
-    if report.diagnostics and not args.exit_zero:
+def _diff(args: argparse.Namespace, run: Run) -> int:
+    """``--diff``: the diffs on stdout (a patch, nothing else), exit 1 if there is anything to fix.
+    As ruff's ``--diff``, the Python findings without a fix are not listed; the dependency files'
+    findings, which never have one (a diff cannot show them), are listed on stderr and count."""
+    sys.stdout.writelines(run.diffs)
+    for d in run.dependency_diagnostics:
+        sys.stderr.write(f"{d.path}:{d.line}:{d.col}: {d.code} {d.message}\n")
+    fixed = len(run.fixed)
+    noun = "error" if fixed == 1 else "errors"
+    sys.stderr.write(f"Would fix {fixed} {noun}.\n" if fixed else "No errors would be fixed.\n")
+    if (run.diffs or run.dependency_diagnostics) and not args.exit_zero:
         return EXIT_FOUND
     return EXIT_CLEAN
 

@@ -11,11 +11,13 @@ import importlib
 
 _WHERE = {
     "DependencyResult": "lint",
+    "QwenVlEvidence": "lint",
     "QwenVlUse": "lint",
     "find_qwen_vl": "lint",
     "is_dependency_file": "kinds",
     "lint_dependency_file": "lint",
     "lint_dependency_files": "lint",
+    "project_root": "lint",
 }
 __all__ = sorted(_WHERE)
 

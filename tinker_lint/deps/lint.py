@@ -1,12 +1,19 @@
 """TNK301-TNK303 on dependency files: find the version decisions in a file (``Declared``), judge
-them against ``known_bad.KNOWN_BAD``, honour ``# noqa`` on the reported line."""
+them against ``known_bad.KNOWN_BAD``, honour ``# noqa`` on the reported line.
+
+TNK303 needs evidence from the project's code (a Qwen VL model named in it). The project of a
+dependency file is the nearest directory at or above it holding ``pyproject.toml``, ``setup.cfg``,
+``setup.py`` or a ``requirements*.txt`` (``project_root``); its evidence is the first Python file of
+the run under that directory that names a Qwen VL model (``QwenVlEvidence``), so that in a run over
+several projects one project's code does not judge another's requirements.
+"""
 
 from __future__ import annotations
 
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from tinker_lint.deps.declared import Declared
@@ -59,8 +66,63 @@ def find_qwen_vl(raw: bytes, path: str) -> QwenVlUse | None:
     # Quote the whole name ("Qwen/Qwen2.5-VL-7B-Instruct", "Qwen2VLImageProcessor"), within reason.
     before = _NAME_END.search(raw, max(0, match.start() - 80), match.start())
     after = _NAME_START.match(raw, match.end(), match.end() + 80)
+    # Both patterns match the empty string, so both always match.
+    assert before is not None and after is not None
     name = raw[before.start() : after.end()]
     return QwenVlUse(path, line, name.decode("utf-8", "replace"))
+
+
+# The files that mark a project's root (``project_root``).
+_ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py")
+_REQUIREMENTS_NAME = re.compile(r"requirements.*\.txt")
+
+
+def project_root(path: str) -> str:
+    """The absolute directory of the project ``path`` belongs to: the nearest directory at or above
+    it that holds ``pyproject.toml``, ``setup.cfg``, ``setup.py`` or a ``requirements*.txt``; the
+    file's own directory if none does."""
+    start = os.path.dirname(os.path.abspath(path))
+    directory = start
+    while True:
+        if _marks_a_project(directory):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return start
+        directory = parent
+
+
+def _marks_a_project(directory: str) -> bool:
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return False
+    return any(n in _ROOT_MARKERS or _REQUIREMENTS_NAME.fullmatch(n) for n in names)
+
+
+@dataclass
+class QwenVlEvidence:
+    """Where the run's Python files name a Qwen VL model (in discovery order): TNK303's evidence,
+    looked up per project."""
+
+    uses: Sequence[QwenVlUse] = ()
+    _by_directory: dict[str, QwenVlUse | None] = field(default_factory=dict, repr=False)
+
+    def for_file(self, path: str) -> QwenVlUse | None:
+        """The first use in the project of the dependency file ``path`` (``project_root``)."""
+        if not self.uses:
+            return None
+        directory = os.path.dirname(os.path.abspath(path))
+        if directory not in self._by_directory:  # a file's items all ask: look its project up once
+            root = project_root(path)
+            self._by_directory[directory] = next(
+                (use for use in self.uses if _is_under(os.path.abspath(use.path), root)), None
+            )
+        return self._by_directory[directory]
+
+
+def _is_under(path: str, directory: str) -> bool:
+    return path.startswith(directory if directory.endswith(os.sep) else directory + os.sep)
 
 
 @dataclass
@@ -70,10 +132,11 @@ class DependencyResult:
 
 
 def lint_dependency_files(
-    paths: Iterable[str], settings: Settings, qwen_vl: QwenVlUse | None
+    paths: Iterable[str], settings: Settings, qwen_vl: QwenVlEvidence | QwenVlUse | None
 ) -> DependencyResult:
     """Every dependency file in ``paths``; a file reached twice (named, and through ``-r``) is
-    reported once."""
+    reported once. ``qwen_vl``: the run's evidence for TNK303, looked up per project (a single
+    ``QwenVlUse`` is evidence for every file)."""
     result = DependencyResult()
     seen: set[Diagnostic] = set()
     for path in paths:
@@ -97,10 +160,11 @@ def lint_dependency_files(
 
 
 def lint_dependency_file(
-    path: str, text: str, settings: Settings, qwen_vl: QwenVlUse | None = None
+    path: str, text: str, settings: Settings, qwen_vl: QwenVlEvidence | QwenVlUse | None = None
 ) -> DependencyResult:
     """TNK3xx diagnostics for one dependency file (and the files its ``-r``/``-c`` lines include,
-    reported at their own paths)."""
+    reported at their own paths, each judged with the evidence of its own project)."""
+    evidence = _evidence(qwen_vl)
     result = DependencyResult()
     kind = dependency_kind(path)
     if kind is None or not any(settings.is_enabled(e.code, path) for e in KNOWN_BAD):
@@ -128,13 +192,25 @@ def lint_dependency_file(
                 result.diagnostics.append(Diagnostic(path, 1, 1, "TNK000", message, 1, 1))
             return result
     found = [
-        d for item in declared for d in _judge(item, qwen_vl) if settings.is_enabled(d.code, d.path)
+        d
+        for item in declared
+        for d in _judge(item, evidence(item.path))
+        if settings.is_enabled(d.code, d.path)
     ]
     noqa = {p: noqa_lines(t) for p, t in texts.items()}
     result.diagnostics = sorted(
         d for d in set(found) if not is_suppressed(d.code, d.line, noqa.get(d.path, {}))
     )
     return result
+
+
+def _evidence(
+    qwen_vl: QwenVlEvidence | QwenVlUse | None,
+) -> Callable[[str], QwenVlUse | None]:
+    """The evidence for a dependency file, by its path."""
+    if isinstance(qwen_vl, QwenVlEvidence):
+        return qwen_vl.for_file
+    return lambda _path: qwen_vl
 
 
 def _declared(kind: str, path: str, text: str) -> Iterator[Declared]:

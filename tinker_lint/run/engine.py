@@ -13,6 +13,7 @@ import traceback
 import warnings as py_warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -30,6 +31,7 @@ from tinker_lint.prefilter.sketch import sketch
 from tinker_lint.rules import ALL_CODES, PYTHON_RULES
 from tinker_lint.rules.base import Context, Finding, Rule
 from tinker_lint.syntax.parse import parse_module
+from tinker_lint.syntax.positions import NodePositions
 
 # Larger files get a syntax check only (as semgrep's 1 MB default): analysis costs about 20 s and
 # 0.5 GB per million characters, and files that large are generated data, not training loops.
@@ -196,19 +198,19 @@ def _analyse(
             return FileResult(path, _internal_error(path, "positions", error, settings))
         seen: set[tuple[str, int, int]] = set()
         for rule, finding in found:
-            where = positions[finding.node]
-            key = (rule.code, where.start.line, where.start.column)
+            span = positions[finding.node]
+            key = (rule.code, span.start.line, span.start.column)
             if key in seen:
                 continue
             seen.add(key)
             diagnostic = Diagnostic(
                 path,
-                where.start.line,
-                where.start.column + 1,
+                span.start.line,
+                span.start.column + 1,
                 rule.code,
                 finding.message,
-                where.end.line,
-                where.end.column + 1,
+                span.end.line,
+                span.end.column + 1,
             )
             diagnostics.append(diagnostic)
             if fixes and (isinstance(finding.fix, FixPlan) or callable(finding.fix)):
@@ -228,7 +230,7 @@ def _with_fixes(
     text: str,
     module: cst.Module,
     model: SemanticModel,
-    positions: Mapping[cst.CSTNode, CodeRange],
+    positions: NodePositions,
     path: str,
     settings: Settings,
 ) -> list[Diagnostic]:
@@ -243,7 +245,10 @@ def _with_fixes(
                 if not isinstance(plan, FixPlan):
                     plan = plan()
                 if plan is not None:
-                    fix = plan_fix(text, module, plan, model.parent_of, positions, index)
+                    # ``NodePositions`` answers the lookups a plan makes (``[]``, ``get``) without
+                    # being a whole ``Mapping`` (it cannot list its nodes cheaply).
+                    lookups = cast("Mapping[cst.CSTNode, CodeRange]", positions)
+                    fix = plan_fix(text, module, plan, model.parent_of, lookups, index)
                     diagnostic = replace(diagnostic, fix=fix)
             except Exception as error:  # a broken fix must not hide the finding
                 if diagnostic.code not in failed:

@@ -27,6 +27,8 @@ class FixResult:
     initial: list[Diagnostic]  # the findings of the original text
     passes: int = 0
     problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # the lint's, on the fixed text
+    initial_warnings: list[str] = field(default_factory=list)  # the lint's, on the original
 
 
 def _compiles(text: str, path: str) -> bool:
@@ -44,9 +46,17 @@ def fix_text(
     *,
     unsafe_fixes: bool = False,
     max_passes: int = MAX_PASSES,
+    first: tuple[list[Diagnostic], list[str]] | None = None,
 ) -> FixResult:
-    result = lint_text(text, path, settings)
-    outcome = FixResult(text, [], result.diagnostics, result.diagnostics)
+    """``first``: the diagnostics and warnings of ``text`` when the caller has them (the results
+    cache), so that the first pass does not lint it again."""
+    if first is None:
+        result = lint_text(text, path, settings)
+        first = result.diagnostics, result.warnings
+    diagnostics, warnings = first
+    outcome = FixResult(
+        text, [], diagnostics, diagnostics, warnings=warnings, initial_warnings=warnings
+    )
     seen = {text}
     strict = None  # does the original compile? Then every pass must.
     for _ in range(max_passes):
@@ -75,7 +85,8 @@ def fix_text(
         outcome.text = new_text
         outcome.passes += 1
         seen.add(new_text)
-        outcome.remaining = lint_text(new_text, path, settings).diagnostics
+        again = lint_text(new_text, path, settings)
+        outcome.remaining, outcome.warnings = again.diagnostics, again.warnings
     if any(
         d.fix is not None and is_applicable(d.fix.applicability, unsafe_fixes)
         for d in outcome.remaining
@@ -90,18 +101,42 @@ class FileFix:
     new_raw: bytes | None  # the bytes to write; None: nothing to change
     diagnostics: list[Diagnostic]  # what remains (or, if nothing could be fixed, what was found)
     problems: list[str]
+    warnings: list[str]  # the lint's warnings that go with ``diagnostics``
+    # The lint of the bytes as they were read: what a lint run reports (and caches) for them.
+    initial: list[Diagnostic]
+    initial_warnings: list[str]
 
 
-def fix_bytes(raw: bytes, path: str, settings: Settings, *, unsafe_fixes: bool = False) -> FileFix:
+def fix_bytes(
+    raw: bytes,
+    path: str,
+    settings: Settings,
+    *,
+    unsafe_fixes: bool = False,
+    first: tuple[list[Diagnostic], list[str]] | None = None,
+) -> FileFix:
     """Fix a file's bytes, writing them back in the same encoding, with the same BOM and line
-    endings (libcst keeps every line ending it parsed; new lines get the file's own)."""
+    endings (libcst keeps every line ending it parsed; new lines get the file's own). ``first``:
+    the lint of ``raw``, when the caller has it (``fix_text``)."""
     try:
         source = decode_source(raw)
     except DecodeError:
-        return FileFix(None, None, lint_bytes(raw, path, settings).diagnostics, [])
-    result = fix_text(source.text, path, settings, unsafe_fixes=unsafe_fixes)
+        if first is None:
+            linted = lint_bytes(raw, path, settings)
+            first = linted.diagnostics, linted.warnings
+        return FileFix(None, None, first[0], [], first[1], first[0], first[1])
+    result = fix_text(source.text, path, settings, unsafe_fixes=unsafe_fixes, first=first)
+    initial, initial_warnings = result.initial, result.initial_warnings
     if result.text == source.text:
-        return FileFix(result, None, result.remaining, result.problems)
+        return FileFix(
+            result,
+            None,
+            result.remaining,
+            result.problems,
+            result.warnings,
+            initial,
+            initial_warnings,
+        )
     try:
         same = source.text.encode(source.encoding) == raw  # 'utf-8-sig' puts the BOM back
         new_raw = result.text.encode(source.encoding)
@@ -111,5 +146,15 @@ def fix_bytes(raw: bytes, path: str, settings: Settings, *, unsafe_fixes: bool =
         problem = (
             f"not fixed: cannot write it back byte for byte in its encoding ({source.encoding})"
         )
-        return FileFix(result, None, result.initial, [problem])
-    return FileFix(result, new_raw, result.remaining, result.problems)
+        return FileFix(
+            result, None, initial, [problem], initial_warnings, initial, initial_warnings
+        )
+    return FileFix(
+        result,
+        new_raw,
+        result.remaining,
+        result.problems,
+        result.warnings,
+        initial,
+        initial_warnings,
+    )

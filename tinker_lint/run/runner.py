@@ -1,10 +1,21 @@
-"""Run the engine over paths: discover files, read them, lint each, collect diagnostics.
+"""Run the engine over paths: discover files, read them, lint (or fix) each, collect diagnostics.
 
-Python files are answered from the cache when it holds them, else linted: in this process when
-there are few, else across processes (one per core, with the files in batches, largest first).
-Diagnostics come out in discovery order whichever way a file was linted. Dependency files (TNK3xx)
-are judged after the Python files, since TNK303 asks whether the project's code names a Qwen VL
-model.
+One file loop for every mode: linting, ``--fix`` (``FixMode(write=True)``) and ``--diff``
+(``FixMode(write=False)``) share discovery, reading, warnings, the results cache, the process pool
+and the dependency files; the mode only decides what is done to one Python file (``_work``) and what
+becomes of its result (``_settle``: write it, or keep its diff).
+
+Python files are answered from the cache when it holds them, else linted (or fixed): in this
+process when there are few, else across processes (one per core, with the files in batches,
+largest first). Diagnostics come out in discovery order whichever way a file was handled.
+Dependency files (TNK3xx) are judged after the Python files, since TNK303 asks whether the
+project's code names a Qwen VL model; they have no fixes, so every mode reports them alike.
+
+In a fix mode the cache answers a file whose cached diagnostics carry no fix that would be applied:
+the fixer's first pass is exactly that lint (same bytes, path, settings and linter: what the cache
+key covers), and with nothing to apply it stops there, leaving the file as it is and reporting
+those diagnostics. A file with a fix to apply is fixed (the cached lint saves its first pass); what
+a fix run stores is the lint of the bytes as they were read, never a guess about the fixed ones.
 
 The engine (and libcst) is imported only when a file has to be linted: a run answered wholly
 from the cache does not pay for it.
@@ -16,12 +27,12 @@ import difflib
 import os
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from tinker_lint.deps.kinds import is_dependency_file
-from tinker_lint.diagnostics import Diagnostic
+from tinker_lint.diagnostics import Diagnostic, is_applicable
 from tinker_lint.io.files import (
     NotReadable,
     Skipped,
@@ -36,6 +47,8 @@ from tinker_lint.run.cache import Cache
 if TYPE_CHECKING:
     import multiprocessing.context
 
+    from tinker_lint.deps.lint import QwenVlUse
+
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 # Below these, starting processes costs more than it saves (measured: docs/performance.md).
@@ -45,14 +58,56 @@ MIN_BYTES_FOR_PROCESSES = 256 * 1024
 BATCHES_PER_PROCESS = 12
 
 
+@dataclass(frozen=True)
+class FixMode:
+    """``--fix`` (``write``: the fixed files are written, atomically) or ``--diff`` (not
+    ``write``: unified diffs of what would change are collected, nothing is written)."""
+
+    write: bool = True
+    unsafe_fixes: bool = False
+
+
 @dataclass
 class Run:
-    diagnostics: list[Diagnostic] = field(default_factory=list)
+    python_diagnostics: list[Diagnostic] = field(default_factory=list)  # fix modes: what remains
+    dependency_diagnostics: list[Diagnostic] = field(default_factory=list)  # TNK3xx, no fixes
     files: int = 0
     warnings: list[str] = field(default_factory=list)
-    linted: int = 0  # Python files the engine ran on
+    linted: int = 0  # Python files the engine (or the fixer) ran on
     cached: int = 0  # Python files answered from the cache
     processes: int = 0  # processes that linted them (0: none was linted)
+    fixed: list[Diagnostic] = field(default_factory=list)  # fix modes: the findings fixed
+    diffs: list[str] = field(default_factory=list)  # ``--diff``: one per file that would change
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """Every finding: the Python files' in discovery order, then the dependency files'."""
+        return self.python_diagnostics + self.dependency_diagnostics
+
+
+class Job(NamedTuple):
+    """A Python file to lint or fix, as it crosses to a process: its index in discovery order,
+    path, bytes, and its cached lint if there is one (a fix mode: it saves the first pass)."""
+
+    order: int
+    path: str
+    raw: bytes
+    cached: tuple[list[Diagnostic], list[str]] | None = None
+
+
+@dataclass
+class Outcome:
+    """What one file's work sends back across the process boundary (not its tree)."""
+
+    diagnostics: list[Diagnostic]  # lint: what was found; fix modes: what remains
+    warnings: list[str]  # the lint's, going with ``diagnostics``
+    # Fix modes: the lint of the bytes as read (what is cached, and reported if nothing changes).
+    initial: list[Diagnostic] | None = None
+    initial_warnings: list[str] = field(default_factory=list)
+    fixed: list[Diagnostic] = field(default_factory=list)
+    new_raw: bytes | None = None  # the fixed bytes; None: nothing to change
+    diff: str = ""  # ``--diff``
+    problems: list[str] = field(default_factory=list)  # the fixer's, naming no file
 
 
 def lint_paths(
@@ -75,9 +130,12 @@ def run_paths(
     force_exclude: bool = False,
     cache: Cache | None = None,
     jobs: int | None = None,
+    fix: FixMode | None = None,
 ) -> Run:
     """As ``lint_paths``, with how each file was answered. ``jobs``: processes to use at most
-    (default: the usable cores; 1 lints in this process)."""
+    (default: the usable cores; 1 lints in this process). ``fix``: fix the Python files instead
+    of only linting them (a file that cannot be read or written is warned about and left as it
+    was; the run goes on)."""
     run = Run()
     items = list(
         discover(
@@ -89,9 +147,10 @@ def run_paths(
         )
     )
     dependency_files = [i for i in items if isinstance(i, str) and is_dependency_file(i)]
-    qwen_vl = None
+    qwen_vl: list[QwenVlUse] = []  # TNK303's evidence, looked up per project
     per_file: list[list[Diagnostic] | None] = []  # Python files in discovery order
-    todo: list[tuple[int, str, bytes, str | None]] = []  # (index, path, bytes, cache key)
+    todo: list[Job] = []
+    read: dict[int, tuple[str, bytes, str | None]] = {}  # index: (path as given, bytes, cache key)
     for item in items:
         if isinstance(item, Skipped):
             run.warnings.append(f"{item.path}: skipped: {item.reason}")
@@ -112,44 +171,88 @@ def run_paths(
 
             per_file.append(io_error(path, error, settings))
             continue
-        if dependency_files and qwen_vl is None:
-            from tinker_lint.deps import find_qwen_vl
+        if dependency_files:
+            from tinker_lint.deps.lint import find_qwen_vl
 
-            qwen_vl = find_qwen_vl(raw, path)
+            use = find_qwen_vl(raw, path)
+            if use is not None:
+                qwen_vl.append(use)
         key = cache.key(path, raw) if cache is not None else None
-        found = cache.get(key, path) if key is not None else None
-        if found is None:
-            todo.append((len(per_file), path, raw, key))
-            per_file.append(None)
-        else:
+        found = cache.get(key, path) if cache is not None and key is not None else None
+        if found is not None and not (fix is not None and _has_fix_to_apply(found[0], fix)):
             run.cached += 1
             per_file.append(found[0])
             run.warnings.extend(found[1])
+            continue
+        todo.append(Job(len(per_file), path, raw, found if fix is not None else None))
+        read[len(per_file)] = (item, raw, key)
+        per_file.append(None)
 
-    linted, run.processes = _lint_all([(i, p, raw) for i, p, raw, _ in todo], settings, jobs)
+    done, run.processes = _work_all(todo, settings, jobs, fix)
     run.linted = len(todo)
     cache_failed = False
-    for index, _, _, key in todo:
-        per_file[index], warnings = linted[index]
-        run.warnings.extend(warnings)
+    for job in todo:
+        outcome = done[job.order]
+        given, raw, key = read[job.order]
+        if fix is None:
+            per_file[job.order] = outcome.diagnostics
+            run.warnings.extend(outcome.warnings)
+            stored = outcome.diagnostics, outcome.warnings
+        else:
+            per_file[job.order] = _settle(run, given, job.path, raw, outcome, fix)
+            stored = outcome.initial or [], outcome.initial_warnings
         if key is not None and cache is not None and not cache_failed:
             try:
-                cache.put(key, per_file[index] or (), warnings)
+                cache.put(key, *stored)
             except OSError as error:
                 cache_failed = True  # read-only or full: say so once, lint on
                 run.warnings.append(f"{cache.root}: cannot write the cache: {error}")
     if cache is not None and not cache_failed:
         cache.prune()
     for diagnostics in per_file:
-        run.diagnostics.extend(diagnostics or ())
+        run.python_diagnostics.extend(diagnostics or ())
 
     if dependency_files:
-        from tinker_lint.deps import lint_dependency_files
+        from tinker_lint.deps.lint import QwenVlEvidence, lint_dependency_files
 
-        result = lint_dependency_files(dependency_files, settings, qwen_vl)
-        run.diagnostics.extend(result.diagnostics)
+        result = lint_dependency_files(dependency_files, settings, QwenVlEvidence(qwen_vl))
+        run.dependency_diagnostics.extend(result.diagnostics)
         run.warnings.extend(result.warnings)
     return run
+
+
+def _has_fix_to_apply(diagnostics: Sequence[Diagnostic], fix: FixMode) -> bool:
+    return any(
+        d.fix is not None and is_applicable(d.fix.applicability, fix.unsafe_fixes)
+        for d in diagnostics
+    )
+
+
+def _settle(
+    run: Run, given: str, path: str, raw: bytes, outcome: Outcome, fix: FixMode
+) -> list[Diagnostic]:
+    """A fixed file's result, in this process and in discovery order: write the fixed bytes or
+    keep the diff; the diagnostics to report for the file."""
+    from tinker_lint.fix.write import WriteError, write_atomic
+
+    run.warnings.extend(f"{path}: {problem}" for problem in outcome.problems)
+    initial = outcome.initial if outcome.initial is not None else outcome.diagnostics
+    if outcome.new_raw is None:
+        run.warnings.extend(outcome.warnings)
+        return outcome.diagnostics
+    if fix.write:
+        try:
+            write_atomic(given, outcome.new_raw, expected=raw)
+        except WriteError as error:
+            run.warnings.extend(outcome.initial_warnings)
+            run.warnings.append(f"{path}: {error}")
+            return initial
+        run.warnings.extend(outcome.warnings)
+    else:
+        run.warnings.extend(outcome.initial_warnings)  # the file on disk is the one read
+        run.diffs.append(outcome.diff)
+    run.fixed.extend(outcome.fixed)
+    return outcome.diagnostics
 
 
 def usable_cores() -> int:
@@ -159,52 +262,56 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _lint_all(
-    todo: list[tuple[int, str, bytes]], settings: Settings, jobs: int | None
-) -> tuple[dict[int, tuple[list[Diagnostic], list[str]]], int]:
-    """Diagnostics and warnings of each file, by index; and the number of processes used."""
+def _work_all(
+    todo: list[Job], settings: Settings, jobs: int | None, fix: FixMode | None
+) -> tuple[dict[int, Outcome], int]:
+    """Each file's outcome, by index; and the number of processes used."""
     if not todo:
         return {}, 0
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    from tinker_lint.run import engine  # imported before any fork: the processes share it
+    # Imported before any fork: the processes share them.
+    from tinker_lint.run import engine  # noqa: F401
+
+    if fix is not None:
+        from tinker_lint.run import fixer  # noqa: F401
 
     processes = min(jobs or usable_cores(), len(todo))
-    size = sum(len(raw) for _, _, raw in todo)
+    size = sum(len(job.raw) for job in todo)
     if processes <= 1 or len(todo) < MIN_FILES_FOR_PROCESSES or size < MIN_BYTES_FOR_PROCESSES:
-        return {i: _outcome(engine.lint_bytes(raw, path, settings)) for i, path, raw in todo}, 1
-    results: dict[int, tuple[list[Diagnostic], list[str]]] = {}
+        return {job.order: _work(job, settings, fix) for job in todo}, 1
+    results: dict[int, Outcome] = {}
     batches = _batches(todo, processes * BATCHES_PER_PROCESS)
     try:
         with ProcessPoolExecutor(
             max_workers=processes,
             mp_context=_fork_context(),
             initializer=_start_worker,
-            initargs=(settings,),
+            initargs=(settings, fix),
         ) as pool:
-            for done in pool.map(_lint_batch, batches):
+            for done in pool.map(_work_batch, batches):
                 results.update(done)
     except BrokenProcessPool:
-        # A process died (killed, out of memory): lint what it left here, as without processes.
+        # A process died (killed, out of memory): do what it left here, as without processes.
         for batch in batches:
-            for i, path, raw in batch:
-                if i not in results:
-                    results[i] = _outcome(engine.lint_bytes(raw, path, settings))
+            for job in batch:
+                if job.order not in results:
+                    results[job.order] = _work(job, settings, fix)
     return results, processes
 
 
-def _batches(todo: list[tuple[int, str, bytes]], count: int) -> list[list[tuple[int, str, bytes]]]:
+def _batches(todo: list[Job], count: int) -> list[list[Job]]:
     """About ``count`` batches of similar size, the largest files first, so that the last batches
     to finish are small ones."""
-    ordered = sorted(todo, key=lambda item: len(item[2]), reverse=True)
-    target = max(1, sum(len(raw) for _, _, raw in ordered) // count)
-    batches: list[list[tuple[int, str, bytes]]] = []
-    current: list[tuple[int, str, bytes]] = []
+    ordered = sorted(todo, key=lambda job: len(job.raw), reverse=True)
+    target = max(1, sum(len(job.raw) for job in ordered) // count)
+    batches: list[list[Job]] = []
+    current: list[Job] = []
     size = 0
     for item in ordered:
         current.append(item)
-        size += len(item[2])
+        size += len(item.raw)
         if size >= target:
             batches.append(current)
             current, size = [], 0
@@ -223,108 +330,44 @@ def _fork_context() -> multiprocessing.context.BaseContext | None:
     return None
 
 
-_worker_settings: Settings | None = None
+_worker: tuple[Settings, FixMode | None] | None = None
 
 
-def _start_worker(settings: Settings) -> None:
-    global _worker_settings
-    _worker_settings = settings
+def _start_worker(settings: Settings, fix: FixMode | None) -> None:
+    global _worker
+    _worker = settings, fix
 
 
-def _lint_batch(
-    batch: list[tuple[int, str, bytes]],
-) -> list[tuple[int, tuple[list[Diagnostic], list[str]]]]:
-    from tinker_lint.run.engine import lint_bytes
-
-    assert _worker_settings is not None
-    return [(i, _outcome(lint_bytes(raw, path, _worker_settings))) for i, path, raw in batch]
+def _work_batch(batch: list[Job]) -> list[tuple[int, Outcome]]:
+    assert _worker is not None
+    settings, fix = _worker
+    return [(job.order, _work(job, settings, fix)) for job in batch]
 
 
-def _outcome(result) -> tuple[list[Diagnostic], list[str]]:
-    """What crosses the process boundary: a file's diagnostics and warnings (not its tree)."""
-    return result.diagnostics, result.warnings
+def _work(job: Job, settings: Settings, fix: FixMode | None) -> Outcome:
+    """Lint one file, or fix it (the fixed bytes are written by ``_settle``, in this process)."""
+    if fix is None:
+        from tinker_lint.run.engine import lint_bytes
 
-
-def _read(
-    paths: Sequence[str],
-    settings: Settings,
-    warnings: list[str],
-    dependency_files: list[str] | None = None,
-    force_exclude: bool = False,
-) -> Iterator[tuple[str, bytes | OSError]]:
-    """Each Python file's path and bytes, or the error that kept it from being read (special
-    files such as FIFOs are skipped with a warning instead).
-    Dependency files are collected in ``dependency_files`` when it is given, else skipped."""
-    for item in discover(
-        paths,
-        settings.exclude,
-        project_root=settings.project_root,
-        force_exclude=force_exclude,
-        want=_is_lintable if dependency_files is not None else is_python_file,
-    ):
-        if isinstance(item, Skipped):
-            warnings.append(f"{item.path}: skipped: {item.reason}")
-            continue
-        if dependency_files is not None and is_dependency_file(item):
-            dependency_files.append(item)
-            continue
-        try:
-            raw = read_bytes(item)
-        except NotReadable as error:
-            warnings.append(f"{item}: skipped: {error.strerror}")
-            continue
-        except OSError as error:
-            # A file we were meant to check and could not: a finding (as ruff's E902), not a pass.
-            yield item, error
-            continue
-        yield item, raw
-
-
-@dataclass
-class FixReport:
-    diagnostics: list[Diagnostic] = field(default_factory=list)  # what remains
-    fixed: list[Diagnostic] = field(default_factory=list)
-    diffs: list[str] = field(default_factory=list)
-    files: int = 0
-    warnings: list[str] = field(default_factory=list)
-
-
-def fix_paths(
-    paths: Sequence[str], settings: Settings, *, unsafe_fixes: bool = False, write: bool = True
-) -> FixReport:
-    """Fix every file under ``paths``: write the fixed files (atomically), or with ``write=False``
-    collect unified diffs of what would change. A file that cannot be read or written is warned
-    about and left as it was; the run goes on."""
-    from tinker_lint.fix.write import WriteError, write_atomic
-    from tinker_lint.run.engine import io_error
+        result = lint_bytes(job.raw, job.path, settings)
+        return Outcome(result.diagnostics, result.warnings)
     from tinker_lint.run.fixer import fix_bytes
 
-    report = FixReport()
-    for path, raw in _read(paths, settings, report.warnings):
-        report.files += 1
-        display = _display(path)
-        if isinstance(raw, OSError):
-            report.diagnostics.extend(io_error(display, raw, settings))
-            continue
-        outcome = fix_bytes(raw, display, settings, unsafe_fixes=unsafe_fixes)
-        report.warnings.extend(f"{display}: {problem}" for problem in outcome.problems)
-        if outcome.new_raw is None or outcome.result is None:
-            report.diagnostics.extend(outcome.diagnostics)
-            continue
-        if write:
-            try:
-                write_atomic(path, outcome.new_raw, expected=raw)
-            except WriteError as error:
-                report.warnings.append(f"{display}: {error}")
-                report.diagnostics.extend(outcome.result.initial)
-                continue
-        else:
-            report.diffs.append(
-                _unified_diff(decode_source(raw).text, outcome.result.text, display)
-            )
-        report.fixed.extend(outcome.result.fixed)
-        report.diagnostics.extend(outcome.diagnostics)
-    return report
+    fixed = fix_bytes(job.raw, job.path, settings, unsafe_fixes=fix.unsafe_fixes, first=job.cached)
+    outcome = Outcome(
+        fixed.diagnostics,
+        fixed.warnings,
+        initial=fixed.initial,
+        initial_warnings=fixed.initial_warnings,
+        new_raw=fixed.new_raw,
+        problems=fixed.problems,
+    )
+    if fixed.new_raw is not None and fixed.result is not None:
+        outcome.fixed = fixed.result.fixed
+        if not fix.write:
+            old = decode_source(job.raw).text
+            outcome.diff = _unified_diff(old, fixed.result.text, job.path)
+    return outcome
 
 
 def _lines(text: str) -> list[str]:
