@@ -12,6 +12,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from tinker_lint.codes import is_known_selector
 from tinker_lint.io.settings import Settings
 
 if sys.version_info >= (3, 11):
@@ -64,12 +65,12 @@ def _names_our_table(raw: bytes) -> bool:
 
 
 def _codes(value: object, key: str, where: str) -> tuple[str, ...]:
-    from tinker_lint.rules import ALL_CODES
-
+    # The registry, not the rules: validating codes must not import libcst (a run answered from
+    # the cache never needs it).
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where}: `{key}` must be a list of rule codes, got {value!r}")
     for code in value:
-        if code != "ALL" and not any(c.startswith(code) for c in ALL_CODES):
+        if not is_known_selector(code):
             raise ConfigError(f"{where}: unknown rule code or prefix {code!r} in `{key}`")
     return tuple(value)
 

@@ -33,6 +33,9 @@ class PerElementArrayWork(Rule):
         "Vectorize once per batch, or move it before the loop: numpy/torch work per element in "
         "the loop that submits Tinker requests stalls the SDK's thread"
     )
+    # ``what``: "`np.array()` runs once per element of `batch` (line 4)", or "Python loop over
+    # the elements of the array `logprobs`"; ``how``: "once per batch, or move it before the loop".
+    message = "{what} {every_step}: vectorize {how}"
     why = (
         WHY_GIL
         + """
