@@ -12,8 +12,9 @@ from dataclasses import replace
 import pytest
 from packaging.version import Version
 
+from tinker_lint.deps import QwenVlUse, lint_dependency_file
 from tinker_lint.io.settings import Settings
-from tinker_lint.rules import PYTHON_RULES
+from tinker_lint.rules import DEPENDENCY_RULES, PYTHON_RULES
 from tinker_lint.rules.base import Example, Rule
 from tinker_lint.run.engine import lint_text
 from tinker_lint.run.fixer import fix_text
@@ -36,12 +37,13 @@ def _settings(rule: type[Rule], example: Example) -> Settings:
 
 
 def template_pattern(template: str) -> re.Pattern[str]:
-    """A ``str.format`` template as a regular expression: each field matches some text."""
+    """A ``str.format`` template as a regular expression: each field matches any text (the
+    dependency rules leave some empty), the literal text only itself."""
     parts = []
     for literal, field, _, _ in string.Formatter().parse(template):
         parts.append(re.escape(literal))
         if field is not None:
-            parts.append("(.+)")
+            parts.append("(.*)")
     return re.compile("".join(parts), re.DOTALL)
 
 
@@ -85,8 +87,23 @@ def test_the_fix_turns_each_bad_example_into_its_fixed_text(rule: type[Rule]):
 
 
 def test_the_message_pattern_rejects_another_message():
-    """The template check above can fail: literal text must match, fields need some text."""
+    """The template check above can fail: the literal text must match."""
     pattern = template_pattern("`{call}` runs {every_step}: move it")
     assert pattern.fullmatch("`f()` runs on every step: move it")
     assert not pattern.fullmatch("`f()` runs on every step: hoist it")
-    assert not pattern.fullmatch("`` runs on every step: move it")
+    assert not pattern.fullmatch("`f()` runs on every step: move it, please")
+
+
+@pytest.mark.parametrize("rule", DEPENDENCY_RULES, ids=lambda rule: rule.code)
+def test_dependency_rule_findings_carry_the_declared_message(rule: type[Rule]):
+    """The TNK3xx message is written by ``tinker_lint.deps``; it must be the declared one."""
+    pattern = template_pattern(rule.message)
+    qwen = QwenVlUse("train.py", 1, "Qwen3-VL")
+    for example in rule.INVALID:
+        assert example.filename is not None
+        result = lint_dependency_file(
+            example.filename, example.code, Settings(), qwen if example.qwen_vl else None
+        )
+        assert len(result.diagnostics) == len(example.expect)
+        for d in result.diagnostics:
+            assert pattern.fullmatch(d.message), (d.message, rule.message)

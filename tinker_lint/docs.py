@@ -235,15 +235,16 @@ def rule_command(argv: Sequence[str]) -> int:
                 sys.stdout.write(f"{code}  {rule_name(code):<{width}}  {rule_summary(code)}\n")
         return 0
     wanted = args.code.strip()
-    code = next(
+    found = next(
         (c for c in rule_codes() if wanted.upper() == c or wanted.lower() == rule_name(c)), None
     )
-    if code is None:
+    if found is None:
         sys.stderr.write(
             f"tinker-lint rule: error: unknown rule {wanted!r} (`tinker-lint rule --all` lists "
             "them)\n"
         )
         return 2
+    code = found
     if args.output_format == "json":
         row = {"code": code, "name": rule_name(code), "summary": rule_summary(code)}
         json.dump({**row, "explanation": rule_page(code)}, sys.stdout, indent=2)

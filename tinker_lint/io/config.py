@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
@@ -88,7 +89,7 @@ def settings_from_table(table: Mapping[str, object], where: str, base: Settings)
         raise ConfigError(
             f"{where}: unknown key `{unknown[0]}` (known keys: {', '.join(KNOWN_KEYS)})"
         )
-    changes: dict[str, object] = {}
+    changes: dict[str, Any] = {}  # Settings field -> value, each checked above
     for key in ("select", "ignore", "extend-select"):
         if key in table:
             changes[key.replace("-", "_")] = _codes(table[key], key, where)

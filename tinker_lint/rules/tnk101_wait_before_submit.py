@@ -117,8 +117,8 @@ for batch in batches:
             body = function.node.body
             if isinstance(body, cst.IndentedBlock) and id(function.node) in submitting:
                 bodies.append((body.body, function.scope))
-        for body, scope in bodies:
-            pairs, guarded = waits_and_next_submits(model, body, scope)
+        for statements, scope in bodies:
+            pairs, guarded = waits_and_next_submits(model, statements, scope)
             by_wait: dict[int, list[WaitThenSubmit]] = {}
             for pair in pairs:
                 by_wait.setdefault(id(pair.wait.node), []).append(pair)

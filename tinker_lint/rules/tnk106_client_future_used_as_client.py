@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import partial
 
+import libcst as cst
+
 from tinker_lint.model.sdk import ASYNC_DEPRECATION_VERSION
 from tinker_lint.prefilter.sketch import Sketch
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule
@@ -88,7 +90,7 @@ training_client.forward_backward(batch, loss_fn="cross_entropy")
             if call is None or not call.on_client_future or call.receiver_origin is None:
                 continue
             origin = call.receiver_origin
-            if id(origin) in reported:
+            if not isinstance(origin, cst.Call) or id(origin) in reported:  # (a factory call)
                 continue
             reported.add(id(origin))
             origin_site = model.call_site_of.get(id(origin))
