@@ -11,6 +11,7 @@ rule class declares the code and name its file name gives.
 from __future__ import annotations
 
 import enum
+import importlib.machinery
 import os
 import pkgutil
 import re
@@ -61,10 +62,16 @@ class Code:
 
 
 def _modules(*parts: str) -> list[str]:
-    """The module names in a folder of this package, listed (pkgutil reads directories and zip
-    archives alike), never imported."""
+    """The module names in a folder of this package, listed, never imported. A plain directory
+    listing (pkgutil's imports ``inspect``, 5 ms of a 250 ms cached run); pkgutil only when the
+    package is not a directory (a zip archive)."""
     directory = os.path.join(os.path.dirname(__file__), *parts)
-    return sorted(info.name for info in pkgutil.iter_modules([directory]))
+    try:
+        names = os.listdir(directory)
+    except NotADirectoryError:
+        return sorted(info.name for info in pkgutil.iter_modules([directory]))
+    suffixes = tuple(importlib.machinery.all_suffixes())
+    return sorted({name.partition(".")[0] for name in names if name.endswith(suffixes)})
 
 
 def _family(code: str) -> tuple[str, Kind]:
