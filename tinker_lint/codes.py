@@ -13,7 +13,6 @@ from __future__ import annotations
 import enum
 import importlib.machinery
 import os
-import pkgutil
 import re
 from dataclasses import dataclass
 
@@ -69,6 +68,8 @@ def _modules(*parts: str) -> list[str]:
     try:
         names = os.listdir(directory)
     except NotADirectoryError:
+        import pkgutil
+
         return sorted(info.name for info in pkgutil.iter_modules([directory]))
     suffixes = tuple(importlib.machinery.all_suffixes())
     return sorted({name.partition(".")[0] for name in names if name.endswith(suffixes)})
