@@ -39,19 +39,49 @@ def test_generator_check_reports_an_edited_and_a_stale_page(tmp_path):
     assert not (tmp_path / "TNK999.md").exists()
 
 
-def test_every_code_has_a_page_with_why_and_fix():
+def sections(page: str) -> dict[str, str]:
+    """``## Heading`` -> the text under it, up to the next heading (stripped)."""
+    found: dict[str, str] = {}
+    heading = None
+    for line in page.splitlines():
+        if line.startswith("## "):
+            heading = line[3:]
+            found[heading] = ""
+        elif heading is not None:
+            found[heading] += line + "\n"
+    return {name: text.strip() for name, text in found.items()}
+
+
+def test_sections_sees_an_empty_section():
+    assert sections("# T\n\n## Why\n\nBecause.\n\n## Fix\n\n## Silence it\n\nnoqa\n") == {
+        "Why": "Because.",
+        "Fix": "",
+        "Silence it": "noqa",
+    }
+
+
+def test_every_code_has_a_page_with_every_section_filled():
     assert set(docs.pages()) == {f"{c}.md" for c in (*ENGINE_CODES, *DOCUMENTED_RULES)} | {
         "README.md"
     }
-    for rule in PYTHON_RULES:
+    for rule in DOCUMENTED_RULES.values():
         page = docs.rule_page(rule.code)
         assert page.startswith(f"# {rule.code}: {rule.name}\n")
-        for section in ("## Why", "## Bad", "## Good", "## Fix"):
-            assert section in page, f"{rule.code} page lacks {section}"
+        found = sections(page)
+        for section in ("Why", "Bad", "Good", "Fix", "Silence it"):
+            assert section in found, f"{rule.code} page lacks {section}"
+        for section, text in found.items():
+            assert text, f"{rule.code} page: the {section} section is empty"
+        assert ("Tinker versions" in found) == (rule.min_tinker_version is not None), rule.code
         for example in (*rule.INVALID, *rule.VALID):
             assert example.code.rstrip("\n") in page
+            if example.fixed is not None:
+                assert example.fixed.rstrip("\n") in found["Fix"]
+        if rule.autofix is not None:
+            assert rule.autofix.title in found["Fix"]
     for code in ENGINE_CODES:
-        assert "## Why" in docs.rule_page(code) and "## Fix" in docs.rule_page(code)
+        found = sections(docs.rule_page(code))
+        assert set(found) == {"Why", "Fix"} and all(found.values()), code
 
 
 @pytest.mark.parametrize("rule", PYTHON_RULES, ids=lambda r: r.code)

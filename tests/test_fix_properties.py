@@ -14,12 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fix_programs import expected_tree, finding_key, programs
+from tinker_lint.codes import FIXABLE_CODES
 from tinker_lint.fix.apply import apply_fixes, text_edit
 from tinker_lint.io.settings import Settings
 from tinker_lint.run.engine import lint_text
 from tinker_lint.run.fixer import fix_text
 
-FIXABLE = ("TNK101", "TNK105", "TNK106")
+FIXABLE = FIXABLE_CODES
 SETTINGS = Settings()  # tinker 0.38: every fixable rule is on
 PROPERTY_SETTINGS = settings(
     max_examples=int(os.environ.get("FIX_EXAMPLES", "80")),

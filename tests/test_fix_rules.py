@@ -7,6 +7,7 @@ import textwrap
 import pytest
 from packaging.version import Version
 
+from tinker_lint.codes import FIXABLE_CODES
 from tinker_lint.io.settings import Settings
 from tinker_lint.run.engine import lint_text
 from tinker_lint.run.fixer import fix_text
@@ -23,7 +24,7 @@ def fixes(code: str, settings: Settings = SETTINGS) -> list[tuple[str, int, int,
     return [
         (d.code, d.line, d.col, d.fix.applicability if d.fix else None)
         for d in lint_text(_src(code), "t.py", settings).diagnostics
-        if d.code in ("TNK101", "TNK105", "TNK106")
+        if d.code in FIXABLE_CODES
     ]
 
 

@@ -14,6 +14,7 @@ from tests.fixture_expectations import (
     fixture_files,
     tinker_version,
 )
+from tinker_lint.codes import codes_of_family
 from tinker_lint.io.settings import Settings
 from tinker_lint.run.engine import lint_text
 
@@ -28,9 +29,9 @@ def _lint(text: str, path: str) -> set[tuple[str, int, int]]:
 
 def test_fixture_directory_is_populated():
     names = {path.name for path in FILES}
-    for number in range(101, 109):
-        assert f"tnk{number}_bad.py" in names
-        assert f"tnk{number}_good.py" in names
+    for code in codes_of_family("pipelining"):
+        assert f"{code.lower()}_bad.py" in names
+        assert f"{code.lower()}_good.py" in names
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])

@@ -13,10 +13,10 @@ import jsonschema
 import pytest
 
 from tinker_lint.cli import main
-from tinker_lint.diagnostics import Diagnostic, Edit, Fix
+from tinker_lint.codes import ALL_CODES
+from tinker_lint.diagnostics import Diagnostic, Edit, Fix, docs_url
 from tinker_lint.report.github import annotation
 from tinker_lint.report.sarif import to_sarif
-from tinker_lint.rules import ALL_CODES, docs_url
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())

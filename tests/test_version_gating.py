@@ -9,8 +9,10 @@ import pytest
 
 from tests.fixture_expectations import FIXTURES, ROOT, expectations
 from tinker_lint.cli import main
+from tinker_lint.rules import DOCUMENTED_RULES
 
-GATED = {"TNK105", "TNK106"}
+# The rules that declare a first tinker version.
+GATED = {code for code, rule in DOCUMENTED_RULES.items() if rule.min_tinker_version is not None}
 
 
 def _cli(capsys, monkeypatch, *args: str) -> set[tuple[str, int, int]]:

@@ -1,4 +1,4 @@
-"""Rule documentation, generated from the rules themselves so the pages cannot drift.
+"""Rule documentation, generated from the rule declarations so the pages cannot drift.
 
 ``python -m tinker_lint.docs`` writes ``docs/rules/TNKxxx.md`` (one page per code) and
 ``docs/rules/README.md`` (the index); ``--check`` only reports pages that differ. ``tinker-lint rule
@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tinker_lint.rules import DOCUMENTED_RULES, ENGINE_CODES
+from tinker_lint.codes import ALL_CODES, ENGINE_NAMES, name_of
+from tinker_lint.rules import DOCUMENTED_RULES
 from tinker_lint.rules.base import Example, Rule
 
 
@@ -61,13 +62,12 @@ devices), broken symbolic links and symlink loops are skipped with a warning ins
 
 
 def rule_codes() -> list[str]:
-    """Every documented code in order: the engine's, then the rules'."""
-    return [*ENGINE_CODES, *DOCUMENTED_RULES]
+    """Every documented code in order: the engine's, then the rules' (the code registry's)."""
+    return list(ALL_CODES)
 
 
 def rule_name(code: str) -> str:
-    rule = DOCUMENTED_RULES.get(code)
-    return rule.name if rule is not None else ENGINE_CODES.get(code, "")
+    return name_of(code)
 
 
 def rule_summary(code: str) -> str:
@@ -76,7 +76,7 @@ def rule_summary(code: str) -> str:
 
 
 def _example(example: Example, rule: type[Rule]) -> list[str]:
-    filename = getattr(example, "filename", None)  # dependency-file examples name their file
+    filename = example.filename  # dependency-file examples name their file
     language = (
         "python"
         if filename is None
@@ -85,7 +85,7 @@ def _example(example: Example, rule: type[Rule]) -> list[str]:
     lines = [f"```{language}", example.code.rstrip("\n"), "```"]
     if filename is not None:
         lines.insert(0, f"`{filename}`:\n")
-    if getattr(example, "tinker_version", None):
+    if example.tinker_version:
         lines.append(f'\n(with `tinker-version = "{example.tinker_version}"`)')
     if example.expect:
         where = ", ".join(f"line {line}, column {col}" for line, col in example.expect)
@@ -99,7 +99,7 @@ def rule_page(code: str) -> str:
     if rule is None:
         engine = ENGINE_DOCS[code]
         parts = [
-            f"# {code}: {ENGINE_CODES[code]}",
+            f"# {code}: {ENGINE_NAMES[code]}",
             "",
             engine.summary + ".",
             "",
@@ -112,20 +112,37 @@ def rule_page(code: str) -> str:
             engine.fix_description,
         ]
         return "\n".join(parts) + "\n"
+    # Every section comes from a declared field; a missing one is an AttributeError here.
     parts = [f"# {rule.code}: {rule.name}", "", rule.summary.rstrip(".") + ".", ""]
-    if rule.why:
-        parts += ["## Why", "", rule.why.rstrip("\n"), ""]
+    parts += ["## Why", "", rule.why.rstrip("\n"), ""]
+    if rule.min_tinker_version is not None:
+        parts += [
+            "## Tinker versions",
+            "",
+            f"Reported only when the project targets tinker {rule.min_tinker_version} or newer "
+            "(`--tinker-version`, `tinker-version` under `[tool.tinker-lint]`, or else the "
+            "installed tinker).",
+            "",
+        ]
     for title, examples in (("Bad", rule.INVALID), ("Good", rule.VALID)):
         if not examples:
             continue
         parts += [f"## {title}", ""]
         for example in examples:
             parts += [*_example(example, rule), ""]
-    parts += ["## Fix", ""]
-    if rule.fix_description:
-        parts += [rule.fix_description, ""]
-    if rule.fixable:
-        parts += ["`tinker-lint --fix` applies this fix.", ""]
+    parts += ["## Fix", "", rule.fix_description.rstrip("\n"), ""]
+    if rule.autofix is not None:
+        parts += [f"`tinker-lint --fix` applies this fix: {rule.autofix.title.rstrip('.')}.", ""]
+        for example in rule.INVALID:
+            if example.fixed is not None:
+                parts += [
+                    "The bad example after `tinker-lint --fix`:",
+                    "",
+                    "```python",
+                    example.fixed.rstrip("\n"),
+                    "```",
+                    "",
+                ]
     parts += [
         "## Silence it",
         "",
@@ -218,15 +235,16 @@ def rule_command(argv: Sequence[str]) -> int:
                 sys.stdout.write(f"{code}  {rule_name(code):<{width}}  {rule_summary(code)}\n")
         return 0
     wanted = args.code.strip()
-    code = next(
+    found = next(
         (c for c in rule_codes() if wanted.upper() == c or wanted.lower() == rule_name(c)), None
     )
-    if code is None:
+    if found is None:
         sys.stderr.write(
             f"tinker-lint rule: error: unknown rule {wanted!r} (`tinker-lint rule --all` lists "
             "them)\n"
         )
         return 2
+    code = found
     if args.output_format == "json":
         row = {"code": code, "name": rule_name(code), "summary": rule_summary(code)}
         json.dump({**row, "explanation": rule_page(code)}, sys.stdout, indent=2)

@@ -9,9 +9,11 @@ from collections.abc import Mapping
 from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from tinker_lint.codes import is_known_selector
 from tinker_lint.io.settings import Settings
 
 if sys.version_info >= (3, 11):
@@ -64,12 +66,12 @@ def _names_our_table(raw: bytes) -> bool:
 
 
 def _codes(value: object, key: str, where: str) -> tuple[str, ...]:
-    from tinker_lint.rules import ALL_CODES
-
+    # The registry, not the rules: validating codes must not import libcst (a run answered from
+    # the cache never needs it).
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where}: `{key}` must be a list of rule codes, got {value!r}")
     for code in value:
-        if code != "ALL" and not any(c.startswith(code) for c in ALL_CODES):
+        if not is_known_selector(code):
             raise ConfigError(f"{where}: unknown rule code or prefix {code!r} in `{key}`")
     return tuple(value)
 
@@ -87,7 +89,7 @@ def settings_from_table(table: Mapping[str, object], where: str, base: Settings)
         raise ConfigError(
             f"{where}: unknown key `{unknown[0]}` (known keys: {', '.join(KNOWN_KEYS)})"
         )
-    changes: dict[str, object] = {}
+    changes: dict[str, Any] = {}  # Settings field -> value, each checked above
     for key in ("select", "ignore", "extend-select"):
         if key in table:
             changes[key.replace("-", "_")] = _codes(table[key], key, where)

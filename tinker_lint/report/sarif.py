@@ -2,6 +2,8 @@
 
 Every known rule is listed in the driver, with its summary, its help page (the same Markdown as
 ``docs/rules/``) and a help URI, so a viewer can explain a finding without tinker-lint installed.
+Codes, names and URLs come from the code registry; summaries and pages need the rules (and so
+libcst), which this reporter alone imports.
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ from typing import TextIO
 from urllib.parse import quote
 
 from tinker_lint import __version__
-from tinker_lint.diagnostics import Diagnostic, Edit
-from tinker_lint.docs import rule_codes, rule_name, rule_page, rule_summary
-from tinker_lint.rules import docs_url
+from tinker_lint.codes import ALL_CODES, name_of
+from tinker_lint.diagnostics import Diagnostic, Edit, docs_url
+from tinker_lint.docs import rule_page, rule_summary
 
 SCHEMA_URI = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -25,10 +27,10 @@ INFORMATION_URI = "https://github.com/tinker-lint/tinker-lint"
 SRCROOT = "%SRCROOT%"
 
 
-def _rule(code: str) -> dict:
+def _rule(code: str) -> dict[str, object]:
     return {
         "id": code,
-        "name": rule_name(code),
+        "name": name_of(code),
         "shortDescription": {"text": rule_summary(code)},
         "helpUri": docs_url(code),
         "help": {"text": rule_summary(code), "markdown": rule_page(code)},
@@ -89,7 +91,7 @@ def _result(d: Diagnostic, index: dict[str, int]) -> dict:
 
 
 def to_sarif(diagnostics: Sequence[Diagnostic], *, cwd: str | None = None) -> dict:
-    codes = rule_codes()
+    codes = ALL_CODES
     index = {code: i for i, code in enumerate(codes)}
     root = Path(cwd or os.getcwd()).resolve().as_uri().rstrip("/") + "/"
     run = {

@@ -5,20 +5,26 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TextIO, TypedDict
 
+from tinker_lint.codes import name_of
 from tinker_lint.diagnostics import Diagnostic
-from tinker_lint.docs import rule_name
 
 
-def statistics(diagnostics: Sequence[Diagnostic]) -> list[dict]:
+class Row(TypedDict):
+    code: str
+    name: str
+    count: int
+    fixable: bool  # every finding of the code has a fix
+
+
+def statistics(diagnostics: Sequence[Diagnostic]) -> list[Row]:
     """One row per code, most frequent first (then by code)."""
     counts = Counter(d.code for d in diagnostics)
     fixable = Counter(d.code for d in diagnostics if d.fix is not None)
     rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     return [
-        {"code": code, "name": rule_name(code), "count": n, "fixable": fixable[code] == n}
-        for code, n in rows
+        Row(code=code, name=name_of(code), count=n, fixable=fixable[code] == n) for code, n in rows
     ]
 
 

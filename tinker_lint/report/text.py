@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TextIO
 
+from tinker_lint.codes import name_of
 from tinker_lint.diagnostics import UNSAFE, Diagnostic, is_applicable
 
 
@@ -57,10 +58,8 @@ def write_fixes_applied(fixed: Sequence[Diagnostic], out: TextIO) -> None:
     by_path: dict[str, Counter[str]] = {}
     for d in fixed:
         by_path.setdefault(d.path, Counter())[d.code] += 1
-    from tinker_lint.rules import RULES_BY_CODE
-
     for path, counts in by_path.items():
         out.write(f"- {path}:\n")
         for code, n in sorted(counts.items()):
-            rule = RULES_BY_CODE.get(code)
-            out.write(f"    {n} \u00d7 {code}{f' ({rule.name})' if rule else ''}\n")
+            name = name_of(code)
+            out.write(f"    {n} \u00d7 {code}{f' ({name})' if name else ''}\n")

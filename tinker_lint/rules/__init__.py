@@ -1,67 +1,49 @@
-"""The rule registry: every rule, one module each, in code order."""
+"""The rules: one module each (``tnkNNN_kebab_name.py``), found through the code registry
+(``tinker_lint.codes``), in code order. Importing this package imports every rule (and libcst);
+what only needs codes, names or families reads ``tinker_lint.codes`` instead."""
 
 from __future__ import annotations
 
-# Re-exported; defined beside Diagnostic, so that reporters need not import every rule.
+import importlib
+
+from tinker_lint.codes import ALL_CODES as ALL_CODES
+from tinker_lint.codes import DEPENDENCY_CODES, ENGINE_NAMES, PYTHON_CODES, REGISTRY
+
+# Re-exported: the docs URL, defined beside Diagnostic.
 from tinker_lint.diagnostics import DOCS_BASE_URL as DOCS_BASE_URL
 from tinker_lint.diagnostics import docs_url as docs_url
 from tinker_lint.rules.base import Rule
-from tinker_lint.rules.dependency_base import DependencyRule
-from tinker_lint.rules.tnk101_wait_before_submit import WaitBeforeSubmit
-from tinker_lint.rules.tnk102_step_not_overlapped import StepNotOverlapped
-from tinker_lint.rules.tnk103_sequential_sampling import SequentialSampling
-from tinker_lint.rules.tnk104_blocking_wait_in_async import BlockingWaitInAsync
-from tinker_lint.rules.tnk105_deprecated_async_method import DeprecatedAsyncMethod
-from tinker_lint.rules.tnk106_client_future_used_as_client import ClientFutureUsedAsClient
-from tinker_lint.rules.tnk107_setup_call_in_hot_loop import SetupCallInHotLoop
-from tinker_lint.rules.tnk108_create_task_on_apifuture import CreateTaskOnApiFuture
-from tinker_lint.rules.tnk201_tokenizer_in_hot_loop import TokenizerInHotLoop
-from tinker_lint.rules.tnk202_len_tokenizer import LenTokenizer
-from tinker_lint.rules.tnk203_per_element_array_work import PerElementArrayWork
-from tinker_lint.rules.tnk204_serialization_in_hot_loop import SerializationInHotLoop
-from tinker_lint.rules.tnk205_file_io_in_hot_loop import FileIoInHotLoop
-from tinker_lint.rules.tnk301_pydantic_prerelease import PydanticPrerelease
-from tinker_lint.rules.tnk302_transformers_5_3_0 import Transformers530
-from tinker_lint.rules.tnk303_transformers_vl_below_5 import TransformersVlBelow5
 
-PYTHON_RULES: tuple[type[Rule], ...] = (
-    WaitBeforeSubmit,
-    StepNotOverlapped,
-    SequentialSampling,
-    BlockingWaitInAsync,
-    DeprecatedAsyncMethod,
-    ClientFutureUsedAsClient,
-    SetupCallInHotLoop,
-    CreateTaskOnApiFuture,
-    TokenizerInHotLoop,
-    LenTokenizer,
-    PerElementArrayWork,
-    SerializationInHotLoop,
-    FileIoInHotLoop,
-)
 
-# Rules on dependency files (pyproject.toml, requirements*.txt, setup.cfg, lock files), checked by
+def rule_class(code: str) -> type[Rule]:
+    """The rule class of ``code``: the one ``Rule`` subclass its module defines (as Fixit finds
+    rules), imported now."""
+    entry = REGISTRY[code]
+    if entry.module is None:
+        raise KeyError(f"{code} is the engine's code, it has no rule class")
+    module = importlib.import_module(entry.module)
+    classes = [
+        value
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, Rule)
+        and value.__module__ == module.__name__
+    ]
+    if len(classes) != 1:
+        names = ", ".join(c.__name__ for c in classes) or "none"
+        raise TypeError(f"{entry.module} must define exactly one Rule subclass ({names})")
+    return classes[0]
+
+
+# The engine's own codes (code -> name): they have docs pages but no rule class.
+ENGINE_CODES: dict[str, str] = ENGINE_NAMES
+
+PYTHON_RULES: tuple[type[Rule], ...] = tuple(rule_class(code) for code in PYTHON_CODES)
+# Rules on dependency files (pyproject.toml, requirements*.txt, setup.cfg, lock files), judged by
 # tinker_lint.deps, not by the Python engine.
-DEPENDENCY_RULES: tuple[type[DependencyRule], ...] = (
-    PydanticPrerelease,
-    Transformers530,
-    TransformersVlBelow5,
-)
-
-# Diagnostics the engine itself emits (not rules one can implement), for selection and docs.
-ENGINE_CODES: dict[str, str] = {
-    "TNK000": "internal-error",
-    "TNK001": "syntax-error",
-    "TNK002": "io-error",
-}
+DEPENDENCY_RULES: tuple[type[Rule], ...] = tuple(rule_class(code) for code in DEPENDENCY_CODES)
 
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in PYTHON_RULES}
-DEPENDENCY_RULES_BY_CODE: dict[str, type[DependencyRule]] = {
-    rule.code: rule for rule in DEPENDENCY_RULES
-}
+DEPENDENCY_RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in DEPENDENCY_RULES}
 # Every rule with a docs page, Python and dependency-file rules alike.
-DOCUMENTED_RULES: dict[str, type[Rule] | type[DependencyRule]] = {
-    **RULES_BY_CODE,
-    **DEPENDENCY_RULES_BY_CODE,
-}
-ALL_CODES: tuple[str, ...] = (*ENGINE_CODES, *DOCUMENTED_RULES)
+DOCUMENTED_RULES: dict[str, type[Rule]] = {**RULES_BY_CODE, **DEPENDENCY_RULES_BY_CODE}

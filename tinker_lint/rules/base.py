@@ -1,16 +1,25 @@
-"""What a rule is: a class carrying its code, name, message, docs and its own examples (as in Fixit),
-with a ``check`` that asks the semantic model questions and reports findings."""
+"""What a rule is: one declaration, as in Fixit. A class carries its code and name, the message
+of its findings, its docs (summary, why, how to fix), the tinker versions it applies to, its own
+examples (with what ``--fix`` makes of them) and its fix planner (``rules/fixes/``), with a
+``check`` that asks the semantic model questions and reports findings.
+
+Rules on dependency files (TNK3xx) are declared the same way; what differs is what checks them:
+``tinker_lint.deps`` judges the files against their ``known_bad()`` entry, not a ``check``.
+"""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+import string
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import libcst as cst
 from packaging.version import Version
 
+from tinker_lint.deps.known_bad import BY_CODE, KnownBad
+from tinker_lint.fix.plan import FixPlan
 from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.prefilter.mentions import mentions_tinker
 from tinker_lint.prefilter.sketch import Sketch
@@ -19,11 +28,43 @@ from tinker_lint.syntax.positions import NodePositions, statement_starts
 
 @dataclass(frozen=True)
 class Example:
-    """A snippet for the rule's tests and docs; ``expect`` lists (line, column) of its findings."""
+    """A snippet for the rule's tests and docs; ``expect`` lists (line, column) of its findings.
+
+    ``fixed``: what ``tinker-lint --fix`` makes of an INVALID example (required for a rule with a
+    fix; ``tests/test_rule_examples.py`` runs the fix and compares). ``filename``: a dependency
+    file's name (TNK3xx); None for Python. ``qwen_vl``: the project's code names a Qwen VL model
+    (TNK303 needs that)."""
 
     code: str
     expect: tuple[tuple[int, int], ...] = ()
     tinker_version: str | None = None
+    fixed: str | None = None
+    filename: str | None = None
+    qwen_vl: bool = False
+
+
+# A fix planner: from what a rule's ``check`` found to a FixPlan (None: no safe rewrite).
+FixPlanner = Callable[..., FixPlan | None]
+# What a finding carries for ``--fix``: a plan, a function making one (called only for findings
+# that survive ``noqa``), or nothing.
+FindingFix = FixPlan | Callable[[], FixPlan | None] | None
+
+
+@dataclass(frozen=True)
+class Autofix:
+    """A rule's fix: its title (what ``--fix`` does, in one line) and its planner, the function in
+    ``rules/fixes/tnkNNN.py`` that the rule's ``check`` hands each finding to."""
+
+    title: str
+    planner: FixPlanner
+
+
+def known_bad_message(code: str) -> str:
+    """The message template of a dependency-file rule: what ``tinker_lint.deps`` writes, from the
+    rule's entry in the known-bad table (the requirement, the problem, the project's evidence, the
+    remedy)."""
+    entry = BY_CODE[code]
+    return "{what}: " + entry.problem + "{evidence}; " + entry.fix + "{then}"
 
 
 @dataclass(frozen=True)
@@ -32,7 +73,7 @@ class Finding:
     message: str
     # A tinker_lint.fix plan, or a function making one (None: no safe rewrite). Made lazily by
     # the engine, for findings that survive ``noqa``; a failure there never loses the finding.
-    fix: object | None = None
+    fix: FindingFix = None
 
 
 @dataclass
@@ -68,14 +109,22 @@ class Context:
 class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
-    # One line: what is wrong and what to do. Findings may say more (which call, which line).
+    # One line: what is wrong and what to do (listings, the top of the docs page).
     summary: ClassVar[str]
-    # Markdown for the docs page: why it matters, with evidence.
-    why: ClassVar[str] = ""
-    fix_description: ClassVar[str] = ""
+    # The message of each finding: a ``str.format`` template whose fields the check fills in
+    # (``self.finding(node, submit=...)``).
+    message: ClassVar[str]
+    # Markdown for the docs page: why it matters, with evidence, and what is not reported.
+    why: ClassVar[str]
+    # Markdown for the docs page's "Fix" section: how to fix it by hand (and what ``--fix`` does).
+    fix_description: ClassVar[str]
+    # The rule's fix, if ``--fix`` has one (its planner lives in ``rules/fixes/tnkNNN.py``).
+    autofix: ClassVar[Autofix | None] = None
+    # The first tinker version the rule applies to (None: every version); the engine runs the
+    # rule only when the project targets this version or a newer one.
+    min_tinker_version: ClassVar[Version | None] = None
     VALID: ClassVar[tuple[Example, ...]] = ()
     INVALID: ClassVar[tuple[Example, ...]] = ()
-    fixable: ClassVar[bool] = False
     # True for a rule that reports only what runs in a hot loop. A loop is hot through a Tinker
     # submit, which the model sees only with the evidence ``mentions_tinker`` looks for, or through
     # ``hot-loop-calls``: without that setting, the engine skips such a rule on files without it.
@@ -92,8 +141,29 @@ class Rule:
         means this rule cannot find anything in it. A hot-loop rule needs a hot loop."""
         return not cls.needs_hot_loop or sketch.hot_loop
 
+    @classmethod
+    def applies_at(cls, tinker_version: Version) -> bool:
+        """Whether the rule applies to a project targeting ``tinker_version``."""
+        return cls.min_tinker_version is None or tinker_version >= cls.min_tinker_version
+
+    @classmethod
+    def message_fields(cls) -> tuple[str, ...]:
+        """The fields of ``message``, in order (``{submit}`` -> ``submit``)."""
+        return tuple(f for _, f, _, _ in string.Formatter().parse(cls.message) if f is not None)
+
+    def finding(self, node: cst.CSTNode, fix: FindingFix = None, **fields: object) -> Finding:
+        """A finding at ``node``, its message the rule's ``message`` filled with ``fields``."""
+        return Finding(node, self.message.format(**fields), fix)
+
     def check(self, ctx: Context) -> Iterator[Finding]:
+        """The findings in ``ctx``'s file; dependency-file rules have none here (see the module
+        docstring)."""
         raise NotImplementedError
+
+    @classmethod
+    def known_bad(cls) -> KnownBad | None:
+        """A dependency-file rule's entry in the known-bad table (``tinker_lint.deps``)."""
+        return BY_CODE.get(cls.code)
 
     @classmethod
     def docs_path(cls) -> str:

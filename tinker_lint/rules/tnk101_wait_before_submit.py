@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import partial
 
 import libcst as cst
 
-from tinker_lint.model.pipeline import waits_and_next_submits
+from tinker_lint.model.flow import Wait
+from tinker_lint.model.pipeline import WaitThenSubmit, waits_and_next_submits
 from tinker_lint.model.sdk import Role
 from tinker_lint.model.semantic import Scope
 from tinker_lint.prefilter.sketch import Sketch
-from tinker_lint.rules.base import Context, Example, Finding, Rule
+from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule
 from tinker_lint.rules.fixes.tnk101 import plan_move_wait
 
 
@@ -21,6 +22,11 @@ class WaitBeforeSubmit(Rule):
     summary = (
         "Submit the next request before waiting: a TrainingClient runs requests in submission "
         "order, so `optim_step` never needs the `forward_backward` result"
+    )
+    message = (
+        "Waiting for `{waited}` before submitting `{submit}`, which does not need its result: "
+        "submit `{submit}` first, then wait for both (requests run in submission order; "
+        "`tinker_cookbook.supervised.train` pipelines this)"
     )
     why = """\
 Tinker assigns training requests to clock cycles when they are submitted. Waiting for
@@ -40,6 +46,11 @@ path through the function or loop body, does not use the result. It stays quiet 
 request needs the result (data or control dependence), and when the next request is a save
 (`save_state`, `save_weights_for_sampler`, `save_weights_and_get_sampling_client`) that ends an RL
 step.
+
+Not reported either: a wait under a cadence guard (`if step % eval_every == 0:`, a test naming
+`log_every`, `save_interval`, `should_eval`..., or a name listed in `cadence-names`), even when a
+submit follows it. Such a wait runs once every N steps, so it costs one round trip per N steps,
+and moving it would change what the occasional branch reports.
 """
     fix_description = (
         "Move the wait after the next submit when it is a simple statement of the same block "
@@ -47,7 +58,7 @@ step.
         "Unsafe when the wait sits in a `try` whose handler may skip the step, or its result is "
         "read by other functions; no fix when anything in between reads the result."
     )
-    fixable = True
+    autofix = Autofix("Move the wait after the next submit", plan_move_wait)
     INVALID = (
         Example(
             """\
@@ -59,6 +70,15 @@ for batch in batches:
     tc.optim_step(tinker.AdamParams(learning_rate=1e-4)).result()
 """,
             expect=((5, 14),),
+            fixed="""\
+import tinker
+
+tc = tinker.ServiceClient().create_lora_training_client(base_model="m").result()
+for batch in batches:
+    result_future = tc.forward_backward(batch, loss_fn="cross_entropy")
+    tc.optim_step(tinker.AdamParams(learning_rate=1e-4)).result()
+    result = result_future.result()
+""",
         ),
     )
     VALID = (
@@ -90,30 +110,29 @@ for batch in batches:
             for site in model.calls
             if model.submit_of(site.node, site.scope) is not None
         }
-        bodies: list[tuple[object, Scope]] = []
+        bodies: list[tuple[Sequence[cst.CSTNode], Scope]] = []
         if None in submitting:
             bodies.append((model.module.body, model.module_scope))
         for function in model.functions:
             body = function.node.body
             if isinstance(body, cst.IndentedBlock) and id(function.node) in submitting:
                 bodies.append((body.body, function.scope))
-        for body, scope in bodies:
-            pairs, guarded = waits_and_next_submits(model, body, scope)
-            by_wait: dict[int, list] = {}
+        for statements, scope in bodies:
+            pairs, guarded = waits_and_next_submits(model, statements, scope)
+            by_wait: dict[int, list[WaitThenSubmit]] = {}
             for pair in pairs:
                 by_wait.setdefault(id(pair.wait.node), []).append(pair)
             for group in by_wait.values():
-                wait = group[0].wait
+                wait: Wait = group[0].wait
                 if id(wait.node) in guarded:
                     continue
                 if any(p.dependent or p.submit.call.method.role is Role.SAVE for p in group):
                     continue
                 submit = group[0].submit.call.method.plain_name
                 waited = ", ".join(sorted(wait.methods)) or "a Tinker request"
-                yield Finding(
+                yield self.finding(
                     wait.node,
-                    f"Waiting for `{waited}` before submitting `{submit}`, which does not need "
-                    f"its result: submit `{submit}` first, then wait for both (requests run in "
-                    "submission order; `tinker_cookbook.supervised.train` pipelines this)",
-                    fix=partial(plan_move_wait, ctx, wait, scope, [p.submit.node for p in group]),
+                    partial(plan_move_wait, ctx, wait, scope, [p.submit.node for p in group]),
+                    waited=waited,
+                    submit=submit,
                 )

@@ -17,6 +17,11 @@ class StepNotOverlapped(Rule):
         "Keep the next step in flight before waiting: submit step i+1, then wait for step i, as "
         "`tinker_cookbook.supervised.train` does"
     )
+    message = (
+        "Each step waits for its own results before the next step is submitted, and the next "
+        "step does not need them: submit step i+1, then wait for step i (as "
+        "`tinker_cookbook.supervised.train` does)"
+    )
     why = """\
 A training loop that submits a step and then waits for that step's results before the loop moves on
 leaves the server idle between steps: nothing is queued while the client turns the result into a log
@@ -29,6 +34,12 @@ Not reported: loops that sample from a client refreshed in the loop (on-policy R
 inherent), waits whose result the next iteration needs (data or control dependence, e.g. early
 stopping), and waits under a cadence guard (a checkpoint every N steps).
 """
+    fix_description = """\
+Keep the futures of step i and wait for them after submitting step i+1: hold them in a variable
+(`pending`) across iterations, wait for the previous step's futures once the new step is
+submitted, and wait for the last step's after the loop. Or let
+`tinker_cookbook.supervised.train` run the loop, which pipelines steps this way
+(`submit_ahead`)."""
     INVALID = (
         Example(
             """\
@@ -79,10 +90,5 @@ for batch in batches:
                 ):
                     if id(item.wait.node) not in reported:
                         reported.add(id(item.wait.node))
-                        yield Finding(
-                            item.wait.node,
-                            "Each step waits for its own results before the next step is "
-                            "submitted, and the next step does not need them: submit step i+1, "
-                            "then wait for step i (as `tinker_cookbook.supervised.train` does)",
-                        )
+                        yield self.finding(item.wait.node)
                     break

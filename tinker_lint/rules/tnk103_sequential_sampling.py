@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tinker_lint.model.pipeline import loop_waits, may_make_requests, refreshes_sampling_client
+from tinker_lint.model.pipeline import (
+    LoopWait,
+    loop_waits,
+    may_make_requests,
+    refreshes_sampling_client,
+)
 from tinker_lint.model.sdk import Role
 from tinker_lint.prefilter.sketch import Sketch
 from tinker_lint.rules.base import Context, Example, Finding, Rule
@@ -17,6 +22,10 @@ class SequentialSampling(Rule):
         "Submit all sampling requests, then gather them (`asyncio.gather(*futures)`, or collect "
         "the futures and call `.result()` afterwards)"
     )
+    message = (
+        "Sampling one request at a time: each `{method}` is waited for before the next is "
+        "submitted, though the iterations are independent; submit all requests, then gather them"
+    )
     why = """\
 `SamplingClient` requests are not ordered: the server runs them concurrently (the SDK dispatches up
 to 400 at once and allows 2,000 in flight). A loop that submits one `sample` or `compute_logprobs`
@@ -26,6 +35,11 @@ iterations are independent, submit every request first and wait afterwards.
 Not reported: multi-turn rollouts, where the next prompt is built from this result (data or control
 dependence), and loops that sample from a client refreshed in the loop.
 """
+    fix_description = """\
+Submit every request first and keep the futures (a list comprehension of
+`sampling_client.sample(...)` calls), then wait for them: `[f.result() for f in futures]` in sync
+code, `await asyncio.gather(*futures)` in async code. Several samples of one prompt are one
+request: pass `num_samples=n` instead of looping."""
     INVALID = (
         Example(
             """\
@@ -73,15 +87,10 @@ for turn in range(max_turns):
                 ):
                     if id(item.wait.node) not in reported:
                         reported.add(id(item.wait.node))
-                        yield Finding(
-                            item.wait.node,
-                            f"Sampling one request at a time: each `{_method(item)}` is waited "
-                            "for before the next is submitted, though the iterations are "
-                            "independent; submit all requests, then gather them",
-                        )
+                        yield self.finding(item.wait.node, method=_method(item))
                     break
 
 
-def _method(item) -> str:
+def _method(item: LoopWait) -> str:
     names = sorted(n for n in item.wait.methods if n in ("sample", "compute_logprobs"))
     return names[0] if names else "sample"

@@ -17,6 +17,10 @@ class BlockingWaitInAsync(Rule):
     code = "TNK104"
     name = "blocking-wait-in-async"
     summary = "Use `await fut` instead of `fut.result()` inside `async def`"
+    message = (
+        "Blocking wait inside `async def` freezes the event loop and every concurrent rollout: "
+        "use `await fut` instead of `fut.result()`"
+    )
     why = """\
 `fut.result()`, `fut.future().result()` and `concurrent.futures.wait(...)` block the calling thread.
 Inside `async def` that thread runs the event loop, so every other coroutine stops: concurrent
@@ -29,6 +33,12 @@ warning with a stack trace when this happens; the training futures do not warn a
 Not reported: `.result()` on a future that this function already awaited (for example after
 `await asyncio.gather(*futures)`), which returns at once.
 """
+    fix_description = """\
+`await fut` instead of `fut.result()` (or `await fut.result_async()`); for several futures,
+`await asyncio.gather(*futures)` and then read their results. For `concurrent.futures.wait(...)`,
+`await asyncio.wait(...)` on the awaitables, or wrap it: `await asyncio.to_thread(wait, fs)`. If
+the function must block, make it a plain `def` and call it from sync code or through
+`asyncio.to_thread`."""
     INVALID = (
         Example(
             """\
@@ -91,11 +101,7 @@ async def rollouts(sampling_client, prompts, params):
                                 awaited_names |= exact_paths(names_read(model, expr))
                         awaited_origins |= {t.origin_id for t in event.futures if t.origin_id}
                     elif not _already_awaited(model, event, awaited_names, awaited_origins):
-                        yield Finding(
-                            event.node,
-                            "Blocking wait inside `async def` freezes the event loop and every "
-                            "concurrent rollout: use `await fut` instead of `fut.result()`",
-                        )
+                        yield self.finding(event.node)
 
 
 def _already_awaited(model: SemanticModel, wait: Wait, names: set[str], origins: set[int]) -> bool:

@@ -9,7 +9,7 @@ from tinker_lint.model import sdk
 from tinker_lint.model.sdk import ASYNC_DEPRECATION_VERSION, Returns
 from tinker_lint.prefilter.mentions import DEPRECATED_ASYNC, names_deprecated_async
 from tinker_lint.prefilter.sketch import Sketch
-from tinker_lint.rules.base import Context, Example, Finding, Rule
+from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule
 from tinker_lint.rules.fixes.tnk105 import plan_plain_method
 
 
@@ -20,15 +20,16 @@ class DeprecatedAsyncMethod(Rule):
         "Use the plain method: since tinker 0.38 it returns an awaitable `APIFuture` at once, "
         "and the `*_async` form is deprecated"
     )
+    message = "`{name}()` is deprecated since tinker 0.38: use `{plain}()`, {gives}"
+    min_tinker_version = ASYNC_DEPRECATION_VERSION
     why = """\
 tinker 0.38 deprecated every `*_async` method of the clients (`FutureWarning` when called). The plain
 methods submit the request immediately and return an `APIFuture` that can be awaited, so async code
 no longer needs them. Beware the old double await: `await tc.forward_backward_async(...)` gave a
 future, not the result; `tc.forward_backward(...)` gives that future directly.
 
-Only reported when the project targets tinker 0.38 or newer (`--tinker-version`, `tinker-version`
-in `[tool.tinker-lint]`, or the installed tinker): before 0.38, `sample()` returned a future that
-could not be awaited.
+Before 0.38 the plain forms were no substitute: `sample()` returned a future that could not be
+awaited.
 """
     fix_description = (
         "Call the plain method: `await tc.forward_backward_async(x)` becomes "
@@ -36,7 +37,7 @@ could not be awaited.
         "`await sc.sample(x)` (the same value). A coroutine passed to `asyncio.gather` is an unsafe "
         "fix; one used any other way is not fixed."
     )
-    fixable = True
+    autofix = Autofix("Call the plain method instead of its `*_async` twin", plan_plain_method)
     INVALID = (
         Example(
             """\
@@ -45,6 +46,11 @@ async def step(training_client, batch):
     return await fut
 """,
             expect=((2, 17),),
+            fixed="""\
+async def step(training_client, batch):
+    fut = training_client.forward_backward(batch, loss_fn="cross_entropy")
+    return await fut
+""",
         ),
     )
     VALID = (
@@ -73,8 +79,6 @@ async def step(training_client, batch):
         return not sketch.called_methods.isdisjoint(DEPRECATED_ASYNC)
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        if ctx.tinker_version < ASYNC_DEPRECATION_VERSION:
-            return
         for site in ctx.model.calls:
             call = ctx.model.sdk_call(site.node, site.scope)
             if (
@@ -89,9 +93,10 @@ async def step(training_client, batch):
                 gives = "which returns the value directly"  # get_info, get_base_model
             else:
                 gives = "which returns an awaitable `APIFuture` at once"
-            yield Finding(
+            yield self.finding(
                 site.node,
-                f"`{name}()` is deprecated since tinker 0.38: use `{call.method.plain_name}()`, "
-                f"{gives}",
-                fix=partial(plan_plain_method, ctx.model, call),
+                partial(plan_plain_method, ctx.model, call),
+                name=name,
+                plain=call.method.plain_name,
+                gives=gives,
             )

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import partial
 
+import libcst as cst
+
 from tinker_lint.model.sdk import ASYNC_DEPRECATION_VERSION
 from tinker_lint.prefilter.sketch import Sketch
-from tinker_lint.rules.base import Context, Example, Finding, Rule
+from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule
 from tinker_lint.rules.fixes.tnk106 import plan_wait_for_client
 
 
@@ -15,6 +17,11 @@ class ClientFutureUsedAsClient(Rule):
     code = "TNK106"
     name = "client-future-used-as-client"
     summary = "Add `.result()` (sync) or `await` (async) to get the client from its future"
+    message = (
+        "`{made}()` returns a future of the client, used here as the client (each call warns, "
+        "the first blocks): {remedy}"
+    )
+    min_tinker_version = ASYNC_DEPRECATION_VERSION
     why = """\
 Since tinker 0.38, `create_lora_training_client(...)`, `create_training_client_from_state*(...)`,
 `create_sampling_client(...)` and `save_weights_and_get_sampling_client(...)` return a future of the
@@ -22,15 +29,14 @@ client. Using that future as the client still works for now, but every call thro
 `FutureWarning`, and the first one blocks until the client exists, wherever it happens to be.
 The compatibility wrapper will be removed in a later release.
 
-Only reported when the project targets tinker 0.38 or newer: before it, these methods returned the
-client itself.
+Before 0.38, these methods returned the client itself.
 """
     fix_description = (
         "Add `.result()` in sync code or `await` in async code at the factory call, when every "
         "use of the value is a client-method call (unsafe when some use is something else; no "
         "fix when some use treats it as a future)."
     )
-    fixable = True
+    autofix = Autofix("Wait for the client at the factory call", plan_wait_for_client)
     INVALID = (
         Example(
             """\
@@ -41,6 +47,13 @@ training_client = service_client.create_lora_training_client(base_model="m")
 training_client.forward_backward(batch, loss_fn="cross_entropy")
 """,
             expect=((4, 19),),
+            fixed="""\
+import tinker
+
+service_client = tinker.ServiceClient()
+training_client = service_client.create_lora_training_client(base_model="m").result()
+training_client.forward_backward(batch, loss_fn="cross_entropy")
+""",
         ),
     )
     VALID = (
@@ -70,8 +83,6 @@ training_client.forward_backward(batch, loss_fn="cross_entropy")
         return sketch.unwaited_client_future
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        if ctx.tinker_version < ASYNC_DEPRECATION_VERSION:
-            return
         model = ctx.model
         reported: set[int] = set()
         for site in model.calls:
@@ -79,7 +90,7 @@ training_client.forward_backward(batch, loss_fn="cross_entropy")
             if call is None or not call.on_client_future or call.receiver_origin is None:
                 continue
             origin = call.receiver_origin
-            if id(origin) in reported:
+            if not isinstance(origin, cst.Call) or id(origin) in reported:  # (a factory call)
                 continue
             reported.add(id(origin))
             origin_site = model.call_site_of.get(id(origin))
@@ -87,9 +98,9 @@ training_client.forward_backward(batch, loss_fn="cross_entropy")
             factory = model.sdk_call(origin, origin_site.scope) if origin_site else None
             made = factory.method.name if factory else "the factory"
             remedy = "`await` it" if in_async else "call `.result()` on it"
-            yield Finding(
+            yield self.finding(
                 origin,
-                f"`{made}()` returns a future of the client, used here as the client (each call "
-                f"warns, the first blocks): {remedy}",
-                fix=partial(plan_wait_for_client, ctx, origin, origin_site, factory),
+                partial(plan_wait_for_client, ctx, origin, origin_site, factory),
+                made=made,
+                remedy=remedy,
             )

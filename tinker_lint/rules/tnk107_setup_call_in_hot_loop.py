@@ -19,6 +19,10 @@ class SetupCallInHotLoop(Rule):
     needs_hot_loop = True
     name = "setup-call-in-hot-loop"
     summary = "Create it once before the loop: nothing it uses changes between iterations"
+    message = (
+        "`{call}` runs on every iteration of a loop that submits Tinker requests, with nothing "
+        "it uses changing: create it once before the loop"
+    )
     why = """\
 `ServiceClient(...)`, `create_*training_client*(...)`, `create_sampling_client(...)`, `get_tokenizer()`
 and `get_info()` are setup. In many SDK versions each is a network round trip (in 0.10-0.36
@@ -30,6 +34,11 @@ iterations can be hoisted.
 Not reported: a client made from something the loop changes (a sampling client per checkpoint path),
 and calls under a cadence guard.
 """
+    fix_description = """\
+Make the client, tokenizer or info once, before the loop, and use it in every iteration. A
+sampling client that must follow the training weights is refreshed after a save
+(`save_weights_and_get_sampling_client`), or on a cadence (`if step % refresh_every == 0:`), not
+created anew each step."""
     INVALID = (
         Example(
             """\

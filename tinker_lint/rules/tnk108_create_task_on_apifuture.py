@@ -17,12 +17,21 @@ class CreateTaskOnApiFuture(Rule):
     summary = (
         "Pass `fut.coroutine()` to `create_task`, or `await`/`asyncio.gather` the future itself"
     )
+    message = (
+        "`create_task()` of a Tinker `APIFuture` raises TypeError (it is not a coroutine): pass "
+        "`fut.coroutine()`, or await/gather the future directly"
+    )
     why = """\
 `APIFuture` is awaitable but is not a coroutine, so `asyncio.create_task(fut)` and
 `TaskGroup.create_task(fut)` raise `TypeError: a coroutine was expected` at run time. Since tinker
 0.38, `fut.coroutine()` gives a coroutine for `create_task`; `asyncio.gather(fut, ...)` accepts the
 futures directly.
 """
+    fix_description = """\
+`asyncio.create_task(fut.coroutine())` (tinker 0.38 and later) when a task is needed, e.g. to
+cancel it or to run it in a `TaskGroup`; otherwise `await fut`, or `await asyncio.gather(*futures)`
+for several. Before 0.38, wrap it: `async def wait(): return await fut`, then
+`create_task(wait())`."""
     INVALID = (
         Example(
             """\
@@ -67,8 +76,4 @@ async def main(sampling_client, prompt, params):
             ):
                 continue
             if any(t.is_future for t in model.types(node.args[0].value, site.scope)):
-                yield Finding(
-                    node,
-                    "`create_task()` of a Tinker `APIFuture` raises TypeError (it is not a "
-                    "coroutine): pass `fut.coroutine()`, or await/gather the future directly",
-                )
+                yield self.finding(node)

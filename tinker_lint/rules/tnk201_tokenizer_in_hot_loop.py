@@ -31,6 +31,10 @@ class TokenizerInHotLoop(Rule):
         "Pre-tokenize before the loop (e.g. `datasets.map`) or use the cookbook's dataset "
         "builders: tokenizing in the loop that submits Tinker requests stalls the SDK's thread"
     )
+    message = (
+        "`{call}` tokenizes {every_step}: pre-tokenize before the loop (e.g. `datasets.map`) or "
+        "use the cookbook's dataset builders"
+    )
     why = (
         WHY_GIL
         + """

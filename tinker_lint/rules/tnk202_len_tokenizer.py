@@ -25,6 +25,10 @@ class LenTokenizer(Rule):
         "Compute `len(tokenizer)` once before the loop: Hugging Face fast tokenizers rebuild the "
         "vocabulary on every call (about 0.2 s)"
     )
+    message = (
+        "`len({tokenizer})` rebuilds the tokenizer's vocabulary (about 0.2 s with Hugging Face "
+        "fast tokenizers) {every_step}: compute it once before the loop"
+    )
     why = (
         WHY_GIL
         + """

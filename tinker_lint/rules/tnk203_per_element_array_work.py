@@ -33,6 +33,9 @@ class PerElementArrayWork(Rule):
         "Vectorize once per batch, or move it before the loop: numpy/torch work per element in "
         "the loop that submits Tinker requests stalls the SDK's thread"
     )
+    # ``what``: "`np.array()` runs once per element of `batch` (line 4)", or "Python loop over
+    # the elements of the array `logprobs`"; ``how``: "once per batch, or move it before the loop".
+    message = "{what} {every_step}: vectorize {how}"
     why = (
         WHY_GIL
         + """
@@ -99,13 +102,13 @@ for batch in batches:
             iterable = iterates_batch_array(model, loop)
             if iterable is None:
                 continue
-            hot = loop_hot_context(model, loop)
-            if hot is None:
+            loop_hot = loop_hot_context(model, loop)
+            if loop_hot is None:
                 continue
             yield Finding(
                 iterable,
                 f"Python loop over the elements of the array `{code_of(model, iterable)}` "
-                f"{every_step(ctx, hot)}: vectorize it with numpy/torch operations",
+                f"{every_step(ctx, loop_hot)}: vectorize it with numpy/torch operations",
             )
 
 

@@ -36,6 +36,11 @@ class SerializationInHotLoop(Rule):
         "Serialize on a cadence or in a background thread/process: dumping per-step payloads in "
         "the loop that submits Tinker requests stalls the SDK's thread"
     )
+    # ``what``: "once per element of `batch` (line 4)" or "a per-step payload".
+    message = (
+        "`{call}` serializes {what} {every_step}, outside a cadence guard: do it on a cadence "
+        "(`if step % N == 0:`) or in a background thread/process"
+    )
     why = (
         WHY_GIL
         + """

@@ -54,6 +54,10 @@ class FileIoInHotLoop(Rule):
         "Load before the loop; write on a cadence: file I/O in the loop that submits Tinker "
         "requests stalls the SDK's thread"
     )
+    message = (
+        "`{call}` does file I/O {every_step}, outside a cadence guard: load before the loop; "
+        "write on a cadence"
+    )
     why = (
         WHY_GIL
         + """

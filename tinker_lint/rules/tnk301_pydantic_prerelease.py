@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from tinker_lint.rules.dependency_base import DependencyExample, DependencyRule
+from tinker_lint.rules.base import Example, Rule, known_bad_message
 
 
-class PydanticPrerelease(DependencyRule):
+class PydanticPrerelease(Rule):
     code = "TNK301"
     name = "pydantic-prerelease"
     summary = (
         "Require a stable pydantic (`pydantic<2.13` or `pydantic>=2.13.0`), not a 2.13 pre-release"
     )
+    message = known_bad_message("TNK301")
     why = """\
 A pydantic 2.13 pre-release makes `model_dump()` very slow on large payloads. The Tinker SDK dumps
 every request with pydantic, so `forward_backward` submission stalls for minutes: the training loop
@@ -24,15 +25,15 @@ flagged at its `version` line.
 """
     fix_description = "Require a stable release, then lock again."
     INVALID = (
-        DependencyExample("requirements.txt", "pydantic>=2.13.0b1\n", expect=((1, 1),)),
-        DependencyExample(
-            "pyproject.toml",
-            '[project]\nname = "trainer"\ndependencies = [\n    "pydantic==2.13.0b2",\n]\n',
+        Example(filename="requirements.txt", code="pydantic>=2.13.0b1\n", expect=((1, 1),)),
+        Example(
+            filename="pyproject.toml",
+            code='[project]\nname = "trainer"\ndependencies = [\n    "pydantic==2.13.0b2",\n]\n',
             expect=((4, 6),),
         ),
     )
     VALID = (
-        DependencyExample("requirements.txt", "pydantic>=2\n"),
-        DependencyExample("requirements.txt", "pydantic>=2.13.0\n"),
-        DependencyExample("requirements.txt", "pydantic<2.13\n"),
+        Example(filename="requirements.txt", code="pydantic>=2\n"),
+        Example(filename="requirements.txt", code="pydantic>=2.13.0\n"),
+        Example(filename="requirements.txt", code="pydantic<2.13\n"),
     )

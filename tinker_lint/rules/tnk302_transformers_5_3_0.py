@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from tinker_lint.rules.dependency_base import DependencyExample, DependencyRule
+from tinker_lint.rules.base import Example, Rule, known_bad_message
 
 
-class Transformers530(DependencyRule):
+class Transformers530(Rule):
     code = "TNK302"
     name = "transformers-5-3-0"
     summary = "Pin `transformers>=5.3.1`: 5.3.0 loads the wrong tokenizer class for DeepSeek V2/V3"
+    message = known_bad_message("TNK302")
     why = """\
 `transformers==5.3.0` picks the wrong `tokenizer_class` for DeepSeek V2/V3 checkpoints, so the
 tokens a loop sends to Tinker do not match the model's vocabulary. 5.3.1 fixes it.
@@ -18,15 +19,15 @@ Only an exact pin (`==5.3.0`, Poetry's `"5.3.0"`) or a locked 5.3.0 is flagged: 
 """
     fix_description = "Pin 5.3.1 or later (or add `!=5.3.0` to the range), then lock again."
     INVALID = (
-        DependencyExample("requirements.txt", "transformers==5.3.0\n", expect=((1, 1),)),
-        DependencyExample(
-            "pyproject.toml",
-            '[tool.poetry.dependencies]\npython = "^3.11"\ntransformers = "5.3.0"\n',
+        Example(filename="requirements.txt", code="transformers==5.3.0\n", expect=((1, 1),)),
+        Example(
+            filename="pyproject.toml",
+            code='[tool.poetry.dependencies]\npython = "^3.11"\ntransformers = "5.3.0"\n',
             expect=((3, 1),),
         ),
     )
     VALID = (
-        DependencyExample("requirements.txt", "transformers>=5,!=5.3.0\n"),
-        DependencyExample("requirements.txt", "transformers>=5.3.0\n"),
-        DependencyExample("requirements.txt", "transformers==5.3.1\n"),
+        Example(filename="requirements.txt", code="transformers>=5,!=5.3.0\n"),
+        Example(filename="requirements.txt", code="transformers>=5.3.0\n"),
+        Example(filename="requirements.txt", code="transformers==5.3.1\n"),
     )

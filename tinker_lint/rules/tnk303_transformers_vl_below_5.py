@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from tinker_lint.rules.dependency_base import DependencyExample, DependencyRule
+from tinker_lint.rules.base import Example, Rule, known_bad_message
 
 
-class TransformersVlBelow5(DependencyRule):
+class TransformersVlBelow5(Rule):
     code = "TNK303"
     name = "transformers-vl-below-5"
     summary = "Require `transformers>=5,!=5.3.0` in a project that uses a Qwen VL model"
+    message = known_bad_message("TNK303")
     why = """\
 Before 5.0, transformers' `Qwen2VLImageProcessor` miscounts the image tokens of Qwen VL models
 (Qwen2-VL, Qwen2.5-VL, Qwen3-VL), so image prompts built with it do not line up with what the model
@@ -21,13 +22,15 @@ or a lock holds one.
 """
     fix_description = "Require `transformers>=5,!=5.3.0`, then lock again."
     INVALID = (
-        DependencyExample("requirements.txt", "transformers<5\n", expect=((1, 1),), qwen_vl=True),
-        DependencyExample(
-            "requirements.txt", "transformers>=4.45\n", expect=((1, 1),), qwen_vl=True
+        Example(
+            filename="requirements.txt", code="transformers<5\n", expect=((1, 1),), qwen_vl=True
+        ),
+        Example(
+            filename="requirements.txt", code="transformers>=4.45\n", expect=((1, 1),), qwen_vl=True
         ),
     )
     VALID = (
-        DependencyExample("requirements.txt", "transformers>=5,!=5.3.0\n", qwen_vl=True),
+        Example(filename="requirements.txt", code="transformers>=5,!=5.3.0\n", qwen_vl=True),
         # Without Qwen VL in the project's code, 4.x is not flagged.
-        DependencyExample("requirements.txt", "transformers<5\n"),
+        Example(filename="requirements.txt", code="transformers<5\n"),
     )

@@ -83,7 +83,11 @@ def lint_text(
     one): the file then compiles, and is not parsed by CPython again. ``fixes=False``: no
     diagnostic carries its fix (flake8 shows none), so none is planned."""
     candidates = PYTHON_RULES if rules is None else rules
-    rules = [rule for rule in candidates if settings.is_enabled(rule.code, path)]
+    rules = [
+        rule
+        for rule in candidates
+        if settings.is_enabled(rule.code, path) and rule.applies_at(settings.tinker_version)
+    ]
     if prefilter:
         rules = [rule for rule in rules if rule.applies_to(text)]
         # The hot-loop rules need a loop that submits to Tinker, unless the project names its own

@@ -99,7 +99,9 @@ class _Indexer:
         names, attributes = self.index.names, self.index.attributes
         children_of = self.model.children_of
         # (node, parent, grandparent, owner, inside a lambda)
-        stack: list[tuple] = [(module, None, None, None, False)]
+        stack: list[
+            tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None, Owner | None, bool]
+        ] = [(module, None, None, None, False)]
         while stack:
             node, parent, grandparent, owner, in_lambda = stack.pop()
             if isinstance(node, cst.Name):
@@ -135,7 +137,7 @@ class _Indexer:
         elif isinstance(node, cst.FunctionDef | cst.ClassDef):
             self._bind(node.name.value, owner)
         elif isinstance(node, cst.ImportAlias) and node.asname is None:
-            head = node.name
+            head: cst.BaseExpression = node.name
             while isinstance(head, cst.Attribute):
                 head = head.value
             if isinstance(head, cst.Name):

@@ -96,9 +96,10 @@ def plan_move_wait(
             return None
         lines = found
         moved = [s for each in lines for s in each.body]
-        submit = _last_submit(model, lines[-1], scope)
-        if submit is None:
+        last = _last_submit(model, lines[-1], scope)
+        if last is None:
             return None  # ``opt = tc.optim_step(a); x = 1``: no line of its own right after it
+        submit = last
     if not _submits_in(model, submit, scope) & {id(s) for s in submits}:
         return None  # not the submit the rule paired with this wait
 
@@ -133,7 +134,7 @@ def plan_move_wait(
         message = f"Move the wait after {submitted} is submitted"
     else:
         message = f"Keep the future in `{split.name}` and wait for it after {submitted}"
-    if lines:
+    if lines and isinstance(line, cst.SimpleStatementLine):  # (lines are found only for one)
         changes = _move_after_line(line, lines, stay, waits)
     else:
         order = [*line.body[:index], *([stay] if stay else []), *moved, waits, *later[len(moved) :]]
@@ -159,8 +160,13 @@ def _split(model: SemanticModel, wait: Wait, scope: Scope) -> _Split | None:
     elif isinstance(node, cst.Await):
         inner = node.expression
         func = inner.func if isinstance(inner, cst.Call) else None
-        if isinstance(func, cst.Attribute) and func.attr.value == "result_async":
-            inner, args = func.value, inner.args
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "result_async"
+            and isinstance(inner, cst.Call)
+        ):
+            args = inner.args
+            inner = func.value
     else:
         return None
     if not isinstance(inner, cst.Call):
@@ -260,6 +266,8 @@ def _extend(
     movable: Callable[[cst.BaseSmallStatement], bool],
 ) -> list[cst.SimpleStatementLine]:
     block = model.parent(lines[-1])
+    if not isinstance(block, cst.IndentedBlock | cst.Module):
+        return lines  # (``_lines_upto_submit`` found them in one)
     siblings = list(block.body)
     extended, pending = list(lines), []
     for sibling in siblings[next(i for i, s in enumerate(siblings) if s is lines[-1]) + 1 :]:

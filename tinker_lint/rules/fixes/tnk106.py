@@ -23,7 +23,7 @@ import libcst as cst
 
 from tinker_lint.fix.plan import SAFE, UNSAFE, FixPlan
 from tinker_lint.model.sdk import FUTURE_METHODS, Client, lookup
-from tinker_lint.model.semantic import CallSite, SdkCall
+from tinker_lint.model.semantic import CallSite, SdkCall, SemanticModel
 from tinker_lint.rules.fixes.names import name_index, owner_of
 
 if TYPE_CHECKING:  # the rules import the fixes
@@ -47,8 +47,9 @@ def plan_wait_for_client(
     if site is None or factory is None or factory.method.makes is None:
         return None
     makes = factory.method.makes
-    in_async = site.function is not None and site.function.is_async
-    if in_async and not _await_allowed(model, origin, site.function.node):
+    function = site.function
+    in_async = function is not None and function.is_async
+    if function is not None and in_async and not _await_allowed(model, origin, function.node):
         return None
     parent = model.parent(origin)
     if isinstance(parent, cst.Attribute) and parent.value is origin:
@@ -75,8 +76,11 @@ def plan_wait_for_client(
         return None
 
     if in_async:
-        parens = {"lpar": [cst.LeftParen()], "rpar": [cst.RightParen()]} if needs_parens else {}
-        replacement: cst.BaseExpression = cst.Await(expression=origin, **parens)
+        replacement: cst.BaseExpression = (
+            cst.Await(expression=origin, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            if needs_parens
+            else cst.Await(expression=origin)
+        )
         message = f"Add `await` to `{factory.method.name}(…)`"
     else:
         replacement = cst.Call(func=cst.Attribute(value=origin, attr=cst.Name("result")))
@@ -112,7 +116,7 @@ def _binds(node: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
     return isinstance(parent, cst.NameItem | cst.Param | cst.Del)
 
 
-def _await_allowed(model, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
+def _await_allowed(model: SemanticModel, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
     current = model.parent(node)
     while current is not None and current is not function:
         if isinstance(current, cst.Lambda | cst.ClassDef | cst.FunctionDef | cst.GeneratorExp):
