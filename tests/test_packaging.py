@@ -53,3 +53,17 @@ def test_installed_metadata_matches_the_package():
     if not installed:
         pytest.skip("this checkout is not installed (pip install -e .)")
     assert [d.version for d in installed] == [tinker_lint.__version__] * len(installed)
+
+
+def test_ci_checks_style_types_layers_then_runs_the_readme_test_command():
+    commands = [
+        line
+        for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+        if line.startswith("python3 ")
+    ]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    install_and_test = readme.split("```bash\n", 1)[1].splitlines()[1]
+    assert commands[-1] == install_and_test.split(" && ", 1)[1]
+    checks = [c.split()[2] if c.startswith("python3 -m ") else c for c in commands[1:-1]]
+    assert checks[:3] == ["ruff", "ruff", "mypy"]
+    assert "lint_imports_command" in checks[3]
