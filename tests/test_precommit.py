@@ -108,6 +108,26 @@ def test_documented_rev_is_a_tag_of_this_repository_or_no_tag():
         assert "a commit sha of tinker-lint" in example.read_text()
 
 
+def test_autoupdate_fills_in_the_documented_rev(tmp_path):
+    """The README says `pre-commit autoupdate` writes a rev in place of the placeholder."""
+    if not (ROOT / ".git").exists():
+        pytest.fail("pre-commit autoupdate needs this checkout to be a git repository")
+    example = (ROOT / "docs" / "examples" / "pre-commit-config.yaml").read_text()
+    project = tmp_path / "project"
+    project.mkdir()
+    _git(project, "init", "-q")
+    config = project / ".pre-commit-config.yaml"
+    config.write_text(example.replace("https://github.com/tinker-lint/tinker-lint", str(ROOT)))
+    done = _pre_commit(project, tmp_path / "home", "autoupdate")
+    assert done.returncode == 0, done.stdout + done.stderr
+    (repo,) = yaml.safe_load(config.read_text())["repos"]
+    rev = str(repo["rev"])
+    tag = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"refs/tags/{rev}"], cwd=ROOT, check=False
+    )
+    assert re.fullmatch(r"[0-9a-f]{40}", rev) or tag.returncode == 0, rev
+
+
 # Paths pre-commit may name, and whether tinker-lint reads them as dependency files.
 HOOK_PATHS = [
     "pyproject.toml",
