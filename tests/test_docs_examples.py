@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import stat
 import subprocess
 import sys
@@ -14,8 +15,14 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from packaging.requirements import Requirement
 
 from tinker_lint.io.config import KNOWN_KEYS
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "docs" / "examples"
@@ -54,6 +61,32 @@ def test_every_example_is_used_by_a_test():
         assert f'"{example.name}"' in tests, example.name
 
 
+def installs_from_the_repository(command: str) -> bool:
+    """`pip install "tinker-lint @ git+<this repository>@<ref>"`: tinker-lint is not on PyPI, so
+    `pip install tinker-lint` fails; the repository is the one pyproject.toml names."""
+    words = shlex.split(command)
+    if words[:2] != ["pip", "install"] or len(words) != 3:
+        return False
+    requirement = Requirement(words[2])
+    repository = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]
+    home = repository["Documentation"].split("/tree/")[0]
+    return (
+        requirement.name == "tinker-lint"
+        and requirement.url is not None
+        and re.fullmatch(rf"git\+{re.escape(home)}@[\w./-]+", requirement.url) is not None
+    )
+
+
+def test_install_lines_name_the_repository_not_the_package_index():
+    assert installs_from_the_repository(
+        'pip install "tinker-lint @ git+https://github.com/tinker-lint/tinker-lint@0f3a9c1"'
+    )
+    assert not installs_from_the_repository("pip install tinker-lint")
+    assert not installs_from_the_repository(
+        'pip install "tinker-lint @ git+https://github.com/someone/else@main"'
+    )
+
+
 def test_workflow_is_a_valid_github_actions_workflow():
     proc = subprocess.run(
         [
@@ -78,7 +111,7 @@ def test_workflow_steps_run(tmp_path):
     (job,) = workflow["jobs"].values()
     runs = [s["run"] for s in job["steps"] if "run" in s]
     # Installing is left out (the package under test is this checkout); the rest is run.
-    assert runs[0] == "pip install tinker-lint"
+    assert installs_from_the_repository(runs[0])
     steps = runs[1:]
     assert [run.split()[0] for run in steps] == ["tinker-lint"] * 3
     bin_dir = tmp_path / "bin"

@@ -21,8 +21,10 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from tinker_lint.deps import QwenVlUse, find_qwen_vl, probe
+from tinker_lint.deps import probe
 from tinker_lint.deps.known_bad import KNOWN_BAD, KnownBad
+from tinker_lint.deps.lint import QwenVlUse, find_qwen_vl
+from tinker_lint.deps.probe import Snapshot
 from tinker_lint.io.files import Skipped, discover
 from tinker_lint.versions import NEWEST_KNOWN_TINKER
 
@@ -44,7 +46,7 @@ class ProbeError(Exception):
     pass
 
 
-def snapshot(python: str | None = None) -> dict:
+def snapshot(python: str | None = None) -> Snapshot:
     """``{"python": ..., "executable": ..., "versions": {name: version or None}}``."""
     if python is None:
         return probe.collect(PACKAGES)
@@ -62,12 +64,13 @@ def snapshot(python: str | None = None) -> dict:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise ProbeError(f"{python} could not read its packages: {last}")
     try:
-        return json.loads(done.stdout)
+        found: Snapshot = json.loads(done.stdout)
     except json.JSONDecodeError:
         raise ProbeError(f"{python} printed something other than the probe's JSON") from None
+    return found
 
 
-def diagnose(environment: dict, qwen_vl: QwenVlUse | None, code_scanned: bool) -> list[Row]:
+def diagnose(environment: Snapshot, qwen_vl: QwenVlUse | None, code_scanned: bool) -> list[Row]:
     versions = environment["versions"]
     rows = [Row("Python", environment["python"], "ok")]
     for name in PACKAGES:
@@ -128,7 +131,7 @@ def _detail(entry: KnownBad, qwen_vl: QwenVlUse | None) -> str:
     return f"{entry.code}: {entry.problem}{evidence}"
 
 
-def render(rows: Sequence[Row], environment: dict) -> str:
+def render(rows: Sequence[Row], environment: Snapshot) -> str:
     header = ("component", "version", "verdict", "fix")
     table = [header, *((r.component, r.version, r.verdict, r.fix) for r in rows)]
     widths = [max(len(line[i]) for line in table) for i in range(3)]

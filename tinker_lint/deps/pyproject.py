@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from tinker_lint.deps.declared import Declared, is_relevant, parse_pep508
@@ -113,9 +114,9 @@ def _poetry_table(
         # A constraint string, a table ({version = "...", allow-prereleases = true, ...}), or a
         # list of such tables (one per Python version or platform).
         options = value if isinstance(value, list) else [value]
-        specifiers = []
+        specifiers: list[SpecifierSet] = []
         allow_prereleases = False
-        written = []
+        written: list[str] = []
         for option in options:
             if isinstance(option, str):
                 constraint = option

@@ -57,11 +57,15 @@ class TomlPositions:
         index = bisect.bisect_right(self._line_starts, offset) - 1
         return index + 1, offset - self._line_starts[index] + 1
 
-    def _skip(self, pos: int) -> int:
-        return _SPACE.match(self._text, pos).end()
+    def _skip(self, pos: int, pattern: re.Pattern[str] = _SPACE) -> int:
+        """Past what ``pattern`` matches at ``pos``: the patterns skipped can all match nothing."""
+        match = pattern.match(self._text, pos)
+        assert match is not None
+        return match.end()
 
     def _scan(self) -> None:
-        text, pos, table = self._text, 0, ()
+        text, pos = self._text, 0
+        table: Path = ()
         while True:
             pos = self._skip(pos)
             if pos >= len(text):
@@ -80,7 +84,7 @@ class TomlPositions:
                     keys, pos = self._key(pos)
                     path = (*table, *keys)
                     self.keys.setdefault(path, self._position(start))
-                    pos = _INLINE_SPACE.match(text, pos).end()
+                    pos = self._skip(pos, _INLINE_SPACE)
                     if not text.startswith("=", pos):
                         raise ValueError
                     pos = self._value(pos + 1, path)
@@ -88,7 +92,7 @@ class TomlPositions:
                 self.keys.setdefault(table, self._position(start))
             except ValueError:
                 # Not understood (tomllib accepted it): resume on the next line.
-                pos = _REST_OF_LINE.match(text, max(pos, start + 1)).end()
+                pos = self._skip(max(pos, start + 1), _REST_OF_LINE)
 
     def _table(self, keys: tuple[str, ...], array: bool) -> Path:
         """The data path of a table header: arrays of tables get their current index."""
@@ -104,9 +108,9 @@ class TomlPositions:
         return tuple(path)
 
     def _key(self, pos: int) -> tuple[tuple[str, ...], int]:
-        text, parts = self._text, []
+        text, parts = self._text, list[str]()
         while True:
-            pos = _INLINE_SPACE.match(text, pos).end()
+            pos = self._skip(pos, _INLINE_SPACE)
             match = _BARE_KEY.match(text, pos)
             if match is not None:
                 parts.append(match.group())
@@ -115,14 +119,14 @@ class TomlPositions:
                 if match is None:
                     raise ValueError
                 parts.append(_decode(match.group()))
-            pos = _INLINE_SPACE.match(text, match.end()).end()
+            pos = self._skip(match.end(), _INLINE_SPACE)
             if not text.startswith(".", pos):
                 return tuple(parts), pos
             pos += 1
 
     def _value(self, pos: int, path: Path) -> int:
         text = self._text
-        pos = _INLINE_SPACE.match(text, pos).end()
+        pos = self._skip(pos, _INLINE_SPACE)
         for pattern, quote in ((_ML_BASIC, 3), (_ML_LITERAL, 3), (_BASIC, 1), (_LITERAL, 1)):
             match = pattern.match(text, pos)
             if match is not None:
@@ -157,7 +161,7 @@ class TomlPositions:
                 start = pos
                 keys, pos = self._key(pos)
                 self.keys.setdefault((*path, *keys), self._position(start))
-                pos = _INLINE_SPACE.match(text, pos).end()
+                pos = self._skip(pos, _INLINE_SPACE)
                 if not text.startswith("=", pos):
                     raise ValueError
                 pos = self._value(pos + 1, (*path, *keys))
@@ -174,6 +178,7 @@ def _decode(raw: str) -> str:
     if raw.startswith('"') and not raw.startswith('"""') and "\\" not in raw:
         return raw[1:-1]
     try:
-        return tomllib.loads(f"v = {raw}")["v"]
+        value = tomllib.loads(f"v = {raw}")["v"]
     except tomllib.TOMLDecodeError:
         return raw
+    return value if isinstance(value, str) else raw

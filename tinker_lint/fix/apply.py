@@ -35,7 +35,10 @@ class _Replace(cst.CSTTransformer):
     def on_visit(self, node: cst.CSTNode) -> bool:
         return id(node) in self.ancestors
 
-    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+    # libcst's on_leave returns the node's own type; a replacement may be another node.
+    def on_leave(  # type: ignore[override]
+        self, original_node: cst.CSTNode, updated_node: cst.CSTNode
+    ) -> Replacement:
         return self.changes.get(id(original_node), updated_node)
 
 

@@ -16,7 +16,7 @@ from tinker_lint.diagnostics import SAFE, UNSAFE, is_applicable
 __all__ = ["SAFE", "UNSAFE", "FixPlan", "Replacement", "is_applicable"]
 
 # What an original node becomes: a node, nothing (a statement removed), or several statements.
-Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]  # noqa: UP007
+Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel[cst.CSTNode]]  # noqa: UP007
 
 
 @dataclass(frozen=True, eq=False)

@@ -11,7 +11,7 @@ import fnmatch
 import os
 import stat
 import tokenize
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
@@ -59,7 +59,7 @@ def discover(
     paths: Iterable[str],
     exclude: tuple[str, ...] = (),
     *,
-    want=is_python_file,
+    want: Callable[[str], bool] = is_python_file,
     project_root: str | None = None,
     force_exclude: bool = False,
 ) -> Iterator[str | Skipped]:
@@ -97,9 +97,9 @@ def _excluded(
 
 
 def _walk(
-    root: str, exclude: tuple[str, ...], want, project_root: str | None
+    root: str, exclude: tuple[str, ...], want: Callable[[str], bool], project_root: str | None
 ) -> Iterator[str | Skipped]:
-    specs: list[tuple[str, pathspec.PathSpec]] = []
+    specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
     unlistable: list[OSError] = []  # os.walk skips a directory it cannot list; we say so
     for directory, dirnames, filenames in os.walk(root, onerror=unlistable.append):
         while unlistable:
@@ -143,7 +143,7 @@ def _ignored(
     name: str,
     is_dir: bool,
     exclude: tuple[str, ...],
-    specs: list[tuple[str, pathspec.PathSpec]],
+    specs: list[tuple[str, pathspec.GitIgnoreSpec]],
     project_root: str | None,
 ) -> bool:
     full = os.path.join(directory, name)
@@ -157,7 +157,7 @@ def _ignored(
     return False
 
 
-def _gitignore(directory: str) -> pathspec.PathSpec | None:
+def _gitignore(directory: str) -> pathspec.GitIgnoreSpec | None:
     import pathspec  # only for walking directories: the engine (and the flake8 plugin) need not
 
     path = os.path.join(directory, ".gitignore")

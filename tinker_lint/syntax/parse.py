@@ -18,9 +18,11 @@ from libcst._nodes.base import CSTNode
 
 
 def _subclasses(cls: type) -> list[type]:
-    found, stack = [], [cls]
+    found: list[type] = []
+    stack: list[type] = [cls]
     while stack:
-        for sub in stack.pop().__subclasses__():
+        subclasses: list[type] = stack.pop().__subclasses__()
+        for sub in subclasses:
             found.append(sub)
             stack.append(sub)
     return found
@@ -42,9 +44,9 @@ def parse_module(text: str) -> cst.Module:
         validate = CSTNode.__post_init__
         parsing = threading.get_ident()
 
-        def post_init(node: CSTNode) -> None:
+        def post_init(self: CSTNode) -> None:
             if threading.get_ident() != parsing:  # another thread's nodes are checked
-                validate(node)
+                validate(self)
 
         CSTNode.__post_init__ = post_init  # type: ignore[method-assign]
         try:

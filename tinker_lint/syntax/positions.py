@@ -179,7 +179,9 @@ def statement_starts(
     starts at ``def``/``class``, as CPython's does. None if the two trees do not line up."""
     starts: dict[int, tuple[int, tuple[str, ...]]] = {}
 
-    def align(body: Sequence[cst.BaseStatement], python: list[ast.stmt], indents: tuple[str, ...]):
+    def align(
+        body: Sequence[cst.BaseStatement], python: list[ast.stmt], indents: tuple[str, ...]
+    ) -> bool:
         used = 0
         for statement in body:
             count = len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
@@ -265,7 +267,13 @@ class _Span:
 
     __slots__ = ("end_node", "node", "start", "start_node", "state")
 
-    def __init__(self, state: _State, node, start_node, end_node) -> None:
+    def __init__(
+        self,
+        state: _State,
+        node: cst.CSTNode,
+        start_node: cst.CSTNode | None,
+        end_node: cst.CSTNode | None,
+    ) -> None:
         self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
 
     def __enter__(self) -> None:
@@ -320,7 +328,9 @@ if CodegenState is not None:
                 if not self.unplaced:
                     raise _AllFound
 
-        def record_syntactic_position(
+        # libcst's is a @contextmanager generator; any context manager does, and a plain one is
+        # cheaper for the nodes not wanted.
+        def record_syntactic_position(  # type: ignore[override]
             self,
             node: cst.CSTNode,
             *,
