@@ -85,6 +85,8 @@ def test_hook_manifest_and_documented_config_are_valid(tmp_path):
     assert {h["id"] for h in repo["hooks"]} <= set(hooks)
 
 
+@pytest.mark.slow
+@pytest.mark.network
 def test_try_repo_fails_on_a_bad_loop_then_passes_when_fixed(tmp_path):
     if not (ROOT / ".git").exists():
         pytest.fail("pre-commit try-repo needs this checkout to be a git repository")
