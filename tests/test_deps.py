@@ -6,7 +6,7 @@ comments and checked by tests/test_fixtures.py."""
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -75,12 +75,12 @@ def test_cli_select_ignore_and_exit_codes(capsys: pytest.CaptureFixture[str]) ->
     assert "TNK301" in ALL_CODES and "TNK303" in ALL_CODES
 
 
-def test_per_file_ignores() -> None:
+def test_per_file_ignores(make_settings: Callable[..., Settings]) -> None:
     project = FIXTURES / "requirements_flagged"
     expected = project_expectations(project)
     kept = {f for f in expected if f[0] != "requirements-dev.txt"}
     assert set() < kept < expected  # the ignore has findings to drop and findings to keep
-    settings = replace(SETTINGS, per_file_ignores=(("requirements-dev.txt", ("TNK3",)),))
+    settings = make_settings(per_file_ignores=(("requirements-dev.txt", ("TNK3",)),))
     assert findings(project, settings) == kept
 
 

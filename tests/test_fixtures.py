@@ -81,8 +81,8 @@ def test_expect_comments_do_not_change_the_analysis(unit: Unit, tmp_path: Path) 
     assert lint_unit(unit, root=tmp_path) == lint_unit(unit)
 
 
-def test_every_fixture_directory_belongs_to_a_family() -> None:
-    directories = {p for p in FIXTURES_ROOT.iterdir() if p.is_dir()}
+def test_every_fixture_directory_belongs_to_a_family(fixtures_root: Path) -> None:
+    directories = {p for p in fixtures_root.iterdir() if p.is_dir()}
     assert directories == {fixture_dir(name) for name in FAMILIES}
 
 
