@@ -39,6 +39,7 @@ def _flake8(plugins: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_flake8_runs_the_plugins_asked_for():
     pytest.importorskip("flake8")
     alone = _flake8("")

@@ -188,6 +188,7 @@ def test_no_cache_and_cache_dir(project, tmp_path, monkeypatch, capsys):
     capsys.readouterr()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("output_format", ["text", "concise", "json", "github"])
 def test_a_run_answered_from_the_cache_does_not_import_libcst(project, tmp_path, output_format):
     """What makes a warm run cheap: start-up, reading, hashing; not libcst and the rules."""

@@ -1,87 +1,42 @@
-"""TNK301-TNK303 on dependency files: every fixture project under fixtures/deps/ with the exact
-(file, code, line, column) it must report, and the pieces underneath (the known-bad table's PEP 440
-judgement, Poetry constraints, TOML positions, pip's requirements syntax)."""
+"""TNK301-TNK303 on dependency files: messages, the CLI and the pieces underneath (the known-bad table's PEP 440
+judgement, Poetry constraints, TOML positions, pip's requirements syntax). The exact (file, code,
+line, column) every project under fixtures/deps/ reports is written in its files as ``# expect:``
+comments and checked by tests/test_fixtures.py."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from tests.fixture_expectations import FIXTURES_ROOT, relative, units
 from tinker_lint.cli import lint_paths, main
-from tinker_lint.deps import QwenVlUse, find_qwen_vl, is_dependency_file, lint_dependency_file
+from tinker_lint.deps.kinds import is_dependency_file
 from tinker_lint.deps.known_bad import BY_CODE
+from tinker_lint.deps.lint import QwenVlUse, find_qwen_vl, lint_dependency_file
 from tinker_lint.deps.poetry import poetry_specifiers
 from tinker_lint.deps.toml_positions import TomlPositions
 from tinker_lint.io.settings import Settings
 from tinker_lint.rules import ALL_CODES, DEPENDENCY_RULES
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "deps"
+FIXTURES = FIXTURES_ROOT / "deps"
 SETTINGS = Settings()
 
-EXPECTED: dict[str, set[tuple[str, str, int, int]]] = {
-    "requirements_flagged": {
-        ("requirements.txt", "TNK301", 4, 1),  # pydantic[email]>=2.13.0b1
-        ("requirements.txt", "TNK302", 5, 5),  # indented, spaced ==, extras and a marker
-        ("requirements-dev.txt", "TNK301", 3, 1),  # ~=2.13.0b1; line 2 has noqa: TNK301
-        ("requirements-dev.txt", "TNK303", 4, 1),  # >=4.45,<5 with Qwen3-VL in train.py
-        ("constraints.txt", "TNK302", 2, 1),  # ===5.3.0, reached through --constraint only
-    },
-    "requirements_clean": set(),
-    "requirements_pre": {("requirements.txt", "TNK301", 3, 1)},  # pydantic>=2 under --pre
-    "no_qwen_vl": set(),
-    "pyproject_flagged": {
-        ("pyproject.toml", "TNK301", 11, 6),  # [project] dependencies
-        ("pyproject.toml", "TNK302", 12, 6),  # single-quoted, with a marker
-        ("pyproject.toml", "TNK303", 17, 8),  # optional dependency, Qwen2VLImageProcessor in code
-        ("pyproject.toml", "TNK301", 23, 37),  # dependency group after an include-group table
-        ("pyproject.toml", "TNK302", 27, 29),  # [tool.uv] constraint-dependencies
-    },
-    "pyproject_clean": set(),
-    "poetry_flagged": {
-        ("pyproject.toml", "TNK301", 10, 1),  # ^2.13.0b1 (caret over a pre-release)
-        ("pyproject.toml", "TNK302", 11, 1),  # bare "5.3.0" is an exact pin in Poetry
-        ("pyproject.toml", "TNK301", 14, 1),  # ^2.12 with allow-prereleases = true
-        ("pyproject.toml", "TNK303", 17, 1),  # ~4.57 in a multiple-constraints list
-        ("poetry.lock", "TNK301", 5, 12),
-    },
-    "poetry_clean": set(),
-    "setup_cfg_flagged": {
-        ("setup.cfg", "TNK301", 10, 5),
-        ("setup.cfg", "TNK302", 11, 5),  # with a trailing comment
-        ("setup.cfg", "TNK303", 15, 6),  # one-line extra, split at ";"
-    },
-    "setup_cfg_clean": set(),
-    "uv_lock_flagged": {
-        ("uv.lock", "TNK301", 11, 12),
-        ("uv.lock", "TNK303", 29, 12),  # the < 3.12 fork; the 5.3.0 fork has noqa: TNK302
-    },
-    "pylock_flagged": {
-        ("pylock.toml", "TNK302", 11, 12),
-        ("pylock.toml", "TNK301", 20, 12),  # single-quoted version
-        ("pylock.gpu.toml", "TNK301", 10, 12),  # a named lock, rc1
-    },
-    "locks_clean": set(),
-}
+
+def project_expectations(project: Path) -> set[tuple[str, str, int, int]]:
+    """The project's ``# expect:`` comments: (file in the project, code, line, column)."""
+    [unit] = [u for u in units() if u.path == project]
+    return {(relative(str(FIXTURES_ROOT / f[0]), project), *f[1:]) for f in unit.expected()}
 
 
 def findings(directory: Path, settings: Settings = SETTINGS) -> set[tuple[str, str, int, int]]:
     diagnostics, _, warnings = lint_paths([str(directory)], settings)
     assert warnings == []
     return {(os.path.relpath(d.path, directory), d.code, d.line, d.col) for d in diagnostics}
-
-
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_fixture(name: str) -> None:
-    assert findings(FIXTURES / name) == EXPECTED[name]
-
-
-def test_every_fixture_has_expectations() -> None:
-    assert {p.name for p in FIXTURES.iterdir() if p.is_dir()} == set(EXPECTED)
 
 
 def test_messages_say_what_and_why() -> None:
@@ -120,11 +75,13 @@ def test_cli_select_ignore_and_exit_codes(capsys: pytest.CaptureFixture[str]) ->
     assert "TNK301" in ALL_CODES and "TNK303" in ALL_CODES
 
 
-def test_per_file_ignores() -> None:
-    settings = replace(SETTINGS, per_file_ignores=(("requirements-dev.txt", ("TNK3",)),))
-    assert findings(FIXTURES / "requirements_flagged", settings) == {
-        f for f in EXPECTED["requirements_flagged"] if f[0] != "requirements-dev.txt"
-    }
+def test_per_file_ignores(make_settings: Callable[..., Settings]) -> None:
+    project = FIXTURES / "requirements_flagged"
+    expected = project_expectations(project)
+    kept = {f for f in expected if f[0] != "requirements-dev.txt"}
+    assert set() < kept < expected  # the ignore has findings to drop and findings to keep
+    settings = make_settings(per_file_ignores=(("requirements-dev.txt", ("TNK3",)),))
+    assert findings(project, settings) == kept
 
 
 def test_a_named_file_is_linted_alone() -> None:

@@ -104,6 +104,7 @@ def test_workflow_is_a_valid_github_actions_workflow():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_workflow_steps_run(tmp_path):
     """Each tinker-lint step of the workflow, run as Actions runs it (bash -eo pipefail), on a
     checkout with a serialized loop."""

@@ -16,6 +16,8 @@ import pytest
 from tinker_lint.cli import main
 from tinker_lint.model.sdk import NEWEST_KNOWN_TINKER
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 CLEAN = {
     "tinker": str(NEWEST_KNOWN_TINKER),

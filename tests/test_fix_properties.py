@@ -10,6 +10,7 @@ import ast
 import os
 from collections import Counter
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,8 @@ from tinker_lint.fix.apply import apply_fixes, text_edit
 from tinker_lint.io.settings import Settings
 from tinker_lint.run.engine import lint_text
 from tinker_lint.run.fixer import fix_text
+
+pytestmark = pytest.mark.slow
 
 FIXABLE = FIXABLE_CODES
 SETTINGS = Settings()  # tinker 0.38: every fixable rule is on

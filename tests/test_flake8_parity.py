@@ -20,6 +20,8 @@ from tests.fixture_expectations import FIXTURES, ROOT, fixture_files, tinker_ver
 
 pytest.importorskip("flake8")
 
+pytestmark = pytest.mark.slow
+
 _FLAKE8_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>TNK\d{3}) ")
 
 

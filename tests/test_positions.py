@@ -134,6 +134,7 @@ def test_statement_starts_need_trees_of_the_same_text() -> None:
     assert statement_starts(ast.parse("a = 1; b = 2\nC = 1\n"), module) is None
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::SyntaxWarning")  # hypothesmith compiles its programs
 @settings(
     max_examples=int(os.environ.get("TINKER_LINT_FUZZ_EXAMPLES", "60")),

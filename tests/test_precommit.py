@@ -172,6 +172,8 @@ def test_hook_takes_python_and_exactly_the_dependency_files(hook_id):
         assert not pattern.search(path), path
 
 
+@pytest.mark.slow
+@pytest.mark.network
 def test_try_repo_fails_on_a_bad_loop_and_a_bad_pin_then_passes_when_fixed(tmp_path):
     if not (ROOT / ".git").exists():
         pytest.fail("pre-commit try-repo needs this checkout to be a git repository")

@@ -62,6 +62,7 @@ def run(model, batches):
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hot_loop_calls", [(), ("train_step",)])
 def test_the_filter_loses_no_finding(tmp_path, monkeypatch, hot_loop_calls):
     """Every fixture and rule example, linted as is and with every rule forced onto every file."""

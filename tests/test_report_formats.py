@@ -172,6 +172,7 @@ def test_statistics_and_exit_zero(project, capsys):
     assert (code, out) == (0, "")
 
 
+@pytest.mark.slow
 def test_the_installed_command_writes_sarif(project):
     """The same through a real process, as CI runs it."""
     proc = subprocess.run(

@@ -7,6 +7,8 @@ import pytest
 
 from tests.robustness_support import cli, no_traceback, sample
 
+pytestmark = pytest.mark.slow
+
 CODE, FOUND = sample()
 
 CONFIG_ERRORS = {

@@ -19,6 +19,8 @@ from tests.robustness_support import ROOT, compiles
 from tinker_lint.io.config import default_settings
 from tinker_lint.run.engine import lint_bytes
 
+pytestmark = pytest.mark.slow
+
 SETTINGS = default_settings()
 SAMPLE_SIZE = 120
 SAMPLE_MAX_BYTES = 40_000  # the suite stays fast; bench/sweep.py takes every file

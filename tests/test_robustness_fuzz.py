@@ -26,7 +26,7 @@ from tinker_lint.run.engine import lint_text
 EXPLORE = "TINKER_LINT_FUZZ_EXAMPLES" in os.environ
 EXAMPLES = int(os.environ.get("TINKER_LINT_FUZZ_EXAMPLES", "200"))
 # hypothesmith compiles its programs: CPython's warnings about them are not ours.
-pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::SyntaxWarning"), pytest.mark.slow]
 SETTINGS = default_settings()
 
 

@@ -61,6 +61,7 @@ REJECTED = {
 }
 
 
+@pytest.mark.slow
 def test_rejected_source_is_one_tnk001_each(tmp_path):
     for name, (content, _, _) in REJECTED.items():
         (tmp_path / name).write_bytes(content)
@@ -75,6 +76,7 @@ def test_rejected_source_is_one_tnk001_each(tmp_path):
     assert run.returncode == 1
 
 
+@pytest.mark.slow
 def test_python2_file_with_tinker_calls_is_a_syntax_error_not_analysed(tmp_path):
     source = b'import tinker\nprint "step"\ntc.forward_backward(batch, "cross_entropy").result()\n'
     run = one_file(tmp_path, "legacy.py", source)
@@ -93,6 +95,7 @@ ANALYSED = {
 }  # fmt: skip
 
 
+@pytest.mark.slow
 def test_encodings_and_line_ends_are_analysed(tmp_path):
     for name, (content, _) in ANALYSED.items():
         (tmp_path / name).write_bytes(content)
@@ -104,6 +107,7 @@ def test_encodings_and_line_ends_are_analysed(tmp_path):
     assert run.returncode == 1
 
 
+@pytest.mark.slow
 def test_noqa_after_a_form_feed_is_on_the_right_line(tmp_path):
     """``str.splitlines`` splits at form feeds, Python does not: the noqa must still match."""
     line, _, code = FOUND[0]
@@ -137,6 +141,7 @@ def _generated(size: int, tail: str = "") -> bytes:
     return ("".join(parts) + tail).encode()
 
 
+@pytest.mark.slow
 def test_five_megabyte_generated_files(tmp_path):
     """5 MB is checked for syntax, not analysed (that would take minutes); a syntax error on the
     last line of a large file is reported there."""
@@ -174,6 +179,7 @@ NESTED = {
 }  # fmt: skip
 
 
+@pytest.mark.slow
 def test_nesting_cpython_refuses_is_tnk001(tmp_path):
     for name, (source, _, _) in NESTED.items():
         (tmp_path / name).write_text(source)
@@ -188,6 +194,7 @@ def test_nesting_cpython_refuses_is_tnk001(tmp_path):
     assert run.returncode == 1
 
 
+@pytest.mark.slow
 def test_thousand_deep_expression_is_analysed(tmp_path):
     """1,000 levels that CPython accepts are analysed (a thread with a large stack): the waits at
     both ends of a 1,000-term sum are found."""
@@ -201,6 +208,7 @@ def test_thousand_deep_expression_is_analysed(tmp_path):
     assert run.diagnostics() == [("deep.py", 2, col, "TNK104")]
 
 
+@pytest.mark.slow
 def test_chain_deep_only_for_libcst_is_analysed_without_a_crash(tmp_path):
     """10,000 ``or``: flat for CPython, 10,000 levels for libcst (a segmentation fault on the main
     thread before). Valid Python: analysed on the deep-stack thread, no finding, no traceback."""
@@ -215,6 +223,7 @@ def test_chain_deep_only_for_libcst_is_analysed_without_a_crash(tmp_path):
 
 
 # --- the file system ----------------------------------------------------------------------------
+@pytest.mark.slow
 def test_symlink_loops_dangling_links_and_fifos_are_skipped(tmp_path):
     (tmp_path / "good.py").write_text(CODE)
     os.symlink("loop_b.py", tmp_path / "loop_a.py")
@@ -258,6 +267,7 @@ def _without_read_permission() -> tuple[str, ...] | None:
     return prefix
 
 
+@pytest.mark.slow
 def test_unreadable_file_is_tnk002_and_the_run_goes_on(tmp_path):
     prefix = _without_read_permission()
     if prefix is None:
@@ -278,6 +288,7 @@ def test_unreadable_file_is_tnk002_and_the_run_goes_on(tmp_path):
     assert run.returncode == 1
 
 
+@pytest.mark.slow
 def test_unreadable_directory_is_skipped_with_a_reason(tmp_path):
     prefix = _without_read_permission()
     if prefix is None:
@@ -324,6 +335,7 @@ def test_file_that_vanishes_is_tnk002(tmp_path, monkeypatch):
     assert files == 2
 
 
+@pytest.mark.slow
 def test_paths_with_spaces_and_non_ascii_names(tmp_path):
     folder = tmp_path / "my project ñ"
     folder.mkdir()
@@ -344,6 +356,7 @@ def test_paths_with_spaces_and_non_ascii_names(tmp_path):
     assert f"{folder}/bad\\udcffname.py:2:12: TNK104" in run.stdout
 
 
+@pytest.mark.slow
 def test_broken_pipe_ends_quietly(tmp_path):
     """``tinker-lint . | head -1``: the reader goes away; no traceback on stderr."""
     long = "x" * 200
@@ -366,6 +379,7 @@ def test_broken_pipe_ends_quietly(tmp_path):
 
 
 # --- exit codes --------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_exit_codes(tmp_path):
     (tmp_path / "clean.py").write_text("x = 1\n")
     (tmp_path / "found.py").write_text(CODE)
@@ -407,6 +421,7 @@ def test_engine_never_raises_on_odd_text():
         assert all(d.code != "TNK000" for d in result.diagnostics), (text, result.diagnostics)
 
 
+@pytest.mark.slow
 def test_interrupt_is_exit_130_without_traceback(tmp_path):
     """Ctrl-C in the middle of an analysis (the analysis thread is inside libcst's native parser:
     letting the interpreter finalize under it aborted the process with SIGABRT)."""

@@ -29,6 +29,7 @@ def corpus(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_processes_give_what_one_process_gives(corpus, monkeypatch):
     serial = run_paths([str(corpus)], SETTINGS, jobs=1)
     assert serial.processes == 1

@@ -141,6 +141,7 @@ def test_a_tree_deeper_than_pythons_stack_is_walked():
     assert found.called_roles == {Role.TRAIN}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hot_loop_calls", [(), ("process",)])
 @settings(
     max_examples=EXAMPLES,
@@ -178,6 +179,7 @@ def test_text_the_gate_turns_away_no_rule_would_read():
         assert not [rule.code for rule in PYTHON_RULES if rule.applies_to(text)], text
 
 
+@pytest.mark.slow
 def test_the_plugin_imports_no_libcst_for_a_file_without_tinker():
     script = textwrap.dedent(
         """

@@ -1,33 +1,21 @@
-"""TNK201-TNK205: exact diagnostics on the fixtures, the rules' own examples, and the messages."""
+"""TNK201-TNK205: the rules' own examples, the messages, and the semantics they rest on. (Exact
+diagnostics on fixtures/tnk2xx, read from their ``# expect:`` comments: tests/test_fixtures.py.)"""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
-from tinker_lint.codes import codes_of_family
+from tests.fixture_expectations import expectations, family, family_codes, fixture_dir
 from tinker_lint.io.settings import Settings
 from tinker_lint.rules import PYTHON_RULES
 from tinker_lint.run.engine import lint_text
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "tnk2xx"
-HOT_RULES = [rule for rule in PYTHON_RULES if rule.code.startswith("TNK2")]
-ONLY_TNK2 = Settings(select=("TNK2",))
-_EXPECT = re.compile(r"#\s*expect:\s*(.+?)\s*$")
-
-
-def expected(text: str) -> set[tuple[str, int, int]]:
-    """``# expect: TNK201@14, TNK203@9`` on a line: (code, line, 1-based column) for each."""
-    found = set()
-    for number, line in enumerate(text.splitlines(), start=1):
-        match = _EXPECT.search(line)
-        if match:
-            for item in match.group(1).split(","):
-                code, _, col = item.strip().partition("@")
-                found.add((code, number, int(col)))
-    return found
+FAMILY = "TNK2"
+FIXTURES = fixture_dir(FAMILY)
+HOT_RULES = [rule for rule in PYTHON_RULES if family(rule.code) == FAMILY]
+ONLY_TNK2 = Settings(select=(FAMILY,))
 
 
 def lint(text: str, path: str = "fixture.py", settings: Settings = ONLY_TNK2):
@@ -39,18 +27,19 @@ def found(text: str) -> set[tuple[str, int, int]]:
 
 
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.py")), ids=lambda p: p.name)
-def test_fixture_diagnostics_are_exactly_the_expected_ones(path: Path) -> None:
-    text = path.read_text()
-    want = expected(text)
+def test_every_fixture_expects_findings_of_the_family(path: Path) -> None:
+    want = {f for f in expectations(path.read_text()) if family(f[0]) == FAMILY}
     assert want, "a fixture without expectations tests nothing"
-    got = found(text)
-    assert got - want == set(), "unexpected findings"
-    assert want - got == set(), "missing findings"
 
 
 def test_every_rule_has_a_fixture_with_findings() -> None:
-    codes = {code for path in FIXTURES.glob("*.py") for code, _, _ in expected(path.read_text())}
-    assert codes == {rule.code for rule in HOT_RULES} == set(codes_of_family("hot-loop"))
+    codes = {
+        code
+        for path in FIXTURES.glob("*.py")
+        for code, _, _ in expectations(path.read_text())
+        if family(code) == FAMILY
+    }
+    assert codes == {rule.code for rule in HOT_RULES} == set(family_codes(FAMILY))
 
 
 @pytest.mark.parametrize(
@@ -112,7 +101,7 @@ for step, batch in enumerate(batches):
 """
 
 
-def in_loop(*lines: str) -> set[tuple[str, int, int]]:
+def in_loop(*lines: str) -> set[tuple[str, int]]:
     body = "\n".join("    " + line for line in lines)
     return {(code, line) for code, line, _ in found(LOOP.format(body=body))}
 

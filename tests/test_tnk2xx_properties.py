@@ -12,11 +12,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tinker_lint.io.settings import Settings
 from tinker_lint.run.engine import lint_text
+
+pytestmark = pytest.mark.slow
 
 ONLY_TNK2 = Settings(select=("TNK2",))
 GUARD = "if step % log_every == 0: "

@@ -1,0 +1,65 @@
+"""Shared fixtures for the whole suite.
+
+Markers (registered in pyproject.toml, ``--strict-markers``): ``slow`` for a test over about 2 s
+(subprocesses such as pre-commit, pylsp and doctor's venvs, the cookbook validation, property
+tests with many examples, corpora sweeps, the benchmark), ``network`` for one that may download.
+The inner loop is ``python3 -m pytest -q -m "not slow"``; CI and the README run everything.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from packaging.version import Version
+
+from tests.fixture_expectations import FIXTURES_ROOT, ROOT
+from tinker_lint.io.settings import Settings
+
+CORPORA = ROOT / ".tinker_lint_cache" / "corpora"
+COOKBOOK = "tinker-cookbook==0.6.1"
+
+
+def make_settings(**changes: Any) -> Settings:
+    """``Settings()`` with some fields changed; ``tinker_version`` may be given as a string."""
+    if isinstance(changes.get("tinker_version"), str):
+        changes["tinker_version"] = Version(changes["tinker_version"])
+    return replace(Settings(), **changes)
+
+
+@pytest.fixture(name="make_settings")
+def make_settings_fixture() -> Callable[..., Settings]:
+    return make_settings
+
+
+@pytest.fixture(scope="session")
+def fixtures_root() -> Path:
+    """``fixtures/``: one directory per family (tests/fixture_expectations.py)."""
+    return FIXTURES_ROOT
+
+
+@pytest.fixture(scope="session")
+def cookbook() -> Path:
+    """tinker-cookbook 0.6.1's package directory, downloaded once into
+    ``.tinker_lint_cache/corpora/`` (tests using it are ``slow`` and ``network``)."""
+    target = CORPORA / "tinker_cookbook-0.6.1"
+    if not (target / "tinker_cookbook").is_dir():
+        CORPORA.mkdir(parents=True, exist_ok=True)
+        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", COOKBOOK]
+        result = subprocess.run(
+            [*command, "-d", str(CORPORA)], capture_output=True, text=True, check=False
+        )
+        wheels = list(CORPORA.glob("tinker_cookbook-0.6.1-*.whl"))
+        if not wheels:
+            # A failure, not a skip: CI installs the test dependencies from the same registry, and
+            # a skipped validation would look like a passed one.
+            pytest.fail(f"cannot download {COOKBOOK}: {result.stderr.strip()[-300:]}")
+        with zipfile.ZipFile(wheels[0]) as wheel:
+            wheel.extractall(target)
+    return target / "tinker_cookbook"
