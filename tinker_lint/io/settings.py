@@ -11,6 +11,9 @@ from packaging.version import Version
 
 from tinker_lint.versions import NEWEST_KNOWN_TINKER
 
+# ``tinker_version_source`` when no one chose the version: the default.
+VERSION_ASSUMED = "newest known"
+
 
 def _specificity(code: str, selectors: tuple[str, ...]) -> int:
     """Length of the longest selector that is a prefix of ``code`` (-1 if none); ``ALL`` is 0."""
@@ -31,7 +34,12 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = ()
     tinker_version: Version = NEWEST_KNOWN_TINKER
-    tinker_version_source: str = "newest known"
+    tinker_version_source: str = VERSION_ASSUMED
+    # Nothing said which tinker the project targets (neither the command line, the configuration,
+    # the project's pin or lock, nor an installed tinker: ``run.resolve``), so ``tinker_version``
+    # is a guess, and the fixes of the version-gated rules are unsafe (they may break older SDKs).
+    # Settings made in code choose their version: False.
+    tinker_version_assumed: bool = False
     # Extra identifiers that mark a cadence guard (``if should_flush:``), beyond the built-in ones.
     cadence_names: tuple[str, ...] = ()
     # Extra calls (glob over the called name) that make a loop hot, e.g. a step wrapper imported

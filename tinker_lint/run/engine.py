@@ -18,7 +18,7 @@ from typing import cast
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from tinker_lint.diagnostics import Diagnostic
+from tinker_lint.diagnostics import UNSAFE, Diagnostic
 from tinker_lint.fix.apply import LineIndex, plan_fix
 from tinker_lint.fix.plan import FixPlan
 from tinker_lint.guard import python_verdict, run_deep
@@ -36,6 +36,9 @@ from tinker_lint.syntax.positions import NodePositions
 # Larger files get a syntax check only (as semgrep's 1 MB default): analysis costs about 20 s and
 # 0.5 GB per million characters, and files that large are generated data, not training loops.
 MAX_ANALYSED_CHARS = 1_000_000
+# The rules that apply from some tinker version on: their fixes rewrite code for that SDK, and
+# break it on older ones. When the target version is only assumed, those fixes are unsafe.
+VERSION_GATED = frozenset(rule.code for rule in PYTHON_RULES if rule.min_tinker_version)
 
 
 @dataclass
@@ -253,6 +256,12 @@ def _with_fixes(
                     # being a whole ``Mapping`` (it cannot list its nodes cheaply).
                     lookups = cast("Mapping[cst.CSTNode, CodeRange]", positions)
                     fix = plan_fix(text, module, plan, model.parent_of, lookups, index)
+                    if (
+                        fix is not None
+                        and settings.tinker_version_assumed
+                        and diagnostic.code in VERSION_GATED
+                    ):
+                        fix = replace(fix, applicability=UNSAFE)
                     diagnostic = replace(diagnostic, fix=fix)
             except Exception as error:  # a broken fix must not hide the finding
                 if diagnostic.code not in failed:
