@@ -25,7 +25,7 @@ from tinker_lint.guard import python_verdict, run_deep
 from tinker_lint.io.files import DecodeError, SourceFile, decode_source
 from tinker_lint.io.settings import Settings
 from tinker_lint.model.semantic import SemanticModel
-from tinker_lint.noqa import is_suppressed, noqa_lines, unknown_codes
+from tinker_lint.noqa import file_exemptions, is_exempt, is_suppressed, noqa_lines, unknown_codes
 from tinker_lint.prefilter.mentions import mentions_tinker
 from tinker_lint.prefilter.sketch import sketch
 from tinker_lint.rules import ALL_CODES, PYTHON_RULES
@@ -312,7 +312,13 @@ def _internal_error(
 
 
 def _apply_noqa(diagnostics: list[Diagnostic], text: str) -> list[Diagnostic]:
+    """``# noqa`` on the finding's line, and ``# ruff: noqa`` / ``# flake8: noqa`` for the file."""
     if not diagnostics:
         return diagnostics
     lines = noqa_lines(text)
-    return [d for d in diagnostics if not is_suppressed(d.code, d.line, lines)]
+    exempt = file_exemptions(text)
+    return [
+        d
+        for d in diagnostics
+        if not is_suppressed(d.code, d.line, lines) and not is_exempt(d.code, exempt)
+    ]
