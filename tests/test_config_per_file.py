@@ -150,3 +150,23 @@ def test_the_resolver_reads_each_configuration_once_per_directory(monorepo, monk
     assert len(loaded) == 2
     with pytest.raises(ConfigError):
         SettingsResolver(config=MONOREPO / "missing.toml").for_path("svc_a/train.py")
+
+
+def test_a_sub_projects_exclude_applies_when_its_parent_is_walked(tmp_path, monkeypatch, capsys):
+    project = tmp_path / "monorepo"
+    shutil.copytree(MONOREPO, project)
+    generated = project / "svc_a" / "generated"
+    generated.mkdir()
+    shutil.copy(project / "svc_a" / "train.py", generated / "train.py")
+    with (project / "svc_a" / "pyproject.toml").open("a") as handle:
+        handle.write('exclude = ["generated"]\n')
+    monkeypatch.chdir(project)
+    # Walked from the monorepo (no configuration there) and from svc_a itself: excluded both ways.
+    for paths in (["."], ["svc_a", "svc_b"], ["svc_b", "legacy", "svc_a"]):
+        code, found, _ = _findings(paths, capsys)
+        assert (code, found) == (1, OWN_CONFIG), paths
+    # Named on the command line, it is linted unless --force-exclude (as ruff).
+    _, found, _ = _findings(["svc_a/generated/train.py"], capsys)
+    assert found == {f"svc_a/generated/{TNK105_AT}"}
+    _, found, _ = _findings(["--force-exclude", "svc_a/generated/train.py", "svc_b"], capsys)
+    assert found == {f"svc_b/{TNK106_AT}"}

@@ -65,6 +65,21 @@ class Settings:
                     return False
         return enabled
 
+    def excludes(self, path: str) -> bool:
+        """Whether ``exclude`` matches ``path`` or a directory above it below the project root
+        (as the walk would have pruned it): for a file found under another configuration's
+        directory than the path walked."""
+        if not self.exclude:
+            return False
+        root = self.project_root
+        absolute = os.path.abspath(path)
+        relative = os.path.relpath(absolute, root) if root else None
+        if relative is None or relative.startswith(".."):
+            return any(_path_matches(path, pattern) for pattern in self.exclude)
+        parts = relative.replace(os.sep, "/").split("/")
+        candidates = {"/".join(parts[:end]) for end in range(1, len(parts) + 1)} | set(parts)
+        return any(fnmatch.fnmatch(c, pattern) for c in candidates for pattern in self.exclude)
+
     @property
     def project_root(self) -> str | None:
         """The directory of the configuration file: ``per-file-ignores`` and ``exclude`` patterns

@@ -162,6 +162,7 @@ def run_paths(
             force_exclude=force_exclude,
             want=_is_lintable,
         )
+        if _kept(item, given, own, force_exclude)
     ]
     dependency_files = [i for i in items if isinstance(i, str) and is_dependency_file(i)]
     qwen_vl: list[QwenVlUse] = []  # TNK303's evidence, looked up per project
@@ -251,6 +252,19 @@ def run_paths(
     if assumed:
         run.warnings.append(VERSION_UNKNOWN_WARNING)
     return run
+
+
+def _kept(
+    item: str | Skipped, given: str, own: Callable[[str], Settings], force_exclude: bool
+) -> bool:
+    """Whether a discovered file is kept: one under a deeper configuration than the path walked
+    must not be excluded by its own ``exclude`` either, and a named one (with ``force_exclude``)
+    not by a pattern naming a directory above it."""
+    if isinstance(item, Skipped):
+        return True
+    if item == given:
+        return not force_exclude or not own(item).excludes(item)
+    return own(item).config_path == own(given).config_path or not own(item).excludes(item)
 
 
 def _has_fix_to_apply(diagnostics: Sequence[Diagnostic], fix: FixMode) -> bool:
