@@ -186,3 +186,24 @@ def test_file_level_noqa_means_the_same_in_both_front_ends(tmp_path, comment, ex
     assert [(p.removeprefix("./"), *rest) for p, *rest in _codes(found)] == expected
     _, cli_found, _ = _cli(project, "--tinker-version", "0.38")
     assert _codes(cli_found) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "exempt"),
+    [
+        ("# ruff: noqa\n", {""}),
+        ("x = 1\n\t# flake8: noqa\n", {""}),
+        ("# flake8=noqa\n", {""}),  # flake8's NOQA_FILE takes `=` too
+        ("# RUFF: NOQA: tnk105, TNK2\n", {"TNK105", "TNK2"}),
+        ("# flake8: noqa:TNK105 TNK106\n", {"TNK105", "TNK106"}),
+        ("a = 1\r# ruff: noqa: TNK1\r", {"TNK1"}),  # old Mac line ends
+        ("x = 1  # ruff: noqa\n", set()),  # after code: not a file-level directive
+        ("# noqa\n", set()),
+        ("s = '''\n'''\n", set()),
+    ],
+)
+def test_file_exemptions(text, exempt):
+    from tinker_lint.noqa import file_exemptions, is_exempt
+
+    assert file_exemptions(text) == exempt
+    assert is_exempt("TNK105", file_exemptions(text)) == any("TNK105".startswith(p) for p in exempt)

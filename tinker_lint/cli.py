@@ -59,7 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--output-format", choices=sorted(REPORTERS), default="text", help="output format"
     )
-    parser.add_argument("--config", help="pyproject.toml to read [tool.tinker-lint] from")
+    parser.add_argument(
+        "--config",
+        help="pyproject.toml to read [tool.tinker-lint] from, for every file (default: the "
+        "nearest one above each file)",
+    )
     parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     parser.add_argument(
