@@ -30,7 +30,6 @@ from tinker_lint import __version__
 from tinker_lint.io.config import ConfigError, parse_version
 from tinker_lint.io.settings import Settings
 from tinker_lint.prefilter.mentions import may_concern_tinker
-from tinker_lint.run.resolve import Overrides, SettingsResolver
 
 CONFIG_ERROR = "TNK003"
 
@@ -38,6 +37,8 @@ CONFIG_ERROR = "TNK003"
 @lru_cache(maxsize=64)
 def _project_settings(directory: str, tinker_version: str | None) -> Settings | ConfigError:
     """The settings of the files in ``directory``, or what is wrong with the configuration."""
+    from tinker_lint.run.resolve import Overrides, SettingsResolver  # a file that names Tinker
+
     try:
         version = None
         if tinker_version:

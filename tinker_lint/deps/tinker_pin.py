@@ -13,6 +13,9 @@ evidence). Its dependency files are read with the same parsers as TNK3xx, asking
   admits, and the project the lowest of them. A fix must run on every version the project admits:
   ``tinker>=0.30,<0.39`` admits 0.30, on which a 0.38-only rewrite breaks the code;
 - a requirement with no version constraint (``tinker``) says nothing.
+
+Every run asks (in a warm run, for every directory): the parsers are imported only for a
+dependency file that mentions tinker.
 """
 
 from __future__ import annotations
@@ -23,23 +26,17 @@ import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from tinker_lint.deps.declared import Declared
-from tinker_lint.deps.kinds import dependency_kind
-from tinker_lint.deps.lint import project_root
-from tinker_lint.deps.locks import locked_versions
-from tinker_lint.deps.pyproject import pyproject_requirements
-from tinker_lint.deps.requirements import read_requirements_tree
-from tinker_lint.deps.setup_cfg import SetupCfgError, setup_cfg_requirements
+from tinker_lint.deps.kinds import dependency_kind, project_root
 from tinker_lint.versions import ASYNC_DEPRECATION_VERSION, NEWEST_KNOWN_TINKER
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
+
+    from tinker_lint.deps.declared import Declared
 
 _TINKER = frozenset({"tinker"})
 OLDEST_TINKER = Version("0.1.0")  # the first release on PyPI
@@ -124,14 +121,28 @@ def _declared(root: str) -> Iterator[Declared]:
             continue
         if "tinker" not in text.lower():
             continue
-        try:
-            if kind == "requirements":
-                yield from read_requirements_tree(path, text, _TINKER).declared
-            elif kind == "setup.cfg":
-                yield from setup_cfg_requirements(text, path, _TINKER)
-            elif kind == "pyproject":
-                yield from pyproject_requirements(tomllib.loads(text), text, path, _TINKER)
-            else:
-                yield from locked_versions(text, path, kind, _TINKER)
-        except (tomllib.TOMLDecodeError, SetupCfgError, ValueError):
-            continue
+        yield from _declared_in(kind, path, text)
+
+
+def _declared_in(kind: str, path: str, text: str) -> Iterator[Declared]:
+    """The tinker requirements or lock entries of one file (nothing, if it does not parse)."""
+    from tinker_lint.deps.locks import locked_versions
+    from tinker_lint.deps.pyproject import pyproject_requirements
+    from tinker_lint.deps.requirements import read_requirements_tree
+    from tinker_lint.deps.setup_cfg import SetupCfgError, setup_cfg_requirements
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        if kind == "requirements":
+            yield from read_requirements_tree(path, text, _TINKER).declared
+        elif kind == "setup.cfg":
+            yield from setup_cfg_requirements(text, path, _TINKER)
+        elif kind == "pyproject":
+            yield from pyproject_requirements(tomllib.loads(text), text, path, _TINKER)
+        else:
+            yield from locked_versions(text, path, kind, _TINKER)
+    except (tomllib.TOMLDecodeError, SetupCfgError, ValueError):
+        return
