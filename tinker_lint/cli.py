@@ -12,9 +12,8 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from tinker_lint import __version__
 from tinker_lint.diagnostics import Diagnostic
@@ -25,6 +24,7 @@ from tinker_lint.report import REPORTERS
 from tinker_lint.report.text import write_fixes_applied, write_text
 from tinker_lint.run.cache import Cache, default_cache_dir
 from tinker_lint.run.cache import clean as clean_cache
+from tinker_lint.run.resolve import Overrides, SettingsResolver
 from tinker_lint.run.runner import FixMode, Run, run_paths
 from tinker_lint.run.runner import lint_paths as lint_paths  # importable from here, as before
 
@@ -52,13 +52,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--extend-select", help="codes or prefixes to enable on top of select")
     parser.add_argument(
         "--tinker-version",
-        help="tinker version the project targets (gates TNK105/TNK106); default: the installed "
-        "tinker, else the newest known",
+        help="tinker version the project targets (gates TNK105/TNK106 and their fixes); default: "
+        "`tinker-version` in the configuration, else the project's pin or lock, else the installed "
+        "tinker, else the newest known (and those fixes are unsafe)",
     )
     parser.add_argument(
         "--output-format", choices=sorted(REPORTERS), default="text", help="output format"
     )
-    parser.add_argument("--config", help="pyproject.toml to read [tool.tinker-lint] from")
+    parser.add_argument(
+        "--config",
+        help="pyproject.toml to read [tool.tinker-lint] from, for every file (default: the "
+        "nearest one above each file)",
+    )
     parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     parser.add_argument(
@@ -120,25 +125,32 @@ def _split(value: str | None) -> list[str] | None:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
-def resolve_settings(args: argparse.Namespace) -> Settings:
-    if args.isolated:
-        settings = load_settings(None)
-    elif args.config:
+def settings_resolver(args: argparse.Namespace) -> SettingsResolver:
+    """Each file's settings (``run.resolve``): its nearest configuration, or ``--config``'s for
+    every file, or none (``--isolated``); the flags over it. Raises ``ConfigError`` for a bad flag
+    or a missing ``--config`` file; a bad configuration file, when a file under it is reached."""
+    config = None
+    if args.config and not args.isolated:
         config = Path(args.config)
         if not config.is_file():
             raise ConfigError(f"{args.config}: no such configuration file")
-        settings = load_settings(config)
-    else:
-        settings = load_settings(find_pyproject(Path(args.paths[0] if args.paths else ".")))
-    changes: dict[str, Any] = {}  # Settings fields of several types
+    codes: dict[str, tuple[str, ...] | None] = {}
     for flag in ("select", "ignore", "extend_select"):
         value = _split(getattr(args, flag))
+        codes[flag] = None
         if value is not None:
-            changes[flag] = _codes(value, f"--{flag.replace('_', '-')}", "command line")
+            codes[flag] = _codes(value, f"--{flag.replace('_', '-')}", "command line")
+    version = None
     if args.tinker_version:
-        changes["tinker_version"] = parse_version(args.tinker_version, "--tinker-version")
-        changes["tinker_version_source"] = "--tinker-version"
-    return replace(settings, **changes) if changes else settings
+        version = parse_version(args.tinker_version, "--tinker-version")
+    overrides = Overrides(codes["select"], codes["ignore"], codes["extend_select"], version)
+    return SettingsResolver(config=config, isolated=args.isolated, overrides=overrides)
+
+
+def resolve_settings(args: argparse.Namespace) -> Settings:
+    """The settings of the first path: where the results cache lives (each file is linted with its
+    own, ``settings_resolver``)."""
+    return settings_resolver(args).for_path(args.paths[0] if args.paths else ".")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -156,22 +168,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        settings = resolve_settings(args)
+        resolver = settings_resolver(args)
+        # The first path's settings say where the cache lives; every file has its own settings.
+        settings = resolver.for_path(args.paths[0] if args.paths else ".")
+        cache = None
+        if not args.no_cache:
+            cache = Cache(args.cache_dir or default_cache_dir(settings), settings)
+        fix = FixMode(write=not args.diff, unsafe_fixes=args.unsafe_fixes)
+        run = run_paths(
+            args.paths,
+            settings,
+            force_exclude=args.force_exclude,
+            cache=cache,
+            jobs=args.jobs,
+            fix=fix if args.fix or args.diff else None,
+            settings_for=resolver.for_path,
+        )
     except ConfigError as error:
         sys.stderr.write(f"tinker-lint: error: {error}\n")
         return EXIT_ERROR
-    cache = None
-    if not args.no_cache:
-        cache = Cache(args.cache_dir or default_cache_dir(settings), settings)
-    fix = FixMode(write=not args.diff, unsafe_fixes=args.unsafe_fixes)
-    run = run_paths(
-        args.paths,
-        settings,
-        force_exclude=args.force_exclude,
-        cache=cache,
-        jobs=args.jobs,
-        fix=fix if args.fix or args.diff else None,
-    )
     if _warn(run.warnings, run.files):
         return EXIT_ERROR
     if args.diff:

@@ -58,6 +58,19 @@ devices), broken symbolic links and symlink loops are skipped with a warning ins
 """,
         fix_description="Make the file readable, or `exclude` it.",
     ),
+    "TNK003": EngineCode(
+        summary="The configuration is not valid; tinker-lint checked nothing in this file",
+        why="""\
+Reported by the flake8 plugin (editors through pylsp, `flake8 --select TNK`) at line 1 of each file
+it was asked to check, when `[tool.tinker-lint]` in the nearest `pyproject.toml`, or flake8's
+`--tinker-version` option, is not valid. The message names the file and the key. The `tinker-lint`
+command reports the same error on stderr and exits 2; so that an editor does not show findings the
+command would not, the plugin reports this instead of the file's findings. flake8 gives a plugin
+no other place a pylsp user would see.
+""",
+        fix_description="Correct the key the message names (`tinker-lint rule --all` lists the "
+        'codes; `tinker-version` is a version such as `"0.38"`).',
+    ),
 }
 
 

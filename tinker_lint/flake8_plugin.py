@@ -6,6 +6,14 @@ flake8 read, with the tree flake8 parsed (so CPython does not parse the file aga
 
 The engine, and libcst with it (about 0.3 s), is imported only for a file whose text names Tinker:
 editors run flake8 on every save, mostly on files that never do.
+
+Settings are the command's (``run.resolve``): the nearest ``[tool.tinker-lint]`` above the file, and
+the same tinker version (flake8's ``--tinker-version``, else ``tinker-version`` there, else the
+project's pin or lock, else the installed tinker). A configuration that is not valid (a bad
+``--tinker-version``, or any error in the table) is reported as TNK003 at line 1 of each file, in
+place of the file's findings, as the command exits 2 with it: an exception would stop flake8 and
+every other plugin, and a pylsp user would see nothing at all (pylsp keeps only lines that parse
+as findings).
 """
 
 from __future__ import annotations
@@ -16,21 +24,29 @@ import os
 from collections.abc import Iterator
 from dataclasses import replace
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from tinker_lint import __version__
-from tinker_lint.io.config import ConfigError, find_pyproject, load_settings, parse_version
+from tinker_lint.io.config import ConfigError, parse_version
 from tinker_lint.io.settings import Settings
 from tinker_lint.prefilter.mentions import may_concern_tinker
 
+CONFIG_ERROR = "TNK003"
+
 
 @lru_cache(maxsize=64)
-def _project_settings(directory: str) -> Settings:
+def _project_settings(directory: str, tinker_version: str | None) -> Settings | ConfigError:
+    """The settings of the files in ``directory``, or what is wrong with the configuration."""
+    from tinker_lint.run.resolve import Overrides, SettingsResolver  # a file that names Tinker
+
     try:
-        settings = load_settings(find_pyproject(Path(directory)))
-    except ConfigError:
-        settings = load_settings(None)
+        version = None
+        if tinker_version:
+            version = parse_version(tinker_version, "flake8 option --tinker-version")
+        resolver = SettingsResolver(overrides=Overrides(tinker_version=version))
+        settings = resolver.for_path(directory)
+    except ConfigError as error:
+        return error
     # flake8 decides what is shown; the plugin reports every code but syntax errors, which flake8
     # reports itself (E999): so files no rule needs are not parsed a second time.
     return replace(
@@ -65,14 +81,13 @@ class TinkerLintPlugin:
         text = "".join(self.lines)
         if not may_concern_tinker(text):
             return  # no rule's text test can pass: neither settings nor libcst are needed
-        directory = os.path.dirname(os.path.abspath(self.filename)) if self.filename else "."
-        settings = _project_settings(directory)
-        if self._tinker_version:
-            try:
-                version = parse_version(self._tinker_version, "--tinker-version")
-                settings = replace(settings, tinker_version=version)
-            except ConfigError:
-                pass
+        # flake8 names stdin "stdin" (pylsp passes the real name with --stdin-display-name).
+        directory = os.path.dirname(os.path.abspath(self.filename or "stdin"))
+        settings = _project_settings(directory, self._tinker_version)
+        if isinstance(settings, ConfigError):
+            message = f"{CONFIG_ERROR} tinker-lint configuration error: {settings}"
+            yield 1, 0, f"{message}; no tinker-lint check ran on this file", type(self)
+            return
         from tinker_lint.run.engine import lint_text
 
         tree = self.tree if isinstance(self.tree, ast.Module) else None

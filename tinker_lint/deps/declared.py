@@ -31,8 +31,10 @@ class Declared:
         return self.version is not None
 
 
-def is_relevant(name: str) -> bool:
-    return canonicalize_name(name) in PACKAGES
+def is_relevant(name: str, packages: frozenset[str] = PACKAGES) -> bool:
+    """Whether ``name`` is one of ``packages`` (canonical names): by default the packages the
+    known-bad table judges; ``deps.tinker_pin`` asks for ``tinker``."""
+    return canonicalize_name(name) in packages
 
 
 def parse_pep508(text: str) -> Requirement | None:

@@ -33,3 +33,31 @@ def dependency_kind(path: str) -> str | None:
 
 def is_dependency_file(path: str) -> bool:
     return dependency_kind(path) is not None
+
+
+# The files that mark a project's root (``project_root``).
+_ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py")
+_REQUIREMENTS_NAME = re.compile(r"requirements.*\.txt")
+
+
+def project_root(path: str) -> str:
+    """The absolute directory of the project ``path`` belongs to: the nearest directory at or above
+    it that holds ``pyproject.toml``, ``setup.cfg``, ``setup.py`` or a ``requirements*.txt``; the
+    file's own directory if none does."""
+    start = os.path.dirname(os.path.abspath(path))
+    directory = start
+    while True:
+        if _marks_a_project(directory):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return start
+        directory = parent
+
+
+def _marks_a_project(directory: str) -> bool:
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return False
+    return any(n in _ROOT_MARKERS or _REQUIREMENTS_NAME.fullmatch(n) for n in names)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from tinker_lint.deps.declared import Declared
-from tinker_lint.deps.kinds import dependency_kind
+from tinker_lint.deps.kinds import dependency_kind, project_root
 from tinker_lint.deps.known_bad import (
     KNOWN_BAD,
     KnownBad,
@@ -70,34 +70,6 @@ def find_qwen_vl(raw: bytes, path: str) -> QwenVlUse | None:
     assert before is not None and after is not None
     name = raw[before.start() : after.end()]
     return QwenVlUse(path, line, name.decode("utf-8", "replace"))
-
-
-# The files that mark a project's root (``project_root``).
-_ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py")
-_REQUIREMENTS_NAME = re.compile(r"requirements.*\.txt")
-
-
-def project_root(path: str) -> str:
-    """The absolute directory of the project ``path`` belongs to: the nearest directory at or above
-    it that holds ``pyproject.toml``, ``setup.cfg``, ``setup.py`` or a ``requirements*.txt``; the
-    file's own directory if none does."""
-    start = os.path.dirname(os.path.abspath(path))
-    directory = start
-    while True:
-        if _marks_a_project(directory):
-            return directory
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return start
-        directory = parent
-
-
-def _marks_a_project(directory: str) -> bool:
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return False
-    return any(n in _ROOT_MARKERS or _REQUIREMENTS_NAME.fullmatch(n) for n in names)
 
 
 @dataclass

@@ -21,6 +21,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from tinker_lint.deps.declared import Declared, is_relevant
+from tinker_lint.deps.known_bad import PACKAGES
 from tinker_lint.deps.pyproject import Locator
 
 if sys.version_info >= (3, 11):
@@ -31,30 +32,38 @@ else:  # pragma: no cover
 _NAME = re.compile(r"""\n[ \t]*name[ \t]*=[ \t]*["'](?P<name>[^"'\n]*)["']""")
 
 
-def locked_versions(text: str, path: str, table: str) -> Iterator[Declared]:
-    """``table`` is ``package`` (uv.lock, poetry.lock) or ``packages`` (pylock.toml)."""
+def locked_versions(
+    text: str, path: str, table: str, packages: frozenset[str] = PACKAGES
+) -> Iterator[Declared]:
+    """``table`` is ``package`` (uv.lock, poetry.lock) or ``packages`` (pylock.toml); the entries
+    of ``packages`` (by default, those the known-bad table judges)."""
     header = f"[[{table}]]"
     starts = [m.start() + 1 for m in re.finditer(re.escape(f"\n{header}"), text)]
     if text.startswith(header):
         starts.insert(0, 0)
     if not starts:
-        yield from _entries(tomllib.loads(text), text, path, table, first_line=1)
+        yield from _entries(tomllib.loads(text), text, path, table, 1, packages)
         return
     ends = [*starts[1:], len(text)]
     for start, end in zip(starts, ends, strict=True):
         # The entry's own keys come before its first sub-table ([package.metadata], ...).
         body_end = text.find("\n[", start + len(header), end)
         name = _NAME.search(text, start, end if body_end < 0 else body_end)
-        if name is not None and not is_relevant(name.group("name")):
+        if name is not None and not is_relevant(name.group("name"), packages):
             continue
         first_line = text.count("\n", 0, start) + 1
         yield from _entries(
-            tomllib.loads(text[start:end]), text[start:end], path, table, first_line
+            tomllib.loads(text[start:end]), text[start:end], path, table, first_line, packages
         )
 
 
 def _entries(
-    data: Mapping[str, Any], text: str, path: str, table: str, first_line: int
+    data: Mapping[str, Any],
+    text: str,
+    path: str,
+    table: str,
+    first_line: int,
+    packages: frozenset[str],
 ) -> Iterator[Declared]:
     entries = data.get(table)
     if not isinstance(entries, list):
@@ -64,7 +73,11 @@ def _entries(
         if not isinstance(entry, Mapping):
             continue
         name, version = entry.get("name"), entry.get("version")
-        if not isinstance(name, str) or not isinstance(version, str) or not is_relevant(name):
+        if (
+            not isinstance(name, str)
+            or not isinstance(version, str)
+            or not is_relevant(name, packages)
+        ):
             continue
         try:
             parsed = Version(version)

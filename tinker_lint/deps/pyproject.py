@@ -15,6 +15,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from tinker_lint.deps.declared import Declared, is_relevant, parse_pep508
+from tinker_lint.deps.known_bad import PACKAGES
 from tinker_lint.deps.poetry import poetry_specifiers
 from tinker_lint.deps.toml_positions import Path, TomlPositions
 
@@ -47,7 +48,10 @@ class Locator:
         return 1, 1
 
 
-def pyproject_requirements(data: Mapping[str, Any], text: str, path: str) -> Iterator[Declared]:
+def pyproject_requirements(
+    data: Mapping[str, Any], text: str, path: str, packages: frozenset[str] = PACKAGES
+) -> Iterator[Declared]:
+    """The requirements on ``packages`` (by default, those the known-bad table judges)."""
     locate = Locator(text)
     tool = _table(data.get("tool"))
     uv = _table(tool.get("uv"))
@@ -62,7 +66,7 @@ def pyproject_requirements(data: Mapping[str, Any], text: str, path: str) -> Ite
     for key in _UV_LISTS:
         lists.append((("tool", "uv", key), uv.get(key)))
     for where, items in lists:
-        yield from _pep508_list(items, where, locate, path, uv_prereleases)
+        yield from _pep508_list(items, where, locate, path, uv_prereleases, packages)
 
     poetry = _table(tool.get("poetry"))
     tables: list[tuple[Path, Any]] = [
@@ -74,7 +78,7 @@ def pyproject_requirements(data: Mapping[str, Any], text: str, path: str) -> Ite
             (("tool", "poetry", "group", group, "dependencies"), _table(body).get("dependencies"))
         )
     for where, table in tables:
-        yield from _poetry_table(_table(table), where, locate, path)
+        yield from _poetry_table(_table(table), where, locate, path, packages)
 
 
 def _table(value: Any) -> Mapping[str, Any]:
@@ -82,7 +86,12 @@ def _table(value: Any) -> Mapping[str, Any]:
 
 
 def _pep508_list(
-    items: Any, where: Path, locate: Locator, path: str, prereleases_allowed_by: str
+    items: Any,
+    where: Path,
+    locate: Locator,
+    path: str,
+    prereleases_allowed_by: str,
+    packages: frozenset[str],
 ) -> Iterator[Declared]:
     if not isinstance(items, list):
         return
@@ -90,7 +99,7 @@ def _pep508_list(
         if not isinstance(item, str):
             continue  # {include-group = "..."} in a dependency group
         requirement = parse_pep508(item)
-        if requirement is None or not is_relevant(requirement.name):
+        if requirement is None or not is_relevant(requirement.name, packages):
             continue
         line, col = locate.string((*where, index), item)
         yield Declared(
@@ -106,10 +115,10 @@ def _pep508_list(
 
 
 def _poetry_table(
-    table: Mapping[str, Any], where: Path, locate: Locator, path: str
+    table: Mapping[str, Any], where: Path, locate: Locator, path: str, packages: frozenset[str]
 ) -> Iterator[Declared]:
     for name, value in table.items():
-        if not is_relevant(name):
+        if not is_relevant(name, packages):
             continue
         # A constraint string, a table ({version = "...", allow-prereleases = true, ...}), or a
         # list of such tables (one per Python version or platform).

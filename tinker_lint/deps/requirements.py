@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from packaging.utils import canonicalize_name
 
 from tinker_lint.deps.declared import Declared, is_relevant, parse_pep508
+from tinker_lint.deps.known_bad import PACKAGES
 
 _COMMENT = re.compile(r"(^|\s+)#.*$")
 _INCLUDE = {"-r": "-r", "--requirement": "-r", "-c": "-c", "--constraint": "-c"}
@@ -28,10 +29,13 @@ class RequirementsTree:
     texts: dict[str, str] = field(default_factory=dict)  # every file read, for their noqa comments
     warnings: list[str] = field(default_factory=list)
     allow_prereleases: bool = False
+    packages: frozenset[str] = PACKAGES  # the requirements read: on these packages
 
 
-def read_requirements_tree(path: str, text: str) -> RequirementsTree:
-    tree = RequirementsTree()
+def read_requirements_tree(
+    path: str, text: str, packages: frozenset[str] = PACKAGES
+) -> RequirementsTree:
+    tree = RequirementsTree(packages=packages)
     _read(path, text, tree, set())
     if tree.allow_prereleases:
         tree.declared = [replace(d, prereleases_allowed_by="`--pre`") for d in tree.declared]
@@ -53,7 +57,7 @@ def _read(path: str, text: str, tree: RequirementsTree, visited: set[str]) -> No
             words.append(word)
         requirement_text = " ".join(words).strip()
         requirement = parse_pep508(requirement_text)
-        if requirement is None or not is_relevant(requirement.name):
+        if requirement is None or not is_relevant(requirement.name, tree.packages):
             continue
         tree.declared.append(
             Declared(

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from packaging.utils import canonicalize_name
 
 from tinker_lint.deps.declared import Declared, is_relevant, parse_pep508
+from tinker_lint.deps.known_bad import PACKAGES
 
 _HEADER = re.compile(r"^\s*\[(?P<name>[^\]]+)\]")
 
@@ -22,7 +23,9 @@ class SetupCfgError(Exception):
     pass
 
 
-def setup_cfg_requirements(text: str, path: str) -> Iterator[Declared]:
+def setup_cfg_requirements(
+    text: str, path: str, packages: frozenset[str] = PACKAGES
+) -> Iterator[Declared]:
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         parser.read_string(text, source=path)
@@ -37,7 +40,7 @@ def setup_cfg_requirements(text: str, path: str) -> Iterator[Declared]:
     for section, key in wanted:
         value = parser.get(section, key)
         entries = _split(value)
-        if not any(_relevant(entry) for entry in entries):
+        if not any(_relevant(entry, packages) for entry in entries):
             continue
         cursor, col_from = _key_line(lines, section, key)
         for entry in entries:
@@ -47,7 +50,7 @@ def setup_cfg_requirements(text: str, path: str) -> Iterator[Declared]:
                 continue
             cursor, col = found
             col_from = col + len(entry)
-            if requirement is None or not is_relevant(requirement.name):
+            if requirement is None or not is_relevant(requirement.name, packages):
                 continue
             yield Declared(
                 name=canonicalize_name(requirement.name),
@@ -71,9 +74,9 @@ def _split(value: str) -> list[str]:
     return entries
 
 
-def _relevant(entry: str) -> bool:
+def _relevant(entry: str, packages: frozenset[str]) -> bool:
     requirement = parse_pep508(entry)
-    return requirement is not None and is_relevant(requirement.name)
+    return requirement is not None and is_relevant(requirement.name, packages)
 
 
 def _key_line(lines: list[str], section: str, key: str) -> tuple[int, int]:

@@ -14,7 +14,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from tinker_lint.codes import is_known_selector
-from tinker_lint.io.settings import Settings
+from tinker_lint.io.settings import VERSION_ASSUMED, Settings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -116,10 +116,12 @@ def settings_from_table(table: Mapping[str, object], where: str, base: Settings)
     return replace(base, **changes)
 
 
-def load_settings(pyproject: Path | None) -> Settings:
-    """Settings from ``pyproject`` (if any) over the defaults, with the installed tinker's version
-    as the default target."""
-    base = default_settings()
+def load_settings(pyproject: Path | None, base: Settings | None = None) -> Settings:
+    """Settings from ``pyproject`` (if any) over ``base``: by default the defaults, with the
+    installed tinker's version as the target (``run.resolve`` passes ``Settings()``, and looks for
+    the project's pin before the installed tinker)."""
+    if base is None:
+        base = default_settings()
     if pyproject is None:
         return base
     # Name the file as the user would: relative to the working directory when it is below it.
@@ -161,4 +163,4 @@ def installed_tinker_version() -> tuple[Version | None, str]:
     try:
         return Version(metadata.version("tinker")), "installed tinker"
     except (metadata.PackageNotFoundError, InvalidVersion):
-        return None, "newest known"
+        return None, VERSION_ASSUMED

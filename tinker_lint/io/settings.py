@@ -11,6 +11,9 @@ from packaging.version import Version
 
 from tinker_lint.versions import NEWEST_KNOWN_TINKER
 
+# ``tinker_version_source`` when no one chose the version: the default.
+VERSION_ASSUMED = "newest known"
+
 
 def _specificity(code: str, selectors: tuple[str, ...]) -> int:
     """Length of the longest selector that is a prefix of ``code`` (-1 if none); ``ALL`` is 0."""
@@ -31,7 +34,12 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = ()
     tinker_version: Version = NEWEST_KNOWN_TINKER
-    tinker_version_source: str = "newest known"
+    tinker_version_source: str = VERSION_ASSUMED
+    # Nothing said which tinker the project targets (neither the command line, the configuration,
+    # the project's pin or lock, nor an installed tinker: ``run.resolve``), so ``tinker_version``
+    # is a guess, and the fixes of the version-gated rules are unsafe (they may break older SDKs).
+    # Settings made in code choose their version: False.
+    tinker_version_assumed: bool = False
     # Extra identifiers that mark a cadence guard (``if should_flush:``), beyond the built-in ones.
     cadence_names: tuple[str, ...] = ()
     # Extra calls (glob over the called name) that make a loop hot, e.g. a step wrapper imported
@@ -56,6 +64,21 @@ class Settings:
                 ):
                     return False
         return enabled
+
+    def excludes(self, path: str) -> bool:
+        """Whether ``exclude`` matches ``path`` or a directory above it below the project root
+        (as the walk would have pruned it): for a file found under another configuration's
+        directory than the path walked."""
+        if not self.exclude:
+            return False
+        root = self.project_root
+        absolute = os.path.abspath(path)
+        relative = os.path.relpath(absolute, root) if root else None
+        if relative is None or relative.startswith(".."):
+            return any(_path_matches(path, pattern) for pattern in self.exclude)
+        parts = relative.replace(os.sep, "/").split("/")
+        candidates = {"/".join(parts[:end]) for end in range(1, len(parts) + 1)} | set(parts)
+        return any(fnmatch.fnmatch(c, pattern) for c in candidates for pattern in self.exclude)
 
     @property
     def project_root(self) -> str | None:

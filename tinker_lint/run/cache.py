@@ -2,10 +2,12 @@
 under a key of everything they depend on.
 
 A file's diagnostics depend on its bytes, its path (``per-file-ignores``; the diagnostics name
-it), the settings, and the linter itself. So an entry lives in a directory named by a fingerprint
-of the settings and of the linter (its version, its own source files' sizes and times, so that an
+it), its settings (each file has its own: the nearest configuration, its project's tinker version),
+and the linter itself. So an entry lives in a directory named by a fingerprint of the run's
+settings and of the linter (its version, its own source files' sizes and times, so that an
 edited checkout is a new linter; the Python version, whose parser reports syntax errors; and the
-installed libcst, whose parser it runs), under the SHA-256 of the file's path and bytes. Nothing is
+installed libcst, whose parser it runs), under the SHA-256 of the file's path, its own
+settings' fingerprint and its bytes. Nothing is
 trusted from a file's time stamp, as ruff's content-hash cache does not either.
 
 Entries are written atomically (a temporary file, then ``os.replace``), so a reader sees a whole
@@ -96,11 +98,19 @@ class Cache:
         self._made = False
         self._used: set[str] = set()  # entries this run read or wrote
         self._written = 0
+        self._fingerprints: dict[Settings, str] = {}  # each file's settings, fingerprinted once
 
-    @staticmethod
-    def key(path: str, raw: bytes) -> str:
+    def key(self, path: str, raw: bytes, settings: Settings | None = None) -> str:
+        """The entry of ``path`` with these bytes, linted with ``settings`` (the file's own; None:
+        the settings the cache was made with, which its directory already names)."""
         digest = hashlib.sha256(path.encode("utf-8", "surrogateescape"))
         digest.update(b"\0")
+        if settings is not None:
+            fingerprint = self._fingerprints.get(settings)
+            if fingerprint is None:
+                fingerprint = self._fingerprints[settings] = settings_fingerprint(settings)
+            digest.update(fingerprint.encode())
+            digest.update(b"\0")
         digest.update(raw)
         return digest.hexdigest()
 

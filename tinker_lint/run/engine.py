@@ -18,14 +18,14 @@ from typing import cast
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from tinker_lint.diagnostics import Diagnostic
+from tinker_lint.diagnostics import UNSAFE, Diagnostic
 from tinker_lint.fix.apply import LineIndex, plan_fix
 from tinker_lint.fix.plan import FixPlan
 from tinker_lint.guard import python_verdict, run_deep
 from tinker_lint.io.files import DecodeError, SourceFile, decode_source
 from tinker_lint.io.settings import Settings
 from tinker_lint.model.semantic import SemanticModel
-from tinker_lint.noqa import is_suppressed, noqa_lines, unknown_codes
+from tinker_lint.noqa import file_exemptions, is_exempt, is_suppressed, noqa_lines, unknown_codes
 from tinker_lint.prefilter.mentions import mentions_tinker
 from tinker_lint.prefilter.sketch import sketch
 from tinker_lint.rules import ALL_CODES, PYTHON_RULES
@@ -36,6 +36,9 @@ from tinker_lint.syntax.positions import NodePositions
 # Larger files get a syntax check only (as semgrep's 1 MB default): analysis costs about 20 s and
 # 0.5 GB per million characters, and files that large are generated data, not training loops.
 MAX_ANALYSED_CHARS = 1_000_000
+# The rules that apply from some tinker version on: their fixes rewrite code for that SDK, and
+# break it on older ones. When the target version is only assumed, those fixes are unsafe.
+VERSION_GATED = frozenset(rule.code for rule in PYTHON_RULES if rule.min_tinker_version)
 
 
 @dataclass
@@ -253,6 +256,12 @@ def _with_fixes(
                     # being a whole ``Mapping`` (it cannot list its nodes cheaply).
                     lookups = cast("Mapping[cst.CSTNode, CodeRange]", positions)
                     fix = plan_fix(text, module, plan, model.parent_of, lookups, index)
+                    if (
+                        fix is not None
+                        and settings.tinker_version_assumed
+                        and diagnostic.code in VERSION_GATED
+                    ):
+                        fix = replace(fix, applicability=UNSAFE)
                     diagnostic = replace(diagnostic, fix=fix)
             except Exception as error:  # a broken fix must not hide the finding
                 if diagnostic.code not in failed:
@@ -303,7 +312,13 @@ def _internal_error(
 
 
 def _apply_noqa(diagnostics: list[Diagnostic], text: str) -> list[Diagnostic]:
+    """``# noqa`` on the finding's line, and ``# ruff: noqa`` / ``# flake8: noqa`` for the file."""
     if not diagnostics:
         return diagnostics
     lines = noqa_lines(text)
-    return [d for d in diagnostics if not is_suppressed(d.code, d.line, lines)]
+    exempt = file_exemptions(text)
+    return [
+        d
+        for d in diagnostics
+        if not is_suppressed(d.code, d.line, lines) and not is_exempt(d.code, exempt)
+    ]

@@ -17,6 +17,10 @@ key covers), and with nothing to apply it stops there, leaving the file as it is
 those diagnostics. A file with a fix to apply is fixed (the cached lint saves its first pass); what
 a fix run stores is the lint of the bytes as they were read, never a guess about the fixed ones.
 
+Each file is judged by its own settings (``settings_for``: ``run.resolve``, the nearest
+configuration above it, as ruff), which travel with it to the process that lints it; so the order
+of the paths never changes a file's result.
+
 The engine (and libcst) is imported only when a file has to be linted: a run answered wholly
 from the cache does not pay for it.
 """
@@ -27,7 +31,7 @@ import difflib
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -43,6 +47,7 @@ from tinker_lint.io.files import (
 )
 from tinker_lint.io.settings import Settings
 from tinker_lint.run.cache import Cache
+from tinker_lint.versions import NEWEST_KNOWN_TINKER
 
 if TYPE_CHECKING:
     import multiprocessing.context
@@ -56,6 +61,11 @@ MIN_FILES_FOR_PROCESSES = 16
 MIN_BYTES_FOR_PROCESSES = 256 * 1024
 # Batches per process: enough that one slow batch does not leave the other processes idle.
 BATCHES_PER_PROCESS = 12
+
+VERSION_UNKNOWN_WARNING = (
+    f"tinker version unknown; assuming {NEWEST_KNOWN_TINKER.major}.{NEWEST_KNOWN_TINKER.minor} "
+    "(set tinker-version in [tool.tinker-lint]); the fixes that need it are unsafe"
+)
 
 
 @dataclass(frozen=True)
@@ -87,12 +97,14 @@ class Run:
 
 class Job(NamedTuple):
     """A Python file to lint or fix, as it crosses to a process: its index in discovery order,
-    path, bytes, and its cached lint if there is one (a fix mode: it saves the first pass)."""
+    path, bytes, its cached lint if there is one (a fix mode: it saves the first pass), and its
+    settings (an index into the run's table of distinct settings, sent to each process once)."""
 
     order: int
     path: str
     raw: bytes
     cached: tuple[list[Diagnostic], list[str]] | None = None
+    settings: int = 0
 
 
 @dataclass
@@ -131,26 +143,34 @@ def run_paths(
     cache: Cache | None = None,
     jobs: int | None = None,
     fix: FixMode | None = None,
+    settings_for: Callable[[str], Settings] | None = None,
 ) -> Run:
     """As ``lint_paths``, with how each file was answered. ``jobs``: processes to use at most
     (default: the usable cores; 1 lints in this process). ``fix``: fix the Python files instead
     of only linting them (a file that cannot be read or written is warned about and left as it
-    was; the run goes on)."""
+    was; the run goes on). ``settings_for``: each file's (and each path's, for discovery)
+    settings, instead of ``settings`` for all (may raise ``ConfigError``)."""
     run = Run()
-    items = list(
-        discover(
-            paths,
-            settings.exclude,
-            project_root=settings.project_root,
+    own = settings_for or (lambda _path: settings)
+    items = [
+        item
+        for given in paths
+        for item in discover(
+            [given],
+            own(given).exclude,
+            project_root=own(given).project_root,
             force_exclude=force_exclude,
             want=_is_lintable,
         )
-    )
+        if _kept(item, given, own, force_exclude)
+    ]
     dependency_files = [i for i in items if isinstance(i, str) and is_dependency_file(i)]
     qwen_vl: list[QwenVlUse] = []  # TNK303's evidence, looked up per project
     per_file: list[list[Diagnostic] | None] = []  # Python files in discovery order
     todo: list[Job] = []
     read: dict[int, tuple[str, bytes, str | None]] = {}  # index: (path as given, bytes, cache key)
+    table: dict[Settings, int] = {}  # the distinct settings of the files to lint, numbered
+    assumed = False  # a Python file whose target tinker version nothing gave
     for item in items:
         if isinstance(item, Skipped):
             run.warnings.append(f"{item.path}: skipped: {item.reason}")
@@ -159,6 +179,8 @@ def run_paths(
         if is_dependency_file(item):
             continue
         path = _display(item)
+        file_settings = own(item)
+        assumed = assumed or file_settings.tinker_version_assumed
         try:
             raw = read_bytes(item)
         except NotReadable as error:
@@ -169,7 +191,7 @@ def run_paths(
             # A file we were meant to check and could not: a finding (as ruff's E902), not a pass.
             from tinker_lint.run.engine import io_error
 
-            per_file.append(io_error(path, error, settings))
+            per_file.append(io_error(path, error, file_settings))
             continue
         if dependency_files:
             from tinker_lint.deps.lint import find_qwen_vl
@@ -177,18 +199,19 @@ def run_paths(
             use = find_qwen_vl(raw, path)
             if use is not None:
                 qwen_vl.append(use)
-        key = cache.key(path, raw) if cache is not None else None
+        key = cache.key(path, raw, file_settings) if cache is not None else None
         found = cache.get(key, path) if cache is not None and key is not None else None
         if found is not None and not (fix is not None and _has_fix_to_apply(found[0], fix)):
             run.cached += 1
             per_file.append(found[0])
             run.warnings.extend(found[1])
             continue
-        todo.append(Job(len(per_file), path, raw, found if fix is not None else None))
+        number = table.setdefault(file_settings, len(table))
+        todo.append(Job(len(per_file), path, raw, found if fix is not None else None, number))
         read[len(per_file)] = (item, raw, key)
         per_file.append(None)
 
-    done, run.processes = _work_all(todo, settings, jobs, fix)
+    done, run.processes = _work_all(todo, list(table), jobs, fix)
     run.linted = len(todo)
     cache_failed = False
     for job in todo:
@@ -215,10 +238,33 @@ def run_paths(
     if dependency_files:
         from tinker_lint.deps.lint import QwenVlEvidence, lint_dependency_files
 
-        result = lint_dependency_files(dependency_files, settings, QwenVlEvidence(qwen_vl))
-        run.dependency_diagnostics.extend(result.diagnostics)
-        run.warnings.extend(result.warnings)
+        # One call per distinct settings (mostly one), each file with its own.
+        groups: dict[Settings, list[str]] = {}
+        for path in dependency_files:
+            groups.setdefault(own(path), []).append(path)
+        evidence = QwenVlEvidence(qwen_vl)
+        judged: list[Diagnostic] = []
+        for group_settings, group in groups.items():
+            result = lint_dependency_files(group, group_settings, evidence)
+            judged.extend(result.diagnostics)
+            run.warnings.extend(result.warnings)
+        run.dependency_diagnostics.extend(sorted(dict.fromkeys(judged)))
+    if assumed:
+        run.warnings.append(VERSION_UNKNOWN_WARNING)
     return run
+
+
+def _kept(
+    item: str | Skipped, given: str, own: Callable[[str], Settings], force_exclude: bool
+) -> bool:
+    """Whether a discovered file is kept: one under a deeper configuration than the path walked
+    must not be excluded by its own ``exclude`` either, and a named one (with ``force_exclude``)
+    not by a pattern naming a directory above it."""
+    if isinstance(item, Skipped):
+        return True
+    if item == given:
+        return not force_exclude or not own(item).excludes(item)
+    return own(item).config_path == own(given).config_path or not own(item).excludes(item)
 
 
 def _has_fix_to_apply(diagnostics: Sequence[Diagnostic], fix: FixMode) -> bool:
@@ -263,9 +309,10 @@ def usable_cores() -> int:
 
 
 def _work_all(
-    todo: list[Job], settings: Settings, jobs: int | None, fix: FixMode | None
+    todo: list[Job], table: list[Settings], jobs: int | None, fix: FixMode | None
 ) -> tuple[dict[int, Outcome], int]:
-    """Each file's outcome, by index; and the number of processes used."""
+    """Each file's outcome, by index; and the number of processes used. ``table``: the settings
+    the jobs point at."""
     if not todo:
         return {}, 0
     from concurrent.futures import ProcessPoolExecutor
@@ -280,7 +327,7 @@ def _work_all(
     processes = min(jobs or usable_cores(), len(todo))
     size = sum(len(job.raw) for job in todo)
     if processes <= 1 or len(todo) < MIN_FILES_FOR_PROCESSES or size < MIN_BYTES_FOR_PROCESSES:
-        return {job.order: _work(job, settings, fix) for job in todo}, 1
+        return {job.order: _work(job, table[job.settings], fix) for job in todo}, 1
     results: dict[int, Outcome] = {}
     batches = _batches(todo, processes * BATCHES_PER_PROCESS)
     try:
@@ -288,7 +335,7 @@ def _work_all(
             max_workers=processes,
             mp_context=_fork_context(),
             initializer=_start_worker,
-            initargs=(settings, fix),
+            initargs=(table, fix),
         ) as pool:
             for done in pool.map(_work_batch, batches):
                 results.update(done)
@@ -297,7 +344,7 @@ def _work_all(
         for batch in batches:
             for job in batch:
                 if job.order not in results:
-                    results[job.order] = _work(job, settings, fix)
+                    results[job.order] = _work(job, table[job.settings], fix)
     return results, processes
 
 
@@ -330,18 +377,18 @@ def _fork_context() -> multiprocessing.context.BaseContext | None:
     return None
 
 
-_worker: tuple[Settings, FixMode | None] | None = None
+_worker: tuple[list[Settings], FixMode | None] | None = None
 
 
-def _start_worker(settings: Settings, fix: FixMode | None) -> None:
+def _start_worker(table: list[Settings], fix: FixMode | None) -> None:
     global _worker
-    _worker = settings, fix
+    _worker = table, fix
 
 
 def _work_batch(batch: list[Job]) -> list[tuple[int, Outcome]]:
     assert _worker is not None
-    settings, fix = _worker
-    return [(job.order, _work(job, settings, fix)) for job in batch]
+    table, fix = _worker
+    return [(job.order, _work(job, table[job.settings], fix)) for job in batch]
 
 
 def _work(job: Job, settings: Settings, fix: FixMode | None) -> Outcome:
