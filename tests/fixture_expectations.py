@@ -44,6 +44,9 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES_ROOT = ROOT / "fixtures"
 FIXTURES = FIXTURES_ROOT / "tnk1xx"  # the Python pipelining fixtures, as older tests name them
 DEFAULT_TINKER_VERSION = Version("0.38.0")
+# Whole projects with configuration of their own (monorepos, pins), for the configuration tests
+# (tests/test_config_per_file.py), not a family's fixtures.
+CONFIG_PROJECTS = FIXTURES_ROOT / "projects"
 
 # --- codes and families -----------------------------------------------------------------------
 RULE_CODES: tuple[str, ...] = tuple(sorted(codes.RULE_CODES))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixture_expectations import CONFIG_PROJECTS
 from tinker_lint import cli
 from tinker_lint.io.config import ConfigError
 from tinker_lint.io.settings import Settings
@@ -21,7 +22,7 @@ from tinker_lint.run import runner
 from tinker_lint.run.resolve import Overrides, SettingsResolver
 from tinker_lint.run.runner import FixMode, run_paths
 
-MONOREPO = Path(__file__).resolve().parent.parent / "fixtures" / "projects" / "monorepo"
+MONOREPO = CONFIG_PROJECTS / "monorepo"
 TNK105_AT = "train.py:9:18: TNK105"
 TNK106_AT = "train.py:4:19: TNK106"
 OWN_CONFIG = {f"svc_a/{TNK105_AT}", f"svc_b/{TNK106_AT}"}

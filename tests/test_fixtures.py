@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixture_expectations import (
+    CONFIG_PROJECTS,
     FAMILIES,
     FIXTURES_ROOT,
     RULE_CODES,
@@ -83,7 +84,7 @@ def test_expect_comments_do_not_change_the_analysis(unit: Unit, tmp_path: Path) 
 
 def test_every_fixture_directory_belongs_to_a_family(fixtures_root: Path) -> None:
     directories = {p for p in fixtures_root.iterdir() if p.is_dir()}
-    assert directories == {fixture_dir(name) for name in FAMILIES}
+    assert directories == {fixture_dir(name) for name in FAMILIES} | {CONFIG_PROJECTS}
 
 
 def test_every_rule_has_an_expected_finding_in_its_family() -> None:
