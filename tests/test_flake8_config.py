@@ -1,6 +1,6 @@
 """The flake8 plugin reads the configuration as the command does (issue 13 item 5): the same tinker
 version (flake8's ``--tinker-version``, ``tinker-version`` in ``[tool.tinker-lint]``, the project's
-pin, the installed tinker), a configuration error reported visibly (TNK003 at line 1, in place of
+pin, the installed tinker), a configuration error reported visibly (TNK004 at line 1, in place of
 the file's findings, as the command exits 2), and ``# ruff: noqa`` / ``# flake8: noqa`` meaning the
 same in both front ends. Real flake8 and the real command, as subprocesses.
 
@@ -107,7 +107,7 @@ def test_an_invalid_flake8_tinker_version_is_reported_once_per_file(tmp_path):
             "train.py",
             1,
             1,
-            "TNK003",
+            "TNK004",
             "tinker-lint configuration error: flake8 option --tinker-version: invalid version "
             "'banana' (expected e.g. 0.38); no tinker-lint check ran on this file",
         )
@@ -135,7 +135,7 @@ def test_an_error_in_the_table_is_reported_and_its_version_is_not_dropped(tmp_pa
             "train.py",
             1,
             1,
-            "TNK003",
+            "TNK004",
             f"tinker-lint configuration error: {message}; no tinker-lint check ran on this file",
         )
     ]

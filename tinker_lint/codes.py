@@ -36,7 +36,7 @@ ENGINE_NAMES: dict[str, str] = {
     "TNK000": "internal-error",
     "TNK001": "syntax-error",
     "TNK002": "io-error",
-    "TNK003": "config-error",
+    "TNK004": "config-error",
 }
 
 RULES_PACKAGE = "tinker_lint.rules"

@@ -58,7 +58,7 @@ devices), broken symbolic links and symlink loops are skipped with a warning ins
 """,
         fix_description="Make the file readable, or `exclude` it.",
     ),
-    "TNK003": EngineCode(
+    "TNK004": EngineCode(
         summary="The configuration is not valid; tinker-lint checked nothing in this file",
         why="""\
 Reported by the flake8 plugin (editors through pylsp, `flake8 --select TNK`) at line 1 of each file

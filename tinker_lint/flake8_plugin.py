@@ -10,7 +10,7 @@ editors run flake8 on every save, mostly on files that never do.
 Settings are the command's (``run.resolve``): the nearest ``[tool.tinker-lint]`` above the file, and
 the same tinker version (flake8's ``--tinker-version``, else ``tinker-version`` there, else the
 project's pin or lock, else the installed tinker). A configuration that is not valid (a bad
-``--tinker-version``, or any error in the table) is reported as TNK003 at line 1 of each file, in
+``--tinker-version``, or any error in the table) is reported as TNK004 at line 1 of each file, in
 place of the file's findings, as the command exits 2 with it: an exception would stop flake8 and
 every other plugin, and a pylsp user would see nothing at all (pylsp keeps only lines that parse
 as findings).
@@ -31,7 +31,7 @@ from tinker_lint.io.config import ConfigError, parse_version
 from tinker_lint.io.settings import Settings
 from tinker_lint.prefilter.mentions import may_concern_tinker
 
-CONFIG_ERROR = "TNK003"
+CONFIG_ERROR = "TNK004"
 
 
 @lru_cache(maxsize=64)
