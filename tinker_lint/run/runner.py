@@ -27,6 +27,7 @@ import difflib
 import os
 import re
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
@@ -288,7 +289,7 @@ def _work_all(
             max_workers=processes,
             mp_context=_fork_context(),
             initializer=_start_worker,
-            initargs=(settings, fix),
+            initargs=(settings, fix, os.getpid()),
         ) as pool:
             for done in pool.map(_work_batch, batches):
                 results.update(done)
@@ -331,11 +332,49 @@ def _fork_context() -> multiprocessing.context.BaseContext | None:
 
 
 _worker: tuple[Settings, FixMode | None] | None = None
+# How often a process checks that the run that started it is still there (when the kernel cannot
+# be asked to end it with its parent).
+PARENT_POLL_SECONDS = 1.0
+_PDEATHSIG = sys.platform.startswith("linux")  # the kernel can end a child with its parent
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
-def _start_worker(settings: Settings, fix: FixMode | None) -> None:
+def _start_worker(settings: Settings, fix: FixMode | None, parent: int) -> None:
     global _worker
     _worker = settings, fix
+    _exit_with_parent(parent)
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End this process when the run that started it is gone (``kill -9``, an editor or CI that
+    cancels): left alone, a forked process would wait for work for good, holding its memory.
+
+    On Linux the kernel sends SIGTERM when the parent dies (``prctl(PR_SET_PDEATHSIG)``); a parent
+    that died before that call is caught by comparing ``getppid`` afterwards. Everywhere, a thread
+    also polls ``getppid``: an orphan is re-parented (to init or a subreaper), so a change means the
+    run is gone."""
+    if _PDEATHSIG:
+        import ctypes
+        import signal
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        except (OSError, AttributeError):  # no libc to call: the thread below still watches
+            pass
+    if os.getppid() != parent:
+        os._exit(1)
+    import threading
+
+    threading.Thread(
+        target=_watch_parent, args=(parent,), name="tinker-lint-parent", daemon=True
+    ).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_SECONDS)
+    os._exit(1)
 
 
 def _work_batch(batch: list[Job]) -> list[tuple[int, Outcome]]:
