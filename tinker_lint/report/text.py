@@ -71,13 +71,16 @@ def _summary(out: TextIO, found: int, files: int, fixed: int) -> None:
         out.write(f"All checks passed! ({checked})\n")
 
 
+def _lines(text: str) -> list[str]:
+    lines = _LINE_BREAK.split(text)
+    return lines[:-1] if lines and not lines[-1] else lines  # no line after the last break
+
+
 class _SourceLines:
     """Each reported file's lines, read once (None: it cannot be read or decoded any more)."""
 
     def __init__(self, sources: Mapping[str, str]) -> None:
-        self._texts: dict[str, list[str] | None] = {
-            p: _LINE_BREAK.split(t) for p, t in sources.items()
-        }
+        self._texts: dict[str, list[str] | None] = {p: _lines(t) for p, t in sources.items()}
 
     def of(self, path: str) -> list[str] | None:
         if path not in self._texts:
@@ -85,7 +88,7 @@ class _SourceLines:
                 text: str | None = decode_source(read_bytes(path)).text
             except (OSError, DecodeError):
                 text = None
-            self._texts[path] = None if text is None else _LINE_BREAK.split(text)
+            self._texts[path] = None if text is None else _lines(text)
         return self._texts[path]
 
 
