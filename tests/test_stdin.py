@@ -124,6 +124,22 @@ def test_a_dependency_file_name_is_judged_as_one(project):
     assert done.stdout.splitlines()[0].startswith("requirements.txt:1:1: TNK302 ")
 
 
+def test_force_exclude_applies_to_the_name(project):
+    """The fix hook of an editor or pre-commit: an excluded name is left as it is."""
+    with (project / "pyproject.toml").open("a") as config:
+        config.write('exclude = ["generated/*"]\n')
+    args = ("--force-exclude", "--stdin-filename", "generated/train.py")
+    done = tinker_lint("--fix", *args, stdin=CODE, cwd=project)
+    assert (done.returncode, done.stdout) == (0, CODE)
+    done = tinker_lint(*args, stdin=CODE, cwd=project)
+    assert (done.returncode, done.stdout) == (0, "All checks passed! (0 files checked)\n")
+    # Without --force-exclude, a name is checked as a file named on the command line is.
+    assert (
+        tinker_lint("--stdin-filename", "generated/train.py", stdin=CODE, cwd=project).returncode
+        == 1
+    )
+
+
 def test_stdin_with_other_paths_is_a_usage_error(project):
     done = tinker_lint("-", "src", stdin=CODE, cwd=project)
     assert done.returncode == 2

@@ -257,9 +257,14 @@ def _cannot_read(error: OSError, path: str) -> int:
 def _stdin(args: argparse.Namespace, settings: Settings, fix: FixMode | None) -> int:
     """``-``: one file from stdin, as ruff reads it for editors. With ``--fix`` stdout is the fixed
     text (all of it, fixed or not) and the report goes to stderr; ``--diff`` prints the patch."""
+    from tinker_lint.io.files import is_force_excluded
+
     raw = sys.stdin.buffer.read()
     path = os.path.normpath(args.stdin_filename) if args.stdin_filename else "-"
-    run = run_source(raw, path, settings, fix=fix)
+    if args.force_exclude and is_force_excluded(path, settings.exclude, settings.project_root):
+        run = Run(source=raw)  # excluded: nothing checked, and --fix gives the text back as it was
+    else:
+        run = run_source(raw, path, settings, fix=fix)
     _warn(run)
     if args.diff:
         return _diff(args, run)

@@ -94,6 +94,12 @@ def discover(
             yield item
 
 
+def is_force_excluded(path: str, exclude: tuple[str, ...], project_root: str | None) -> bool:
+    """Whether ``--force-exclude`` leaves out a file named on the command line (or the name given
+    to stdin's text): the ``exclude`` globs, as ``discover`` applies them to named files."""
+    return _excluded(path, exclude, project_root)
+
+
 def _excluded(
     path: str, exclude: tuple[str, ...], project_root: str | None, relative: str | None = None
 ) -> bool:
