@@ -229,8 +229,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             fix=fix if args.fix or args.diff else None,
             progress=progress,
         )
-    except OSError as error:
-        return _cannot_read(error, args.paths[0])
     finally:
         progress.close()
     if _warn(run):
@@ -270,8 +268,13 @@ def _stdin(args: argparse.Namespace, settings: Settings, fix: FixMode | None) ->
         return _diff(args, run)
     report_to = sys.stdout
     if fix is not None:
+        # The bytes as they are (encoding, BOM, line ends kept), the fixed ones if any.
+        fixed = run.source if run.source is not None else raw
         sys.stdout.flush()
-        sys.stdout.buffer.write(run.source if run.source is not None else raw)
+        if hasattr(sys.stdout, "buffer"):
+            sys.stdout.buffer.write(fixed)
+        else:  # a text-only stream (an embedding that replaced sys.stdout)
+            sys.stdout.write(_text(fixed))
         sys.stdout.flush()
         report_to = sys.stderr
     _report(args, run, out=report_to, sources={path: _text(run.source or raw)})
