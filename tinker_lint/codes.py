@@ -168,8 +168,9 @@ def _rule_source(module: str) -> str:
     except OSError:
         import importlib.resources
 
-        rules = importlib.resources.files(RULES_PACKAGE)
-        return (rules / f"{module}.py").read_text(encoding="utf-8")
+        # This package, not ``tinker_lint.rules``: that one would be imported (and libcst with it).
+        package = importlib.resources.files(__package__ or "tinker_lint")
+        return (package / "rules" / f"{module}.py").read_text(encoding="utf-8")
 
 
 def _level_in(code: str, text: str) -> Level:
