@@ -63,11 +63,25 @@ def test_messages_say_what_and_why() -> None:
 
 def test_cli_select_ignore_and_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     project = str(FIXTURES / "pyproject_flagged")
-    assert main(["--isolated", "--select", "TNK3", project]) == 1
+    assert main(["--isolated", "--select", "TNK3", "--output-format", "concise", project]) == 1
     out = capsys.readouterr().out
     assert out.count("TNK30") == 5
     assert f"{os.path.normpath(project)}/pyproject.toml:12:6: TNK302 " in out
-    assert main(["--isolated", "--select", "TNK3", "--ignore", "TNK301,TNK302", project]) == 1
+    assert (
+        main(
+            [
+                "--isolated",
+                "--select",
+                "TNK3",
+                "--ignore",
+                "TNK301,TNK302",
+                "--output-format",
+                "concise",
+                project,
+            ]
+        )
+        == 1
+    )
     out = capsys.readouterr().out
     assert [line.split(": ")[1].split()[0] for line in out.splitlines()[:-1]] == ["TNK303"]
     assert main(["--isolated", "--select", "TNK1", project]) == 0

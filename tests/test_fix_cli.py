@@ -79,7 +79,7 @@ def test_fix_applies_safe_fixes_and_reports_what_remains(loop, capsys):
     assert loop.read_text() == SAFE_FIXED
     out = capsys.readouterr().out
     assert f"{loop}:7:38: TNK105 `sample_async()`" in out  # line 7 now: the wait moved below it
-    assert "Found 3 errors (2 fixed, 1 remaining) in 1 files checked." in out
+    assert "Found 3 errors (2 fixed, 1 remaining) in 1 file checked." in out
     assert (
         "No fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option)." in out
     )

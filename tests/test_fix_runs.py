@@ -109,7 +109,7 @@ def test_fix_force_exclude_leaves_an_excluded_file_alone(tmp_path, capsys):
     config = str(tmp_path / "pyproject.toml")
     argv = ["--config", config, "--no-cache", "--fix", "--force-exclude", str(excluded), str(kept)]
     assert cli.main(argv) == 0
-    assert "Found 1 error (1 fixed, 0 remaining) in 1 files checked." in capsys.readouterr().out
+    assert "Found 1 error (1 fixed, 0 remaining) in 1 file checked." in capsys.readouterr().out
     assert excluded.read_text() == FIXABLE
     assert kept.read_text() == FIXED
     # Without --force-exclude, a file named on the command line is fixed, as it is linted.

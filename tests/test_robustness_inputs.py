@@ -152,10 +152,14 @@ def test_five_megabyte_generated_files(tmp_path):
     run = cli(tmp_path)
     elapsed = time.monotonic() - started
     no_traceback(run)
-    assert run.diagnostics() == [("generated_broken.py", broken.count(b"\n"), 12, "TNK001")]
+    # The file not analysed is a finding (TNK003, issue 13): not a silent pass.
+    assert run.diagnostics() == [
+        ("generated.py", 1, 1, "TNK003"),
+        ("generated_broken.py", broken.count(b"\n"), 12, "TNK001"),
+    ]
     assert run.returncode == 1
-    assert "generated.py: not analysed: 5," in run.stderr
-    assert f"more than the {MAX_ANALYSED_CHARS:,}" in run.stderr
+    assert "generated.py:1:1: TNK003 Not analysed: 5," in run.stdout
+    assert f"more than the {MAX_ANALYSED_CHARS:,}" in run.stdout
     assert elapsed < 60, elapsed  # seconds: the syntax check only
 
 
@@ -242,7 +246,7 @@ def test_symlink_loops_dangling_links_and_fifos_are_skipped(tmp_path):
         "broken symbolic link (its target is missing, or a loop)",
         "not a regular file (a FIFO, socket or device is never read)",
     ]
-    assert "Found 1 error in 1 files checked." in run.stdout
+    assert "Found 1 error in 1 file checked." in run.stdout
 
 
 def test_symlink_to_a_device_is_not_read(tmp_path):
@@ -308,7 +312,9 @@ def test_unreadable_directory_is_skipped_with_a_reason(tmp_path):
     assert f"{closed}: skipped: directory is not readable" in run.stderr
     no_traceback(top)
     assert f"{closed}: skipped: cannot list directory: Permission denied" in top.stderr
-    assert top.returncode == 0
+    # Nothing named could be checked: a usage error (issue 13), not "All checks passed!".
+    assert f"tinker-lint: error: nothing was checked: {closed} cannot be read" in top.stderr
+    assert top.returncode == 2
 
 
 def test_file_that_vanishes_is_tnk002(tmp_path, monkeypatch):

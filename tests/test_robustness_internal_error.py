@@ -105,7 +105,7 @@ def test_cli_reports_tnk000_and_goes_on_to_the_other_files(tmp_path, monkeypatch
     monkeypatch.setattr(engine, "PYTHON_RULES", (BrokenRule, *PYTHON_RULES))
     (tmp_path / "bad.py").write_text(CODE)
     (tmp_path / "good.py").write_text(CODE)
-    code = cli_module.main(["--isolated", str(tmp_path)])
+    code = cli_module.main(["--isolated", "--output-format", "concise", str(tmp_path)])
     out = capsys.readouterr().out.splitlines()
     assert code == 1
     line, col, rule = FOUND[0]
@@ -120,6 +120,7 @@ def test_cli_reports_tnk000_and_goes_on_to_the_other_files(tmp_path, monkeypatch
 def test_last_resort_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
     """An error outside every per-file guard (here: in the reporter) never shows a traceback."""
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text("VALUE = 1\n")  # something to report on
 
     def reporter(*args, **kwargs):
         raise OSError(28, "No space left on device")

@@ -305,7 +305,7 @@ def test_without_tinker_installed_a_036_project_is_left_alone(tmp_path):
     train = _project(project, {"requirements.txt": "tinker==0.36.0\n"})
     done = _without_tinker(["--no-cache", "--fix", "train.py"], project)
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
-    assert done.stdout == "All checks passed! (1 files checked)\n"
+    assert done.stdout == "All checks passed! (1 file checked)\n"
     assert train.read_text() == PROGRAM
     # With nothing pinned, the same environment says it does not know, and fixes nothing.
     (project / "requirements.txt").unlink()

@@ -10,13 +10,14 @@ import argparse
 import io
 import os
 import sys
+import time
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 from tinker_lint import __version__
-from tinker_lint.diagnostics import Diagnostic
+from tinker_lint.codes import ALL_CODES
 from tinker_lint.guard import analysis_running
 from tinker_lint.io.config import ConfigError, _codes, find_pyproject, load_settings, parse_version
 from tinker_lint.io.settings import Settings
@@ -25,7 +26,7 @@ from tinker_lint.report.text import write_fixes_applied, write_text
 from tinker_lint.run.cache import Cache, default_cache_dir
 from tinker_lint.run.cache import clean as clean_cache
 from tinker_lint.run.resolve import Overrides, SettingsResolver
-from tinker_lint.run.runner import FixMode, Run, run_paths
+from tinker_lint.run.runner import FixMode, Run, run_paths, run_source
 from tinker_lint.run.runner import lint_paths as lint_paths  # importable from here, as before
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
@@ -46,7 +47,18 @@ def build_parser() -> argparse.ArgumentParser:
         "`tinker-lint doctor` checks the installed environment for known-bad versions; "
         "`tinker-lint clean` removes the results cache.",
     )
-    parser.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .)")
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        help="files or directories (default: .); `-` reads one file from stdin (for editors)",
+    )
+    parser.add_argument(
+        "--stdin-filename",
+        metavar="PATH",
+        help="the name of the file read from stdin: it is reported under this name, its "
+        "configuration is looked up from there, and it is read as Python unless the name is a "
+        "dependency file's; with --fix, the fixed text goes to stdout and the findings to stderr",
+    )
     parser.add_argument("--select", help="comma-separated codes or prefixes to enable (e.g. TNK1)")
     parser.add_argument("--ignore", help="comma-separated codes or prefixes to disable")
     parser.add_argument("--extend-select", help="codes or prefixes to enable on top of select")
@@ -57,7 +69,17 @@ def build_parser() -> argparse.ArgumentParser:
         "tinker, else the newest known (and those fixes are unsafe)",
     )
     parser.add_argument(
-        "--output-format", choices=sorted(REPORTERS), default="text", help="output format"
+        "--output-format",
+        choices=sorted(REPORTERS),
+        default="text",
+        help="text: each finding with its source lines (the default); concise: one line each",
+    )
+    parser.add_argument(
+        "--max-file-chars",
+        type=_count,
+        metavar="N",
+        help="Python files longer than this are checked for syntax only and reported as TNK003 "
+        "(default: 1,000,000; 0: no limit)",
     )
     parser.add_argument(
         "--config",
@@ -119,6 +141,18 @@ def _jobs(value: str) -> int:
     return jobs
 
 
+def _count(value: str) -> int:
+    try:
+        count = int(value.replace(",", "").replace("_", ""))
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of characters (0: none), got {value!r}"
+        )
+    return count
+
+
 def _split(value: str | None) -> list[str] | None:
     if value is None:
         return None
@@ -143,7 +177,13 @@ def settings_resolver(args: argparse.Namespace) -> SettingsResolver:
     version = None
     if args.tinker_version:
         version = parse_version(args.tinker_version, "--tinker-version")
-    overrides = Overrides(codes["select"], codes["ignore"], codes["extend_select"], version)
+    overrides = Overrides(
+        codes["select"],
+        codes["ignore"],
+        codes["extend_select"],
+        version,
+        max_file_chars=args.max_file_chars,
+    )
     return SettingsResolver(config=config, isolated=args.isolated, overrides=overrides)
 
 
@@ -167,14 +207,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _clean(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
+    stdin = "-" in args.paths or (args.stdin_filename is not None and not args.paths)
+    if stdin and args.paths not in ([], ["-"]):
+        sys.stderr.write("tinker-lint: error: `-` (stdin) cannot be given with other paths\n")
+        return EXIT_ERROR
+    # The configuration is looked up from the first path: for stdin, the name it is given.
+    args.paths = [args.stdin_filename or "."] if stdin else args.paths or ["."]
+    started = time.monotonic()
     try:
         resolver = settings_resolver(args)
         # The first path's settings say where the cache lives; every file has its own settings.
-        settings = resolver.for_path(args.paths[0] if args.paths else ".")
-        cache = None
-        if not args.no_cache:
-            cache = Cache(args.cache_dir or default_cache_dir(settings), settings)
-        fix = FixMode(write=not args.diff, unsafe_fixes=args.unsafe_fixes)
+        settings = resolver.for_path(args.paths[0])
+    except ConfigError as error:
+        sys.stderr.write(f"tinker-lint: error: {error}\n")
+        return EXIT_ERROR
+    except OSError as error:  # the path itself, or a directory above it, cannot be looked into
+        return _cannot_read(error, args.paths[0])
+    if not any(settings.is_enabled(code) for code in ALL_CODES):
+        where = f" ({settings.config_path})" if settings.config_path else ""
+        sys.stderr.write(
+            "tinker-lint: error: no rule selected: the select and ignore settings"
+            f"{where} leave nothing to check\n"
+        )
+        return EXIT_ERROR
+    fix = FixMode(write=not args.diff, unsafe_fixes=args.unsafe_fixes)
+    if stdin:
+        return _stdin(args, settings, fix if args.fix or args.diff else None)
+    cache = None
+    if not args.no_cache:
+        cache = Cache(args.cache_dir or default_cache_dir(settings), settings)
+    progress = ProgressLine(sys.stderr, started)
+    try:
         run = run_paths(
             args.paths,
             settings,
@@ -183,20 +246,105 @@ def main(argv: Sequence[str] | None = None) -> int:
             jobs=args.jobs,
             fix=fix if args.fix or args.diff else None,
             settings_for=resolver.for_path,
+            progress=progress,
         )
-    except ConfigError as error:
+    except ConfigError as error:  # a configuration file under a directory walked
         sys.stderr.write(f"tinker-lint: error: {error}\n")
         return EXIT_ERROR
-    if _warn(run.warnings, run.files):
+    finally:
+        progress.close()
+    if _warn(run):
         return EXIT_ERROR
     if args.diff:
         return _diff(args, run)
-    _report(args, run.diagnostics, run.files, len(run.fixed))
+    _report(args, run)
     if args.fix and args.show_fixes and run.fixed:
         write_fixes_applied(run.fixed, sys.stdout)
     if run.diagnostics and not args.exit_zero:
         return EXIT_FOUND
     return EXIT_CLEAN
+
+
+def _cannot_read(error: OSError, path: str) -> int:
+    """A usage error, not an internal one: the path named cannot be looked into (its directory,
+    or one above it where the configuration is looked for, has no read or search permission)."""
+    where = f"{error.filename}: " if error.filename and error.filename != path else ""
+    reason = error.strerror or str(error)
+    sys.stderr.write(f"tinker-lint: error: {path}: cannot be read ({where}{reason})\n")
+    return EXIT_ERROR
+
+
+def _stdin(args: argparse.Namespace, settings: Settings, fix: FixMode | None) -> int:
+    """``-``: one file from stdin, as ruff reads it for editors. With ``--fix`` stdout is the fixed
+    text (all of it, fixed or not) and the report goes to stderr; ``--diff`` prints the patch."""
+    from tinker_lint.io.files import is_force_excluded
+
+    raw = sys.stdin.buffer.read()
+    path = os.path.normpath(args.stdin_filename) if args.stdin_filename else "-"
+    if args.force_exclude and is_force_excluded(path, settings.exclude, settings.project_root):
+        run = Run(source=raw)  # excluded: nothing checked, and --fix gives the text back as it was
+    else:
+        run = run_source(raw, path, settings, fix=fix)
+    _warn(run)
+    if args.diff:
+        return _diff(args, run)
+    report_to = sys.stdout
+    if fix is not None:
+        # The bytes as they are (encoding, BOM, line ends kept), the fixed ones if any.
+        fixed = run.source if run.source is not None else raw
+        sys.stdout.flush()
+        if hasattr(sys.stdout, "buffer"):
+            sys.stdout.buffer.write(fixed)
+        else:  # a text-only stream (an embedding that replaced sys.stdout)
+            sys.stdout.write(_text(fixed))
+        sys.stdout.flush()
+        report_to = sys.stderr
+    _report(args, run, out=report_to, sources={path: _text(run.source or raw)})
+    if run.diagnostics and not args.exit_zero:
+        return EXIT_FOUND
+    return EXIT_CLEAN
+
+
+def _text(raw: bytes) -> str:
+    from tinker_lint.io.files import DecodeError, decode_source
+
+    try:
+        return decode_source(raw).text
+    except DecodeError:
+        return ""
+
+
+# A run that takes longer than this shows a progress line (on a terminal only).
+PROGRESS_AFTER_SECONDS = 2.0
+
+
+class ProgressLine:
+    """``tinker-lint: 120/2,736 files checked`` on stderr, rewritten in place, once the run has
+    taken ``PROGRESS_AFTER_SECONDS``; only when stderr is a terminal (a log or a pipe gets
+    nothing), and erased at the end, so that the report is all that stays."""
+
+    def __init__(self, stream: TextIO, started: float) -> None:
+        self.stream = stream
+        self.started = started
+        self.enabled = stream.isatty()
+        self.shown = False
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if not self.enabled or now - self.started < PROGRESS_AFTER_SECONDS:
+            return
+        if self.shown and now - self.last < 0.1 and done < total:
+            return  # at most ten a second
+        self.last = now
+        self.stream.write(f"\rtinker-lint: {done:,}/{total:,} files checked")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
 
 
 def _clean(argv: list[str]) -> int:
@@ -223,27 +371,46 @@ def _clean(argv: list[str]) -> int:
     return EXIT_CLEAN
 
 
-def _warn(warnings: list[str], files: int) -> bool:
-    """Print the warnings; True if nothing at all could be found to check (a usage error)."""
-    for warning in warnings:
+def _warn(run: Run) -> bool:
+    """Print the warnings; True if nothing was checked because no path named could be (a missing
+    path, a broken symbolic link, a directory that cannot be listed): a usage error."""
+    for warning in run.warnings:
         sys.stderr.write(f"tinker-lint: warning: {warning}\n")
-    return any(w.endswith("no such file or directory") for w in warnings) and files == 0
+    if run.unchecked and run.files == 0:
+        named = ", ".join(path for path, _ in run.unchecked)
+        sys.stderr.write(f"tinker-lint: error: nothing was checked: {named} cannot be read\n")
+        return True
+    return False
 
 
 def _report(
-    args: argparse.Namespace, diagnostics: list[Diagnostic], files: int, fixed: int = 0
+    args: argparse.Namespace,
+    run: Run,
+    *,
+    out: TextIO | None = None,
+    sources: dict[str, str] | None = None,
 ) -> None:
+    out = out or sys.stdout
+    diagnostics = run.diagnostics
     if args.statistics:
         from tinker_lint.report.statistics import write_statistics  # needs the rules
 
-        write_statistics(diagnostics, sys.stdout, as_json=args.output_format == "json")
+        write_statistics(diagnostics, out, as_json=args.output_format == "json")
         return
     if args.output_format in ("text", "concise"):
         write_text(
-            diagnostics, sys.stdout, files=files, fixed=fixed, unsafe_fixes=args.unsafe_fixes
+            diagnostics,
+            out,
+            files=run.files,
+            fixed=len(run.fixed),
+            unsafe_fixes=args.unsafe_fixes,
+            full=args.output_format == "text",
+            sources=sources,
         )
+    elif args.output_format == "sarif":
+        REPORTERS["sarif"](diagnostics, out, files=run.files, warnings=run.warnings)
     else:
-        REPORTERS[args.output_format](diagnostics, sys.stdout, files=files)
+        REPORTERS[args.output_format](diagnostics, out, files=run.files)
 
 
 def _diff(args: argparse.Namespace, run: Run) -> int:

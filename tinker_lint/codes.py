@@ -1,20 +1,31 @@
 """Every code tinker-lint reports, known without importing a rule (nor libcst): name, family, kind,
-where its rule class lives and whether it has a fix.
+where its rule class lives, whether it has a fix, and its level.
 
 Config validation, ``# noqa`` warnings, reporters and docs read this, so that a run answered from
 the cache stays cheap. It is derived from the file names, listed without importing them:
 ``rules/tnkNNN_kebab_name.py`` is rule TNKNNN named ``kebab-name``, and ``rules/fixes/tnkNNN.py``
 is its fix planner. Adding a rule is adding its file; ``tests/test_registry.py`` checks that each
 rule class declares the code and name its file name gives.
+
+A rule's level (``error``, ``warning``, ``note``) is declared once, on the rule class
+(``level = "warning"``), and read here from that line of the rule's file, only when a reporter asks
+for it (``level_of``); ``tests/test_levels.py`` checks that it is the class attribute.
 """
 
 from __future__ import annotations
 
 import enum
+import functools
 import importlib.machinery
 import os
 import re
 from dataclasses import dataclass
+from typing import Literal, cast
+
+# How serious a finding is, in SARIF's words (``level``); GitHub says ``::error``, ``::warning``,
+# ``::notice``. Every finding still fails the run (exit 1), as in ruff: the level is how it is shown.
+Level = Literal["error", "warning", "note"]
+LEVELS: tuple[Level, ...] = ("error", "warning", "note")
 
 
 class Kind(enum.Enum):
@@ -36,7 +47,17 @@ ENGINE_NAMES: dict[str, str] = {
     "TNK000": "internal-error",
     "TNK001": "syntax-error",
     "TNK002": "io-error",
+    "TNK003": "file-not-analysed",
     "TNK004": "config-error",
+}
+ENGINE_LEVELS: dict[str, Level] = {
+    "TNK000": "error",
+    "TNK001": "error",
+    "TNK002": "error",
+    # A file left out (too large): the rest of the run is sound, this file was not checked.
+    "TNK003": "warning",
+    # The configuration is invalid: nothing in the file was checked.
+    "TNK004": "error",
 }
 
 RULES_PACKAGE = "tinker_lint.rules"
@@ -122,6 +143,47 @@ def name_of(code: str) -> str:
     """The rule's name, or "" for a code tinker-lint does not know."""
     entry = REGISTRY.get(code)
     return entry.name if entry is not None else ""
+
+
+# A rule class's own level line: ``    level = "warning"`` (the class body, four spaces in).
+_LEVEL_LINE = re.compile(r'^    level(?:: [^=]+)? = "([a-z]+)"$', re.MULTILINE)
+
+
+@functools.cache
+def level_of(code: str) -> Level:
+    """A code's level: the engine's from ``ENGINE_LEVELS``, a rule's from its class's ``level``
+    line (read from the file, not imported); "error" for a code tinker-lint does not know."""
+    entry = REGISTRY.get(code)
+    if entry is None:
+        return "error"
+    if entry.module is None:
+        return ENGINE_LEVELS[code]
+    module = entry.module.rpartition(".")[2]
+    return _level_in(code, _rule_source(module))
+
+
+def _rule_source(module: str) -> str:
+    """A rule module's text, read as a file (importlib.resources only when the package is not a
+    directory: a zip archive)."""
+    try:
+        with open(os.path.join(os.path.dirname(__file__), "rules", f"{module}.py"), "rb") as f:
+            return f.read().decode("utf-8")
+    except OSError:
+        import importlib.resources
+
+        # This package, not ``tinker_lint.rules``: that one would be imported (and libcst with it).
+        package = importlib.resources.files(__package__ or "tinker_lint")
+        return (package / "rules" / f"{module}.py").read_text(encoding="utf-8")
+
+
+def _level_in(code: str, text: str) -> Level:
+    found = _LEVEL_LINE.findall(text)
+    if len(found) != 1 or found[0] not in LEVELS:
+        raise RuntimeError(
+            f'{code}: its rule class must declare its level once, as `level = "warning"` '
+            f"(one of {', '.join(LEVELS)}); found {found or 'none'}"
+        )
+    return cast("Level", found[0])
 
 
 def codes_of_family(family: str) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tinker_lint.codes import ALL_CODES, ENGINE_NAMES, name_of
+from tinker_lint.codes import ALL_CODES, ENGINE_NAMES, level_of, name_of
 from tinker_lint.rules import DOCUMENTED_RULES
 from tinker_lint.rules.base import Example, Rule
 
@@ -57,6 +57,17 @@ E902 does, so that an unreadable file is not mistaken for a clean one. Special f
 devices), broken symbolic links and symlink loops are skipped with a warning instead.
 """,
         fix_description="Make the file readable, or `exclude` it.",
+    ),
+    "TNK003": EngineCode(
+        summary="The file was not analysed: it is larger than `max-file-chars` (1,000,000 by "
+        "default); only its syntax was checked",
+        why="""Analysis costs about 20 s and 0.5 GB per million characters, and files that large are almost
+always generated data rather than training loops, so tinker-lint checks only their syntax. It
+says so as a finding, in every output format (and in SARIF's tool notifications), and the run
+exits 1: a file that was not checked must not look like a file that passed.
+""",
+        fix_description="`exclude` the file if it is generated, or raise the limit with "
+        "`--max-file-chars N` (0: no limit).",
     ),
     "TNK004": EngineCode(
         summary="The configuration is not valid; tinker-lint checked nothing in this file",
@@ -116,6 +127,8 @@ def rule_page(code: str) -> str:
             "",
             engine.summary + ".",
             "",
+            _level_line(code),
+            "",
             "## Why",
             "",
             engine.why.rstrip("\n"),
@@ -127,6 +140,7 @@ def rule_page(code: str) -> str:
         return "\n".join(parts) + "\n"
     # Every section comes from a declared field; a missing one is an AttributeError here.
     parts = [f"# {rule.code}: {rule.name}", "", rule.summary.rstrip(".") + ".", ""]
+    parts += [_level_line(code), ""]
     parts += ["## Why", "", rule.why.rstrip("\n"), ""]
     if rule.min_tinker_version is not None:
         parts += [
@@ -165,6 +179,13 @@ def rule_page(code: str) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _level_line(code: str) -> str:
+    return (
+        f"Level: **{level_of(code)}** (SARIF `level`, a GitHub annotation's kind; every finding "
+        "still makes the run exit 1)."
+    )
+
+
 def index_page() -> str:
     lines = [
         "# tinker-lint rules",
@@ -172,12 +193,12 @@ def index_page() -> str:
         "Generated from the rules by `python -m tinker_lint.docs`; `tinker-lint rule CODE` prints "
         "a page in the terminal.",
         "",
-        "| Code | Name | Summary |",
-        "| --- | --- | --- |",
+        "| Code | Name | Level | Summary |",
+        "| --- | --- | --- | --- |",
     ]
     for code in rule_codes():
         summary = rule_summary(code).replace("|", "\\|")
-        lines.append(f"| [{code}]({code}.md) | {rule_name(code)} | {summary} |")
+        lines.append(f"| [{code}]({code}.md) | {rule_name(code)} | {level_of(code)} | {summary} |")
     return "\n".join(lines) + "\n"
 
 

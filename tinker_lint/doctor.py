@@ -3,7 +3,8 @@ environment, with the versions of everything a Tinker slowness triage asks about
 
 Versions come from distribution metadata (``importlib.metadata``); nothing is imported. By default the
 environment is the one running tinker-lint; ``--python PATH`` reads another interpreter's, by running
-``tinker_lint/deps/probe.py`` (standard library only) in it. TNK303 depends on the project's code: with
+``tinker_lint/deps/probe.py`` (standard library only) in it with ``-I -S``: its ``.pth`` files are
+read for the directories they list, never run. TNK303 depends on the project's code: with
 PATHs, their Python files are scanned for a Qwen VL model; without, transformers<5 is a warning.
 
 Exit codes: 0 nothing wrong, 1 a known-bad version (or no tinker), 2 a usage error.
@@ -52,7 +53,9 @@ def snapshot(python: str | None = None) -> Snapshot:
         return probe.collect(PACKAGES)
     try:
         done = subprocess.run(
-            [python, "-I", probe.__file__, *PACKAGES],
+            # -I: none of the user's environment variables or site directory; -S: none of the
+            # environment's .pth files run (the probe reads the directories they list).
+            [python, "-I", "-S", probe.__file__, *PACKAGES],
             capture_output=True,
             text=True,
             timeout=60,

@@ -49,10 +49,16 @@ def is_python_file(path: str) -> bool:
     return path.endswith((".py", ".pyi"))
 
 
+NO_SUCH_PATH = "no such file or directory"
+BROKEN_LINK = "broken symbolic link (its target is missing, or a loop)"
+
+
 @dataclass(frozen=True)
 class Skipped:
     path: str
     reason: str
+    # A path named on the command line (not one found in a directory): asked for and not checked.
+    named: bool = False
 
 
 def discover(
@@ -76,13 +82,22 @@ def discover(
             continue
         if not os.path.isdir(given):
             if os.path.exists(given):
-                yield Skipped(given, "not a regular file or directory")
+                yield Skipped(given, "not a regular file or directory", named=True)
             elif os.path.islink(given):
-                yield Skipped(given, "broken symbolic link (its target is missing, or a loop)")
+                yield Skipped(given, BROKEN_LINK, named=True)
             else:
-                yield Skipped(given, "no such file or directory")
+                yield Skipped(given, NO_SUCH_PATH, named=True)
             continue
-        yield from _walk(given, exclude, want, project_root)
+        for item in _walk(given, exclude, want, project_root):
+            if isinstance(item, Skipped) and item.path == given:
+                item = Skipped(item.path, item.reason, named=True)  # the directory itself
+            yield item
+
+
+def is_force_excluded(path: str, exclude: tuple[str, ...], project_root: str | None) -> bool:
+    """Whether ``--force-exclude`` leaves out a file named on the command line (or the name given
+    to stdin's text): the ``exclude`` globs, as ``discover`` applies them to named files."""
+    return _excluded(path, exclude, project_root)
 
 
 def _excluded(
@@ -130,7 +145,7 @@ def _walk(
                 root, directory, name, False, exclude, specs, project_root
             ):
                 if os.path.islink(full) and not os.path.exists(full):
-                    yield Skipped(full, "broken symbolic link (its target is missing, or a loop)")
+                    yield Skipped(full, BROKEN_LINK)
                     continue
                 yield full
     for error in unlistable:

@@ -26,6 +26,10 @@ def _specificity(code: str, selectors: tuple[str, ...]) -> int:
     return best
 
 
+# Python files larger than this are checked for syntax only (TNK003): ``--max-file-chars``.
+MAX_FILE_CHARS = 1_000_000
+
+
 @dataclass(frozen=True)
 class Settings:
     select: tuple[str, ...] = ("TNK",)
@@ -46,6 +50,8 @@ class Settings:
     # from another module: ``hot-loop-calls = ["train_step", "trainer.*"]``.
     hot_loop_calls: tuple[str, ...] = ()
     config_path: str | None = None
+    # Larger Python files get a syntax check and TNK003, not the analysis (0: no limit).
+    max_file_chars: int = MAX_FILE_CHARS
     _cache: dict[str, bool] = field(default_factory=dict, compare=False, repr=False, hash=False)
 
     def is_enabled(self, code: str, path: str | None = None) -> bool:

@@ -1,7 +1,8 @@
 """GitHub Actions workflow commands: each finding becomes an annotation on the pull request.
 
-The format is ``::error file=F,line=L,col=C,endLine=L2,endColumn=C2,title=T::message``; values are
-escaped as the Actions toolkit does (``%``, CR and LF everywhere, ``:`` and ``,`` in properties).
+The format is ``::error file=F,line=L,col=C,endLine=L2,endColumn=C2,title=T::message`` (``::warning``
+or ``::notice`` for a rule of that level); values are escaped as the Actions toolkit does (``%``, CR
+and LF everywhere, ``:`` and ``,`` in properties).
 """
 
 from __future__ import annotations
@@ -9,7 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
+from tinker_lint.codes import level_of
 from tinker_lint.diagnostics import Diagnostic
+
+# SARIF's levels, in the workflow commands' words.
+COMMANDS = {"error": "error", "warning": "warning", "note": "notice"}
 
 
 def _data(text: str) -> str:
@@ -31,7 +36,7 @@ def annotation(d: Diagnostic) -> str:
     ]
     props = ",".join(f"{key}={_property(value)}" for key, value in properties)
     body = f"{d.path}:{d.line}:{d.col}: {d.code} {d.message}"
-    return f"::error {props}::{_data(body)}"
+    return f"::{COMMANDS[level_of(d.code)]} {props}::{_data(body)}"
 
 
 def write_github(diagnostics: Sequence[Diagnostic], out: TextIO, *, files: int) -> None:

@@ -1,4 +1,5 @@
-"""A JSON list in the shape of ruff's ``--output-format json``."""
+"""A JSON list in the shape of ruff's ``--output-format json``, with each finding's ``level``
+(``error``, ``warning``, ``note``: SARIF's words) beside its code."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import TextIO
 
+from tinker_lint.codes import level_of
 from tinker_lint.diagnostics import Diagnostic, Fix
 
 
@@ -30,6 +32,7 @@ def to_json(d: Diagnostic) -> dict:
     return {
         "cell": None,
         "code": d.code,
+        "level": level_of(d.code),
         "message": d.message,
         "filename": d.path,
         "location": {"row": d.line, "column": d.col},

@@ -2,8 +2,12 @@
 
 Every known rule is listed in the driver, with its summary, its help page (the same Markdown as
 ``docs/rules/``) and a help URI, so a viewer can explain a finding without tinker-lint installed.
-Codes, names and URLs come from the code registry; summaries and pages need the rules (and so
-libcst), which this reporter alone imports.
+Codes, names, levels and URLs come from the code registry; summaries and pages need the rules (and
+so libcst), which this reporter alone imports.
+
+Each result carries its rule's level. What the run could not check is in the invocation's
+``toolExecutionNotifications``: each file not analysed (also a TNK003 result, so that code scanning
+shows it) and each warning the run printed (a path skipped, a configuration problem).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import TextIO
 from urllib.parse import quote
 
 from tinker_lint import __version__
-from tinker_lint.codes import ALL_CODES, name_of
+from tinker_lint.codes import ALL_CODES, level_of, name_of
 from tinker_lint.diagnostics import Diagnostic, Edit, docs_url
 from tinker_lint.docs import rule_page, rule_summary
 
@@ -34,7 +38,7 @@ def _rule(code: str) -> dict[str, object]:
         "shortDescription": {"text": rule_summary(code)},
         "helpUri": docs_url(code),
         "help": {"text": rule_summary(code), "markdown": rule_page(code)},
-        "defaultConfiguration": {"level": "error"},
+        "defaultConfiguration": {"level": level_of(code)},
     }
 
 
@@ -69,7 +73,7 @@ def _result(d: Diagnostic, index: dict[str, int]) -> dict:
     location["region"] = _region(d.line, d.col, d.end_line or d.line, d.end_col or d.col)
     result: dict = {
         "ruleId": d.code,
-        "level": "error",
+        "level": level_of(d.code),
         "message": {"text": d.message},
         "locations": [{"physicalLocation": location}],
     }
@@ -90,7 +94,31 @@ def _result(d: Diagnostic, index: dict[str, int]) -> dict:
     return result
 
 
-def to_sarif(diagnostics: Sequence[Diagnostic], *, cwd: str | None = None) -> dict:
+# Engine codes that mean a file was not (wholly) checked: also a tool notification.
+NOT_CHECKED = ("TNK002", "TNK003")
+
+
+def _notifications(diagnostics: Sequence[Diagnostic], warnings: Sequence[str]) -> list[dict]:
+    found: list[dict] = [
+        {
+            "level": "warning",
+            "message": {"text": f"{d.path}: {d.message}"},
+            "descriptor": {"id": d.code},
+            "locations": [{"physicalLocation": {"artifactLocation": _artifact(d.path)}}],
+        }
+        for d in diagnostics
+        if d.code in NOT_CHECKED
+    ]
+    found += [{"level": "warning", "message": {"text": warning}} for warning in warnings]
+    return found
+
+
+def to_sarif(
+    diagnostics: Sequence[Diagnostic],
+    *,
+    cwd: str | None = None,
+    warnings: Sequence[str] = (),
+) -> dict:
     codes = ALL_CODES
     index = {code: i for i, code in enumerate(codes)}
     root = Path(cwd or os.getcwd()).resolve().as_uri().rstrip("/") + "/"
@@ -107,11 +135,19 @@ def to_sarif(diagnostics: Sequence[Diagnostic], *, cwd: str | None = None) -> di
         # libcst columns count code points, not the UTF-16 units SARIF assumes by default.
         "columnKind": "unicodeCodePoints",
         "originalUriBaseIds": {SRCROOT: {"uri": root}},
+        "invocations": [
+            {
+                "executionSuccessful": True,  # it ran to the end; what it left out is below
+                "toolExecutionNotifications": _notifications(diagnostics, warnings),
+            }
+        ],
         "results": [_result(d, index) for d in diagnostics],
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def write_sarif(diagnostics: Sequence[Diagnostic], out: TextIO, *, files: int) -> None:
-    json.dump(to_sarif(diagnostics), out, indent=2)
+def write_sarif(
+    diagnostics: Sequence[Diagnostic], out: TextIO, *, files: int, warnings: Sequence[str] = ()
+) -> None:
+    json.dump(to_sarif(diagnostics, warnings=warnings), out, indent=2)
     out.write("\n")

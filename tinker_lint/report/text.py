@@ -1,13 +1,22 @@
-"""``path:line:col: CODE [*] message`` lines and a summary, as ruff's concise output."""
+"""Text for a person: ``text`` shows each finding with its source lines and a caret under it, as
+ruff's ``full`` output does; ``concise`` is one ``path:line:col: CODE [*] message`` line each (what
+editors and problem matchers parse). Both end with the same summary."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TextIO
 
-from tinker_lint.codes import name_of
+from tinker_lint.codes import level_of, name_of
 from tinker_lint.diagnostics import UNSAFE, Diagnostic, is_applicable
+from tinker_lint.io.files import DecodeError, decode_source, read_bytes
+
+CONTEXT_LINES = 2  # source lines shown before and after the finding's line, as ruff shows
+TAB = "    "  # tabs are shown as four spaces, so that the caret lines up whatever the terminal
+# Where Python (and so a finding's line number) sees a line break: not at ``\f`` or ``\x1c``.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def _plural(n: int, word: str) -> str:
@@ -21,26 +30,23 @@ def write_text(
     files: int,
     fixed: int = 0,
     unsafe_fixes: bool = False,
+    full: bool = False,
+    sources: Mapping[str, str] | None = None,
 ) -> None:
     """``[*]`` marks a finding ``--fix`` would fix (an unsafe fix only with ``--unsafe-fixes``);
-    ``fixed`` is how many ``--fix`` fixed before this report."""
+    ``fixed`` is how many ``--fix`` fixed before this report. ``full``: the source lines under each
+    finding, read from ``sources`` (path: text) or else from the file."""
     fixable = hidden = 0
+    lines = _SourceLines(sources or {})
     for d in diagnostics:
         shown = d.fix is not None and is_applicable(d.fix.applicability, unsafe_fixes)
         fixable += shown
         hidden += d.fix is not None and not shown and d.fix.applicability == UNSAFE
         mark = "[*] " if shown else ""
         out.write(f"{d.path}:{d.line}:{d.col}: {d.code} {mark}{d.message}\n")
-    if fixed:
-        total = len(diagnostics) + fixed
-        out.write(
-            f"Found {_plural(total, 'error')} ({fixed} fixed, {len(diagnostics)} remaining) "
-            f"in {files} files checked.\n"
-        )
-    elif diagnostics:
-        out.write(f"Found {_plural(len(diagnostics), 'error')} in {files} files checked.\n")
-    else:
-        out.write(f"All checks passed! ({files} files checked)\n")
+        if full:
+            out.write(_snippet(d, lines.of(d.path)))
+    _summary(out, len(diagnostics), files, fixed)
     hint = (
         f" ({_plural(hidden, 'hidden fix')} can be enabled with the `--unsafe-fixes` option)"
         if hidden
@@ -50,6 +56,67 @@ def write_text(
         out.write(f"[*] {fixable} fixable with the `--fix` option{hint}.\n")
     elif hidden:
         out.write(f"No fixes available{hint}.\n")
+
+
+def _summary(out: TextIO, found: int, files: int, fixed: int) -> None:
+    checked = f"{_plural(files, 'file')} checked"
+    if fixed:
+        total = found + fixed
+        out.write(
+            f"Found {_plural(total, 'error')} ({fixed} fixed, {found} remaining) in {checked}.\n"
+        )
+    elif found:
+        out.write(f"Found {_plural(found, 'error')} in {checked}.\n")
+    else:
+        out.write(f"All checks passed! ({checked})\n")
+
+
+def _lines(text: str) -> list[str]:
+    lines = _LINE_BREAK.split(text)
+    return lines[:-1] if lines and not lines[-1] else lines  # no line after the last break
+
+
+class _SourceLines:
+    """Each reported file's lines, read once (None: it cannot be read or decoded any more)."""
+
+    def __init__(self, sources: Mapping[str, str]) -> None:
+        self._texts: dict[str, list[str] | None] = {p: _lines(t) for p, t in sources.items()}
+
+    def of(self, path: str) -> list[str] | None:
+        if path not in self._texts:
+            try:
+                text: str | None = decode_source(read_bytes(path)).text
+            except (OSError, DecodeError):
+                text = None
+            self._texts[path] = None if text is None else _lines(text)
+        return self._texts[path]
+
+
+def _snippet(d: Diagnostic, lines: list[str] | None) -> str:
+    """ruff's ``full`` layout: a gutter of line numbers, the finding's line with carets under its
+    range (to the end of that line for a range over several), the level and code beside them, and
+    the fix's title as help."""
+    label = f"{d.code} {name_of(d.code) or ''} ({level_of(d.code)})".replace("  ", " ")
+    help_line = f"  = help: {d.fix.message}\n" if d.fix is not None and d.fix.message else ""
+    if lines is None or not 1 <= d.line <= len(lines):
+        return f"  = {label}\n{help_line}\n"
+    first = max(1, d.line - CONTEXT_LINES)
+    last = min(len(lines), d.line + CONTEXT_LINES)
+    width = len(str(last))
+    gutter = " " * width + " |"
+    parts = [gutter]
+    for number in range(first, last + 1):
+        text = lines[number - 1].replace("\t", TAB)
+        parts.append(f"{number:>{width}} | {text}".rstrip())
+        if number == d.line:
+            line = lines[number - 1]
+            start = len(line[: d.col - 1].replace("\t", TAB))
+            end_col = d.end_col if d.end_line == d.line and d.end_col > d.col else len(line) + 1
+            end = len(line[: end_col - 1].replace("\t", TAB))
+            carets = "^" * max(1, end - start)
+            parts.append(f"{gutter} {' ' * start}{carets} {label}")
+    parts.append(gutter)
+    return "\n".join(parts) + "\n" + help_line + "\n"
 
 
 def write_fixes_applied(fixed: Sequence[Diagnostic], out: TextIO) -> None:

@@ -18,6 +18,7 @@ from typing import ClassVar
 import libcst as cst
 from packaging.version import Version
 
+from tinker_lint.codes import Level
 from tinker_lint.deps.known_bad import BY_CODE, KnownBad
 from tinker_lint.fix.plan import FixPlan
 from tinker_lint.model.semantic import SemanticModel
@@ -109,6 +110,11 @@ class Context:
 class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
+    # How serious its findings are (SARIF ``level``; GitHub ``::error``/``::warning``/``::notice``).
+    # Written as one line of the class body, ``level = "warning"``: the code registry reads that
+    # line without importing the rule (``codes.level_of``). error: the program is wrong or idles
+    # the server; warning: likely slow, or deprecated; note: slow only for large payloads.
+    level: ClassVar[Level]
     # One line: what is wrong and what to do (listings, the top of the docs page).
     summary: ClassVar[str]
     # The message of each finding: a ``str.format`` template whose fields the check fills in

@@ -19,6 +19,7 @@ from tinker_lint.rules.fixes.tnk101 import plan_move_wait
 class WaitBeforeSubmit(Rule):
     code = "TNK101"
     name = "wait-before-submit"
+    level = "error"
     summary = (
         "Submit the next request before waiting: a TrainingClient runs requests in submission "
         "order, so `optim_step` never needs the `forward_backward` result"

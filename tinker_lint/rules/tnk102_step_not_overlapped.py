@@ -13,6 +13,7 @@ from tinker_lint.rules.base import Context, Example, Finding, Rule
 class StepNotOverlapped(Rule):
     code = "TNK102"
     name = "step-not-overlapped"
+    level = "error"
     summary = (
         "Keep the next step in flight before waiting: submit step i+1, then wait for step i, as "
         "`tinker_cookbook.supervised.train` does"

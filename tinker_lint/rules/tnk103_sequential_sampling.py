@@ -18,6 +18,7 @@ from tinker_lint.rules.base import Context, Example, Finding, Rule
 class SequentialSampling(Rule):
     code = "TNK103"
     name = "sequential-sampling"
+    level = "error"
     summary = (
         "Submit all sampling requests, then gather them (`asyncio.gather(*futures)`, or collect "
         "the futures and call `.result()` afterwards)"

@@ -16,6 +16,7 @@ from tinker_lint.rules.base import Context, Example, Finding, Rule
 class BlockingWaitInAsync(Rule):
     code = "TNK104"
     name = "blocking-wait-in-async"
+    level = "error"
     summary = "Use `await fut` instead of `fut.result()` inside `async def`"
     message = (
         "Blocking wait inside `async def` freezes the event loop and every concurrent rollout: "

@@ -16,6 +16,7 @@ from tinker_lint.rules.fixes.tnk105 import plan_plain_method
 class DeprecatedAsyncMethod(Rule):
     code = "TNK105"
     name = "deprecated-async-method"
+    level = "warning"
     summary = (
         "Use the plain method: since tinker 0.38 it returns an awaitable `APIFuture` at once, "
         "and the `*_async` form is deprecated"

@@ -16,6 +16,7 @@ from tinker_lint.rules.fixes.tnk106 import plan_wait_for_client
 class ClientFutureUsedAsClient(Rule):
     code = "TNK106"
     name = "client-future-used-as-client"
+    level = "error"
     summary = "Add `.result()` (sync) or `await` (async) to get the client from its future"
     message = (
         "`{made}()` returns a future of the client, used here as the client (each call warns, "

@@ -18,6 +18,7 @@ class SetupCallInHotLoop(Rule):
     code = "TNK107"
     needs_hot_loop = True
     name = "setup-call-in-hot-loop"
+    level = "warning"
     summary = "Create it once before the loop: nothing it uses changes between iterations"
     message = (
         "`{call}` runs on every iteration of a loop that submits Tinker requests, with nothing "

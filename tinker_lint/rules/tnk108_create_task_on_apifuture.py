@@ -14,6 +14,7 @@ from tinker_lint.rules.base import Context, Example, Finding, Rule
 class CreateTaskOnApiFuture(Rule):
     code = "TNK108"
     name = "create-task-on-apifuture"
+    level = "error"
     summary = (
         "Pass `fut.coroutine()` to `create_task`, or `await`/`asyncio.gather` the future itself"
     )

@@ -27,6 +27,7 @@ class TokenizerInHotLoop(Rule):
     code = "TNK201"
     needs_hot_loop = True
     name = "tokenizer-in-hot-loop"
+    level = "warning"
     summary = (
         "Pre-tokenize before the loop (e.g. `datasets.map`) or use the cookbook's dataset "
         "builders: tokenizing in the loop that submits Tinker requests stalls the SDK's thread"

@@ -21,6 +21,7 @@ class LenTokenizer(Rule):
     code = "TNK202"
     needs_hot_loop = True
     name = "len-tokenizer"
+    level = "warning"
     summary = (
         "Compute `len(tokenizer)` once before the loop: Hugging Face fast tokenizers rebuild the "
         "vocabulary on every call (about 0.2 s)"

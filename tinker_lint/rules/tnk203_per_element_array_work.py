@@ -29,6 +29,7 @@ class PerElementArrayWork(Rule):
     code = "TNK203"
     needs_hot_loop = True
     name = "per-element-array-work"
+    level = "warning"
     summary = (
         "Vectorize once per batch, or move it before the loop: numpy/torch work per element in "
         "the loop that submits Tinker requests stalls the SDK's thread"

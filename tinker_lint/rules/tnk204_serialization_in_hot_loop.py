@@ -32,6 +32,7 @@ class SerializationInHotLoop(Rule):
     code = "TNK204"
     needs_hot_loop = True
     name = "serialization-in-hot-loop"
+    level = "note"
     summary = (
         "Serialize on a cadence or in a background thread/process: dumping per-step payloads in "
         "the loop that submits Tinker requests stalls the SDK's thread"

@@ -50,6 +50,7 @@ class FileIoInHotLoop(Rule):
     code = "TNK205"
     needs_hot_loop = True
     name = "file-io-in-hot-loop"
+    level = "note"
     summary = (
         "Load before the loop; write on a cadence: file I/O in the loop that submits Tinker "
         "requests stalls the SDK's thread"

@@ -8,6 +8,7 @@ from tinker_lint.rules.base import Example, Rule, known_bad_message
 class PydanticPrerelease(Rule):
     code = "TNK301"
     name = "pydantic-prerelease"
+    level = "error"
     summary = (
         "Require a stable pydantic (`pydantic<2.13` or `pydantic>=2.13.0`), not a 2.13 pre-release"
     )

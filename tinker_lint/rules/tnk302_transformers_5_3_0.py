@@ -8,6 +8,7 @@ from tinker_lint.rules.base import Example, Rule, known_bad_message
 class Transformers530(Rule):
     code = "TNK302"
     name = "transformers-5-3-0"
+    level = "error"
     summary = "Pin `transformers>=5.3.1`: 5.3.0 loads the wrong tokenizer class for DeepSeek V2/V3"
     message = known_bad_message("TNK302")
     why = """\

@@ -8,6 +8,7 @@ from tinker_lint.rules.base import Example, Rule, known_bad_message
 class TransformersVlBelow5(Rule):
     code = "TNK303"
     name = "transformers-vl-below-5"
+    level = "error"
     summary = "Require `transformers>=5,!=5.3.0` in a project that uses a Qwen VL model"
     message = known_bad_message("TNK303")
     why = """\

@@ -23,7 +23,7 @@ from tinker_lint.fix.apply import LineIndex, plan_fix
 from tinker_lint.fix.plan import FixPlan
 from tinker_lint.guard import python_verdict, run_deep
 from tinker_lint.io.files import DecodeError, SourceFile, decode_source
-from tinker_lint.io.settings import Settings
+from tinker_lint.io.settings import MAX_FILE_CHARS, Settings
 from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.noqa import file_exemptions, is_exempt, is_suppressed, noqa_lines, unknown_codes
 from tinker_lint.prefilter.mentions import mentions_tinker
@@ -33,9 +33,10 @@ from tinker_lint.rules.base import Context, Finding, Rule
 from tinker_lint.syntax.parse import parse_module
 from tinker_lint.syntax.positions import NodePositions
 
-# Larger files get a syntax check only (as semgrep's 1 MB default): analysis costs about 20 s and
-# 0.5 GB per million characters, and files that large are generated data, not training loops.
-MAX_ANALYSED_CHARS = 1_000_000
+# Larger files get a syntax check only, and TNK003 (``Settings.max_file_chars``, whose default this
+# is; as semgrep's 1 MB): analysis costs about 20 s and 0.5 GB per million characters, and files that
+# large are generated data, not training loops.
+MAX_ANALYSED_CHARS = MAX_FILE_CHARS
 # The rules that apply from some tinker version on: their fixes rewrite code for that SDK, and
 # break it on older ones. When the target version is only assumed, those fixes are unsafe.
 VERSION_GATED = frozenset(rule.code for rule in PYTHON_RULES if rule.min_tinker_version)
@@ -107,12 +108,17 @@ def lint_text(
         return FileResult(path, diagnostics, warnings=warnings)
     if not rules:
         return FileResult(path, [], warnings=warnings)
-    if len(text) > MAX_ANALYSED_CHARS:
-        warnings.append(
-            f"{path}: not analysed: {len(text):,} characters, more than the {MAX_ANALYSED_CHARS:,} "
-            "tinker-lint analyses (generated code?); its syntax was checked"
+    limit = settings.max_file_chars
+    if limit and len(text) > limit:
+        # Not a pass: a finding (TNK003, exit 1), unless deselected; then at least said on stderr.
+        message = (
+            f"Not analysed: {len(text):,} characters, more than the {limit:,} tinker-lint "
+            "analyses (`--max-file-chars`); only its syntax was checked"
         )
-        return FileResult(path, [], warnings=warnings)
+        diagnostics = _engine(path, "TNK003", message, settings)
+        if not diagnostics:
+            warnings.append(f"{path}: not analysed: {message[len('Not analysed: ') :]}")
+        return FileResult(path, diagnostics, warnings=warnings)
     if prefilter:
         # The second pre-filter, on CPython's tree: about a quarter of libcst's parse, and it rules
         # out most files that only use the SDK (``prefilter/sketch.py``). In the CLI this is CPython's

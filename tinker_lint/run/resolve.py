@@ -38,6 +38,7 @@ class Overrides:
     extend_select: tuple[str, ...] | None = None
     tinker_version: Version | None = None
     tinker_version_source: str = "--tinker-version"
+    max_file_chars: int | None = None
 
 
 class SettingsResolver:
@@ -99,4 +100,6 @@ class SettingsResolver:
         if given.tinker_version is not None:
             changes["tinker_version"] = given.tinker_version
             changes["tinker_version_source"] = given.tinker_version_source
+        if given.max_file_chars is not None:
+            changes["max_file_chars"] = given.max_file_chars
         return replace(settings, **changes) if changes else settings

@@ -31,6 +31,7 @@ import difflib
 import os
 import re
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
@@ -83,16 +84,24 @@ class Run:
     dependency_diagnostics: list[Diagnostic] = field(default_factory=list)  # TNK3xx, no fixes
     files: int = 0
     warnings: list[str] = field(default_factory=list)
+    # Paths named by the caller that could not be checked at all (missing, a broken link, a
+    # directory that cannot be listed), each with the reason, also among ``warnings``.
+    unchecked: list[tuple[str, str]] = field(default_factory=list)
     linted: int = 0  # Python files the engine (or the fixer) ran on
     cached: int = 0  # Python files answered from the cache
     processes: int = 0  # processes that linted them (0: none was linted)
     fixed: list[Diagnostic] = field(default_factory=list)  # fix modes: the findings fixed
     diffs: list[str] = field(default_factory=list)  # ``--diff``: one per file that would change
+    source: bytes | None = None  # ``run_source``: the bytes after the fixes (the input's if none)
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
         """Every finding: the Python files' in discovery order, then the dependency files'."""
         return self.python_diagnostics + self.dependency_diagnostics
+
+
+# Told (files done, files to do) as files are linted: the CLI's progress line.
+Progress = Callable[[int, int], None]
 
 
 class Job(NamedTuple):
@@ -144,6 +153,7 @@ def run_paths(
     jobs: int | None = None,
     fix: FixMode | None = None,
     settings_for: Callable[[str], Settings] | None = None,
+    progress: Progress | None = None,
 ) -> Run:
     """As ``lint_paths``, with how each file was answered. ``jobs``: processes to use at most
     (default: the usable cores; 1 lints in this process). ``fix``: fix the Python files instead
@@ -174,6 +184,8 @@ def run_paths(
     for item in items:
         if isinstance(item, Skipped):
             run.warnings.append(f"{item.path}: skipped: {item.reason}")
+            if item.named:
+                run.unchecked.append((item.path, item.reason))
             continue
         run.files += 1
         if is_dependency_file(item):
@@ -211,7 +223,14 @@ def run_paths(
         read[len(per_file)] = (item, raw, key)
         per_file.append(None)
 
-    done, run.processes = _work_all(todo, list(table), jobs, fix)
+    directories = [p for p in paths if os.path.isdir(p)]
+    if not items and directories:
+        # Nothing to check and nothing skipped: say so, as ruff does (and exit 0, as it does: an
+        # empty or wholly excluded tree is not an error, and no file went unchecked).
+        where = ", ".join(directories)
+        run.warnings.append(f"no Python or dependency files found under {where}")
+
+    done, run.processes = _work_all(todo, list(table), jobs, fix, progress)
     run.linted = len(todo)
     cache_failed = False
     for job in todo:
@@ -267,6 +286,39 @@ def _kept(
     return own(item).config_path == own(given).config_path or not own(item).excludes(item)
 
 
+def run_source(raw: bytes, path: str, settings: Settings, *, fix: FixMode | None = None) -> Run:
+    """One file's bytes that are not read from disk (``-``: an editor's buffer on stdin), reported
+    under ``path``: a dependency file by its name, anything else as Python. Nothing is cached or
+    written; with ``fix``, ``Run.source`` is the fixed text (else the bytes as given), and
+    ``Run.diffs`` its diff."""
+    run = Run(files=1, source=raw)
+    if settings.tinker_version_assumed:
+        run.warnings.append(VERSION_UNKNOWN_WARNING)
+    if is_dependency_file(path):
+        from tinker_lint.deps.lint import lint_dependency_file
+
+        # TNK303's evidence (the project's code naming a Qwen VL model) is not at hand here.
+        result = lint_dependency_file(path, raw.decode("utf-8-sig", "replace"), settings)
+        run.dependency_diagnostics.extend(result.diagnostics)
+        run.warnings.extend(result.warnings)
+        return run
+    outcome = _work(Job(0, path, raw), settings, fix)
+    run.linted = run.processes = 1
+    if fix is None:
+        run.python_diagnostics = outcome.diagnostics
+        run.warnings.extend(outcome.warnings)
+        return run
+    run.warnings.extend(f"{path}: {problem}" for problem in outcome.problems)
+    run.warnings.extend(outcome.warnings)  # they go with the diagnostics reported
+    run.python_diagnostics = outcome.diagnostics
+    if outcome.new_raw is not None:
+        run.source = outcome.new_raw
+        run.fixed.extend(outcome.fixed)
+        if outcome.diff:
+            run.diffs.append(outcome.diff)
+    return run
+
+
 def _has_fix_to_apply(diagnostics: Sequence[Diagnostic], fix: FixMode) -> bool:
     return any(
         d.fix is not None and is_applicable(d.fix.applicability, fix.unsafe_fixes)
@@ -309,12 +361,17 @@ def usable_cores() -> int:
 
 
 def _work_all(
-    todo: list[Job], table: list[Settings], jobs: int | None, fix: FixMode | None
+    todo: list[Job],
+    table: list[Settings],
+    jobs: int | None,
+    fix: FixMode | None,
+    progress: Progress | None = None,
 ) -> tuple[dict[int, Outcome], int]:
     """Each file's outcome, by index; and the number of processes used. ``table``: the settings
     the jobs point at."""
     if not todo:
         return {}, 0
+    tell = progress or _no_progress
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
@@ -327,18 +384,23 @@ def _work_all(
     processes = min(jobs or usable_cores(), len(todo))
     size = sum(len(job.raw) for job in todo)
     if processes <= 1 or len(todo) < MIN_FILES_FOR_PROCESSES or size < MIN_BYTES_FOR_PROCESSES:
-        return {job.order: _work(job, table[job.settings], fix) for job in todo}, 1
-    results: dict[int, Outcome] = {}
+        results: dict[int, Outcome] = {}
+        for job in todo:
+            results[job.order] = _work(job, table[job.settings], fix)
+            tell(len(results), len(todo))
+        return results, 1
+    results = {}
     batches = _batches(todo, processes * BATCHES_PER_PROCESS)
     try:
         with ProcessPoolExecutor(
             max_workers=processes,
             mp_context=_fork_context(),
             initializer=_start_worker,
-            initargs=(table, fix),
+            initargs=(table, fix, os.getpid()),
         ) as pool:
             for done in pool.map(_work_batch, batches):
                 results.update(done)
+                tell(len(results), len(todo))
     except BrokenProcessPool:
         # A process died (killed, out of memory): do what it left here, as without processes.
         for batch in batches:
@@ -346,6 +408,10 @@ def _work_all(
                 if job.order not in results:
                     results[job.order] = _work(job, table[job.settings], fix)
     return results, processes
+
+
+def _no_progress(done: int, total: int) -> None:
+    pass
 
 
 def _batches(todo: list[Job], count: int) -> list[list[Job]]:
@@ -378,11 +444,49 @@ def _fork_context() -> multiprocessing.context.BaseContext | None:
 
 
 _worker: tuple[list[Settings], FixMode | None] | None = None
+# How often a process checks that the run that started it is still there (when the kernel cannot
+# be asked to end it with its parent).
+PARENT_POLL_SECONDS = 1.0
+_PDEATHSIG = sys.platform.startswith("linux")  # the kernel can end a child with its parent
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
-def _start_worker(table: list[Settings], fix: FixMode | None) -> None:
+def _start_worker(table: list[Settings], fix: FixMode | None, parent: int) -> None:
     global _worker
     _worker = table, fix
+    _exit_with_parent(parent)
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End this process when the run that started it is gone (``kill -9``, an editor or CI that
+    cancels): left alone, a forked process would wait for work for good, holding its memory.
+
+    On Linux the kernel sends SIGTERM when the parent dies (``prctl(PR_SET_PDEATHSIG)``); a parent
+    that died before that call is caught by comparing ``getppid`` afterwards. Everywhere, a thread
+    also polls ``getppid``: an orphan is re-parented (to init or a subreaper), so a change means the
+    run is gone."""
+    if _PDEATHSIG:
+        import ctypes
+        import signal
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        except (OSError, AttributeError):  # no libc to call: the thread below still watches
+            pass
+    if os.getppid() != parent:
+        os._exit(1)
+    import threading
+
+    threading.Thread(
+        target=_watch_parent, args=(parent,), name="tinker-lint-parent", daemon=True
+    ).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_SECONDS)
+    os._exit(1)
 
 
 def _work_batch(batch: list[Job]) -> list[tuple[int, Outcome]]:
