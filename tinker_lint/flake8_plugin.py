@@ -63,9 +63,11 @@ class TinkerLintPlugin:
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         text = "".join(self.lines)
-        if not may_concern_tinker(text):
-            return  # no rule's text test can pass: neither settings nor libcst are needed
         directory = os.path.dirname(os.path.abspath(self.filename)) if self.filename else "."
+        if not may_concern_tinker(text) and not _project_settings(directory).hot_loop_calls:
+            # No rule's text test can pass (a loop made hot by ``hot-loop-calls`` needs no Tinker
+            # call, so then the engine's own tests decide): libcst is not needed.
+            return
         settings = _project_settings(directory)
         if self._tinker_version:
             try:

@@ -12,7 +12,8 @@ import libcst as cst
 from packaging.version import Version
 
 from tinker_lint.model.semantic import SemanticModel
-from tinker_lint.prefilter.mentions import mentions_tinker
+from tinker_lint.prefilter.mentions import HOT_LOOP, TINKER
+from tinker_lint.prefilter.needs import Needs, TextFacts
 from tinker_lint.prefilter.sketch import Sketch
 from tinker_lint.syntax.positions import NodePositions, statement_starts
 
@@ -76,21 +77,26 @@ class Rule:
     VALID: ClassVar[tuple[Example, ...]] = ()
     INVALID: ClassVar[tuple[Example, ...]] = ()
     fixable: ClassVar[bool] = False
-    # True for a rule that reports only what runs in a hot loop. A loop is hot through a Tinker
-    # submit, which the model sees only with the evidence ``mentions_tinker`` looks for, or through
-    # ``hot-loop-calls``: without that setting, the engine skips such a rule on files without it.
+    # What a file must contain for this rule to find anything (``prefilter/needs.py``), from the
+    # tables its ``check`` matches on. The engine skips the rule on files without it.
+    prefilter: ClassVar[Needs] = TINKER
+    # True for a rule that reports only what runs in a hot loop: it needs ``HOT_LOOP`` too.
     needs_hot_loop: ClassVar[bool] = False
 
     @classmethod
-    def applies_to(cls, text: str) -> bool:
-        """A cheap text test: False means this rule cannot find anything in ``text``."""
-        return mentions_tinker(text)
+    def needs(cls) -> Needs:
+        """All the rule needs: its ``prefilter``, and a hot loop's if it reports only in one."""
+        return HOT_LOOP & cls.prefilter if cls.needs_hot_loop else cls.prefilter
+
+    @classmethod
+    def applies_to(cls, text: str, hot_loop_calls: bool = False) -> bool:
+        """The text test alone: False means this rule cannot find anything in ``text``."""
+        return cls.needs().admits_text(TextFacts(text), hot_loop_calls)
 
     @classmethod
     def may_find(cls, sketch: Sketch) -> bool:
-        """The second pre-filter, on CPython's tree of the file (``prefilter/sketch.py``): False
-        means this rule cannot find anything in it. A hot-loop rule needs a hot loop."""
-        return not cls.needs_hot_loop or sketch.hot_loop
+        """The tree test alone, on CPython's tree of the file (``prefilter/sketch.py``)."""
+        return cls.needs().admits_tree(sketch)
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         raise NotImplementedError
