@@ -32,7 +32,7 @@ from tinker_lint.run.engine import lint_text
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 FIXTURE_FILES = sorted([*FIXTURES.glob("tnk1xx/*.py"), *FIXTURES.glob("tnk2xx/*.py")])
 EXPLORE = "TINKER_LINT_FUZZ_EXAMPLES" in os.environ
-EXAMPLES = int(os.environ.get("TINKER_LINT_FUZZ_EXAMPLES", "40"))
+EXAMPLES = int(os.environ.get("TINKER_LINT_FUZZ_EXAMPLES", "60"))
 SETTINGS = Settings(tinker_version=Version("0.38.0"))
 HOT_BY_NAME = Settings(tinker_version=Version("0.38.0"), hot_loop_calls=("train_step",))
 
@@ -209,7 +209,7 @@ import numpy as np
 import pandas as pd
 import tinker
 import torch
-from datasets import load_dataset
+import datasets
 from tinker_cookbook.tokenizer_utils import get_tokenizer
 from transformers import AutoTokenizer
 
@@ -236,7 +236,7 @@ WORK = (
     'np.load("x.npy")',
     'torch.save(state, "x.pt")',
     'pd.read_csv("x.csv")',
-    'load_dataset("x")',
+    'datasets.load_dataset("x")',
     "np.array(datum)",
     "torch.tensor(datum)",
     "logits[0].item()",
