@@ -326,6 +326,13 @@ def test_the_generated_programs_reach_every_rule():
 # The declarations themselves.
 
 
+def test_a_rules_declaration_is_its_only_prefilter():
+    """The engine reads ``Rule.needs()``; a rule's own ``applies_to`` or ``may_find`` would be
+    read by nothing but tests."""
+    for rule in PYTHON_RULES:
+        assert not {"applies_to", "may_find", "needs"} & set(vars(rule)), rule.code
+
+
 def test_every_rule_needs_what_the_flake8_gate_asks():
     """The plugin turns away files without a Tinker name and its evidence: each rule's declaration
     must ask for both (a hot-loop rule through its step), or the plugin would lose its findings."""
