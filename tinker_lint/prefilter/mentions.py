@@ -83,9 +83,9 @@ def mentions_tinker(text: str) -> bool:
     return TINKER.admits_text(TextFacts(text))
 
 
-def may_concern_tinker(text: str) -> bool:
+def may_concern_tinker(text: str | TextFacts) -> bool:
     """Whether any rule's text test can pass on the file, unless the project sets
     ``hot-loop-calls``: every rule needs ``TINKER_NAMES`` and ``TINKER_EVIDENCE`` (a hot-loop rule
     through its step: ``tests/test_prefilter_sound.py`` checks each rule's declaration)."""
-    facts = TextFacts(text)
+    facts = text if isinstance(text, TextFacts) else TextFacts(text)
     return facts.holds(TINKER_EVIDENCE) and facts.holds(TINKER_NAMES)

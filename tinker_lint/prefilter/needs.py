@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from tinker_lint.prefilter.sketch import Sketch
 
@@ -81,13 +82,19 @@ class Needs:
         )
 
     def clauses(self, hot_loop_calls: bool = False) -> tuple[AnyOf, ...]:
-        """The text clauses that must hold."""
-        return self.text if hot_loop_calls else (*self.text, *self.step)
+        """The text clauses that must hold, those of parts first: they need no list of the file's
+        identifiers."""
+        return self._by_cost[1] if hot_loop_calls else self._by_cost[0]
+
+    @cached_property
+    def _by_cost(self) -> tuple[tuple[AnyOf, ...], tuple[AnyOf, ...]]:
+        def order(clauses: tuple[AnyOf, ...]) -> tuple[AnyOf, ...]:
+            return tuple(sorted(clauses, key=lambda clause: bool(clause.words)))
+
+        return order((*self.step, *self.text)), order(self.text)
 
     def admits_text(self, facts: TextFacts, hot_loop_calls: bool = False) -> bool:
-        # Clauses of parts first: they need no list of the file's identifiers.
-        clauses = sorted(self.clauses(hot_loop_calls), key=lambda clause: bool(clause.words))
-        return all(facts.holds(clause) for clause in clauses)
+        return all(facts.holds(clause) for clause in self.clauses(hot_loop_calls))
 
     def admits_tree(self, sketch: Sketch) -> bool:
         return all(test(sketch) for test in self.tree)

@@ -66,6 +66,10 @@ class Context:
         return self.positions[node].start.line
 
 
+# Each rule's ``needs()``, made once (and again if a test changes what it is made of).
+_NEEDS: dict[type, tuple[Needs, bool, Needs]] = {}
+
+
 class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
@@ -86,7 +90,11 @@ class Rule:
     @classmethod
     def needs(cls) -> Needs:
         """All the rule needs: its ``prefilter``, and a hot loop's if it reports only in one."""
-        return HOT_LOOP & cls.prefilter if cls.needs_hot_loop else cls.prefilter
+        made = _NEEDS.get(cls)
+        if made is None or made[0] is not cls.prefilter or made[1] is not cls.needs_hot_loop:
+            needs = HOT_LOOP & cls.prefilter if cls.needs_hot_loop else cls.prefilter
+            made = _NEEDS[cls] = (cls.prefilter, cls.needs_hot_loop, needs)
+        return made[2]
 
     @classmethod
     def applies_to(cls, text: str, hot_loop_calls: bool = False) -> bool:
