@@ -23,6 +23,7 @@ from tinker_lint.prefilter.mentions import (
     TINKER_EVIDENCE,
     TINKER_NAMES,
     TOKENIZER,
+    hot_loop_names,
     may_concern_tinker,
 )
 from tinker_lint.prefilter.needs import AnyOf, Needs, TextFacts, parts, words
@@ -35,6 +36,7 @@ EXPLORE = "TINKER_LINT_FUZZ_EXAMPLES" in os.environ
 EXAMPLES = int(os.environ.get("TINKER_LINT_FUZZ_EXAMPLES", "60"))
 SETTINGS = Settings(tinker_version=Version("0.38.0"))
 HOT_BY_NAME = Settings(tinker_version=Version("0.38.0"), hot_loop_calls=("train_step",))
+HOT_BY_GLOB = Settings(tinker_version=Version("0.38.0"), hot_loop_calls=("*.step", "train_*"))
 
 
 def found(text: str, lint_settings: Settings = SETTINGS, prefilter: bool = True):
@@ -76,6 +78,18 @@ REGRESSIONS = [
         HOT_BY_NAME,
         [("TNK205", 3, 10)],
     ),
+    (
+        'for batch in batches:\n    train_step(batch)\n    with open("log.txt") as f:\n'
+        "        f.read()\n",
+        HOT_BY_GLOB,
+        [("TNK205", 3, 10)],
+    ),
+    (
+        'for batch in batches:\n    trainer . step (batch)\n    with open("log.txt") as f:\n'
+        "        f.read()\n",
+        HOT_BY_GLOB,
+        [("TNK205", 3, 10)],
+    ),
 ]
 
 
@@ -90,7 +104,7 @@ def test_the_plugin_lints_a_loop_made_hot_by_name(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         '[tool.tinker-lint]\nhot-loop-calls = ["train_step"]\n'
     )
-    text = REGRESSIONS[-1][0]
+    text = REGRESSIONS[4][0]
     lines = text.splitlines(keepends=True)
     plugin = TinkerLintPlugin(None, str(tmp_path / "loop.py"), lines)
     assert [(line, col, m.split()[0]) for line, col, m, _ in plugin.run()] == [(3, 9, "TNK205")]
@@ -295,7 +309,9 @@ def programs(draw: st.DrawFn) -> str:
     return perturb(program, **PERTURBATIONS[kind])
 
 
-@pytest.mark.parametrize("lint_settings", [SETTINGS, HOT_BY_NAME], ids=["tinker", "by-name"])
+@pytest.mark.parametrize(
+    "lint_settings", [SETTINGS, HOT_BY_NAME, HOT_BY_GLOB], ids=["tinker", "by-name", "by-glob"]
+)
 @settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -360,6 +376,12 @@ def test_clauses():
     assert Needs(text=(words({"len"}), TOKENIZER)).admits_text(facts)
     assert not Needs(text=(words({"len"}),), step=(words({"sample"}),)).admits_text(facts)
     assert Needs(text=(words({"len"}),), step=(words({"sample"}),)).admits_text(facts, True)
+    # With ``hot-loop-calls`` naming plain names, one of them stands for the step.
+    needs = Needs(text=(words({"len"}),), step=(words({"sample"}),))
+    assert not needs.admits_text(facts, True, words({"train_step"}))
+    assert needs.admits_text(TextFacts("train_step (len)"), True, words({"train_step"}))
+    assert hot_loop_names(("train_step", "step")) == words({"train_step", "step"})
+    assert hot_loop_names(("train_step", "*.step")) is None
     with pytest.raises(ValueError):
         words({"len("})
     with pytest.raises(ValueError):

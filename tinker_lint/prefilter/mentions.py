@@ -10,6 +10,7 @@ module only, not the parser (about 0.3 s).
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 
 from tinker_lint.model import sdk
 from tinker_lint.model.sdk import METHODS, Role, SdkMethod
@@ -64,6 +65,17 @@ HOT_LOOP = Needs(
     step=(STEP_METHODS, TINKER_EVIDENCE),
     tree=(lambda sketch: sketch.hot_loop,),
 )
+
+
+@lru_cache(maxsize=8)
+def hot_loop_names(globs: tuple[str, ...]) -> AnyOf | None:
+    """What a call ``hot-loop-calls`` names has in the text: the model matches each glob to the
+    called name as written or to its last part (``names.names_hot_call``), so a glob that is a plain
+    name is a word of the text. None when a glob is a pattern (its ``*`` may match across dots)."""
+    if not all(glob.isidentifier() for glob in globs):
+        return None
+    return words(globs)
+
 
 # Every way the model types a value as a tokenizer has this in the text, in some case: a name such
 # as ``tokenizer`` or ``self._tokenizer``, ``get_tokenizer()``, ``AutoTokenizer.from_pretrained``,

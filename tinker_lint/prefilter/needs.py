@@ -68,7 +68,8 @@ TreeTest = Callable[[Sketch], bool]
 class Needs:
     """All a file must contain for a rule to find anything: every ``text`` clause; every ``step``
     clause too, unless the project names its own step functions (``hot-loop-calls``), which make a
-    loop hot without any Tinker call; and every ``tree`` test on the file's sketch."""
+    loop hot without any Tinker call (then the names of those calls, if known, will do instead);
+    and every ``tree`` test on the file's sketch."""
 
     text: tuple[AnyOf, ...] = ()
     step: tuple[AnyOf, ...] = ()
@@ -87,14 +88,22 @@ class Needs:
         return self._by_cost[1] if hot_loop_calls else self._by_cost[0]
 
     @cached_property
-    def _by_cost(self) -> tuple[tuple[AnyOf, ...], tuple[AnyOf, ...]]:
+    def _by_cost(self) -> tuple[tuple[AnyOf, ...], tuple[AnyOf, ...], tuple[AnyOf, ...]]:
         def order(clauses: tuple[AnyOf, ...]) -> tuple[AnyOf, ...]:
             return tuple(sorted(clauses, key=lambda clause: bool(clause.words)))
 
-        return order((*self.step, *self.text)), order(self.text)
+        return order((*self.step, *self.text)), order(self.text), order(self.step)
 
-    def admits_text(self, facts: TextFacts, hot_loop_calls: bool = False) -> bool:
-        return all(facts.holds(clause) for clause in self.clauses(hot_loop_calls))
+    def admits_text(
+        self, facts: TextFacts, hot_loop_calls: bool = False, hot_names: AnyOf | None = None
+    ) -> bool:
+        """``hot_names``: the words a call ``hot-loop-calls`` names has in the text (None: not
+        known, as for a pattern)."""
+        if not all(facts.holds(clause) for clause in self.clauses(hot_loop_calls=True)):
+            return False
+        if all(facts.holds(clause) for clause in self._by_cost[2]):
+            return True
+        return hot_loop_calls and (hot_names is None or facts.holds(hot_names))
 
     def admits_tree(self, sketch: Sketch) -> bool:
         return all(test(sketch) for test in self.tree)

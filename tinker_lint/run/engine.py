@@ -25,7 +25,7 @@ from tinker_lint.io.files import DecodeError, SourceFile, decode_source
 from tinker_lint.io.settings import Settings
 from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.noqa import is_suppressed, noqa_lines, unknown_codes
-from tinker_lint.prefilter.mentions import may_concern_tinker
+from tinker_lint.prefilter.mentions import hot_loop_names, may_concern_tinker
 from tinker_lint.prefilter.needs import TextFacts
 from tinker_lint.prefilter.sketch import sketch
 from tinker_lint.rules import ALL_CODES, PYTHON_RULES
@@ -92,7 +92,11 @@ def lint_text(
         if not hot_loop_calls and not may_concern_tinker(facts):
             rules = []  # what every rule's declaration asks (tests/test_prefilter_sound.py)
         else:
-            rules = [rule for rule in rules if needs[rule].admits_text(facts, hot_loop_calls)]
+            # A loop made hot by ``hot-loop-calls`` needs no Tinker call, but the call it names.
+            hot_names = hot_loop_names(settings.hot_loop_calls) if hot_loop_calls else None
+            rules = [
+                rule for rule in rules if needs[rule].admits_text(facts, hot_loop_calls, hot_names)
+            ]
     warnings = _noqa_warnings(text, path)
     if not rules and not settings.is_enabled("TNK001", path):
         return FileResult(path, [], warnings=warnings)
