@@ -99,11 +99,10 @@ class Needs:
     ) -> bool:
         """``hot_names``: the words a call ``hot-loop-calls`` names has in the text (None: not
         known, as for a pattern)."""
-        if not all(facts.holds(clause) for clause in self.clauses(hot_loop_calls=True)):
-            return False
-        if all(facts.holds(clause) for clause in self._by_cost[2]):
-            return True
-        return hot_loop_calls and (hot_names is None or facts.holds(hot_names))
+        stepping = all(facts.holds(clause) for clause in self._by_cost[2]) or (
+            hot_loop_calls and (hot_names is None or facts.holds(hot_names))
+        )
+        return stepping and all(facts.holds(clause) for clause in self.clauses(True))
 
     def admits_tree(self, sketch: Sketch) -> bool:
         return all(test(sketch) for test in self.tree)
@@ -144,8 +143,9 @@ class TextFacts:
     def holds(self, clause: AnyOf) -> bool:
         found = self._holds.get(clause)
         if found is None:
-            found = any(part in self.lowered for part in clause.parts) or (
-                bool(clause.words) and not clause.words.isdisjoint(self.identifiers)
+            # A word not even inside the text needs no list of identifiers (most, in most files).
+            found = any(part in self.lowered for part in clause.parts) or any(
+                word in self.identifiers for word in clause.words if word in self.text
             )
             self._holds[clause] = found
         return found
