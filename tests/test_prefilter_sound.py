@@ -108,6 +108,11 @@ def test_the_plugin_lints_a_loop_made_hot_by_name(tmp_path):
     lines = text.splitlines(keepends=True)
     plugin = TinkerLintPlugin(None, str(tmp_path / "loop.py"), lines)
     assert [(line, col, m.split()[0]) for line, col, m, _ in plugin.run()] == [(3, 9, "TNK205")]
+    # Without the name the project gives, no rule can find anything.
+    other = TinkerLintPlugin(
+        None, str(tmp_path / "other.py"), [line.replace("train_step", "log") for line in lines]
+    )
+    assert list(other.run()) == []
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,7 +22,8 @@ from typing import Any
 from tinker_lint import __version__
 from tinker_lint.io.config import ConfigError, find_pyproject, load_settings, parse_version
 from tinker_lint.io.settings import Settings
-from tinker_lint.prefilter.mentions import may_concern_tinker
+from tinker_lint.prefilter.mentions import hot_loop_names, may_concern_tinker
+from tinker_lint.prefilter.needs import TextFacts
 
 
 @lru_cache(maxsize=64)
@@ -36,6 +37,20 @@ def _project_settings(directory: str) -> Settings:
     return replace(
         settings, select=("TNK",), ignore=("TNK001",), extend_select=(), per_file_ignores=()
     )
+
+
+def _may_concern(text: str, directory: str) -> bool:
+    """What every rule's declaration asks of the text, or, for a loop made hot by the project's
+    ``hot-loop-calls`` (no Tinker call needed), a name it gives, when each is a plain name. The
+    settings are read only for files without Tinker in them."""
+    facts = TextFacts(text)
+    if may_concern_tinker(facts):
+        return True
+    hot_loop_calls = _project_settings(directory).hot_loop_calls
+    if not hot_loop_calls:
+        return False
+    names = hot_loop_names(hot_loop_calls)
+    return names is None or facts.holds(names)
 
 
 class TinkerLintPlugin:
@@ -64,10 +79,8 @@ class TinkerLintPlugin:
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         text = "".join(self.lines)
         directory = os.path.dirname(os.path.abspath(self.filename)) if self.filename else "."
-        if not may_concern_tinker(text) and not _project_settings(directory).hot_loop_calls:
-            # No rule's text test can pass (a loop made hot by ``hot-loop-calls`` needs no Tinker
-            # call, so then the engine's own tests decide): libcst is not needed.
-            return
+        if not _may_concern(text, directory):
+            return  # no rule's text test can pass: libcst is not needed
         settings = _project_settings(directory)
         if self._tinker_version:
             try:
