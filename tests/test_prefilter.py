@@ -9,8 +9,10 @@ import pytest
 from packaging.version import Version
 
 from tinker_lint.io.settings import Settings
-from tinker_lint.prefilter.mentions import mentions_tinker, names_deprecated_async
+from tinker_lint.prefilter.mentions import mentions_tinker
+from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules import PYTHON_RULES
+from tinker_lint.rules.tnk105_deprecated_async_method import DeprecatedAsyncMethod
 from tinker_lint.run.runner import run_paths
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -38,14 +40,16 @@ def test_mentions_tinker(text, expected):
     ("text", "expected"),
     [
         ("await tc.forward_backward_async(b)", True),
-        ("sc.sample_async\n(p)", True),
-        ("resample_async(x)", False),  # another name that ends the same way
-        ("sample_async_helper(x)", False),
-        ("run_async(x)", False),
+        ("sampler.sample_async\n(p)", True),
+        ("sampler . sample_async (p)", True),
+        ("sampler.resample_async(x)", False),  # another name that ends the same way
+        ("sampler.sample_async_helper(x)", False),
+        ("sampler.run_async(x)", False),
+        ("sc.sample_async(p)", False),  # nothing says ``sc`` is Tinker's
     ],
 )
-def test_names_deprecated_async(text, expected):
-    assert names_deprecated_async(text) is expected
+def test_tnk105_needs_a_deprecated_name(text, expected):
+    assert DeprecatedAsyncMethod.applies_to(text) is expected
 
 
 HOT_BY_SETTING = """\
@@ -74,8 +78,7 @@ def test_the_filter_loses_no_finding(tmp_path, monkeypatch, hot_loop_calls):
     settings = Settings(tinker_version=Version("0.38.0"), hot_loop_calls=hot_loop_calls)
     filtered = run_paths(paths, settings, jobs=1).diagnostics
     for rule in PYTHON_RULES:
-        monkeypatch.setattr(rule, "applies_to", classmethod(lambda cls, text: True))
-        monkeypatch.setattr(rule, "needs_hot_loop", False)
+        monkeypatch.setattr(rule, "needs", classmethod(lambda cls: Needs()))
     forced = run_paths(paths, settings, jobs=1).diagnostics
     assert len({d.path for d in forced if d.code != "TNK001"}) > 40
     assert filtered == forced

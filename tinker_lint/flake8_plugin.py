@@ -29,7 +29,8 @@ from typing import Any
 from tinker_lint import __version__
 from tinker_lint.io.config import ConfigError, parse_version
 from tinker_lint.io.settings import Settings
-from tinker_lint.prefilter.mentions import may_concern_tinker
+from tinker_lint.prefilter.mentions import hot_loop_names, may_concern_tinker
+from tinker_lint.prefilter.needs import TextFacts
 
 CONFIG_ERROR = "TNK004"
 
@@ -52,6 +53,24 @@ def _project_settings(directory: str, tinker_version: str | None) -> Settings | 
     return replace(
         settings, select=("TNK",), ignore=("TNK001",), extend_select=(), per_file_ignores=()
     )
+
+
+def _may_concern(text: str, directory: str, tinker_version: str | None) -> bool:
+    """What every rule's declaration asks of the text, or, for a loop made hot by the project's
+    ``hot-loop-calls`` (no Tinker call needed), a name it gives, when each is a plain name. The
+    settings are read only for files without Tinker in them (a configuration error: the file is
+    concerned, so that the error is reported)."""
+    facts = TextFacts(text)
+    if may_concern_tinker(facts):
+        return True
+    settings = _project_settings(directory, tinker_version)
+    if isinstance(settings, ConfigError):
+        return True
+    hot_loop_calls = settings.hot_loop_calls
+    if not hot_loop_calls:
+        return False
+    names = hot_loop_names(hot_loop_calls)
+    return names is None or facts.holds(names)
 
 
 class TinkerLintPlugin:
@@ -79,10 +98,10 @@ class TinkerLintPlugin:
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         text = "".join(self.lines)
-        if not may_concern_tinker(text):
-            return  # no rule's text test can pass: neither settings nor libcst are needed
         # flake8 names stdin "stdin" (pylsp passes the real name with --stdin-display-name).
         directory = os.path.dirname(os.path.abspath(self.filename or "stdin"))
+        if not _may_concern(text, directory, self._tinker_version):
+            return  # no rule's text test can pass: libcst is not needed
         settings = _project_settings(directory, self._tinker_version)
         if isinstance(settings, ConfigError):
             message = f"{CONFIG_ERROR} tinker-lint configuration error: {settings}"

@@ -141,12 +141,14 @@ def sketch(tree: ast.AST, hot_loop_calls: re.Pattern[str] | None = None) -> Sket
         is_wait = isinstance(node, ast.Await)
         if isinstance(node, ast.Call):
             func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            name: str | None = (
+                func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            )
             step = False
             if isinstance(func, ast.Attribute):
-                method_roles = _ROLES.get(name, frozenset())
+                method_roles = _ROLES.get(func.attr, frozenset())
                 if method_roles:
-                    methods.add(name)
+                    methods.add(func.attr)
                 step = bool(method_roles & _STEP_ROLES)
                 if step:  # TNK101 never reports a wait before a save
                     end = (node.end_lineno or node.lineno, node.end_col_offset or 0)

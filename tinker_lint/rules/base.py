@@ -22,7 +22,8 @@ from tinker_lint.codes import Level
 from tinker_lint.deps.known_bad import BY_CODE, KnownBad
 from tinker_lint.fix.plan import FixPlan
 from tinker_lint.model.semantic import SemanticModel
-from tinker_lint.prefilter.mentions import mentions_tinker
+from tinker_lint.prefilter.mentions import HOT_LOOP, TINKER
+from tinker_lint.prefilter.needs import Needs, TextFacts
 from tinker_lint.prefilter.sketch import Sketch
 from tinker_lint.syntax.positions import NodePositions, statement_starts
 
@@ -107,6 +108,10 @@ class Context:
         return self.positions[node].start.line
 
 
+# Each rule's ``needs()``, made once (and again if a test changes what it is made of).
+_NEEDS: dict[type, tuple[Needs, bool, Needs]] = {}
+
+
 class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
@@ -131,21 +136,30 @@ class Rule:
     min_tinker_version: ClassVar[Version | None] = None
     VALID: ClassVar[tuple[Example, ...]] = ()
     INVALID: ClassVar[tuple[Example, ...]] = ()
-    # True for a rule that reports only what runs in a hot loop. A loop is hot through a Tinker
-    # submit, which the model sees only with the evidence ``mentions_tinker`` looks for, or through
-    # ``hot-loop-calls``: without that setting, the engine skips such a rule on files without it.
+    # What a file must contain for this rule to find anything (``prefilter/needs.py``), from the
+    # tables its ``check`` matches on. The engine skips the rule on files without it.
+    prefilter: ClassVar[Needs] = TINKER
+    # True for a rule that reports only what runs in a hot loop: it needs ``HOT_LOOP`` too.
     needs_hot_loop: ClassVar[bool] = False
 
     @classmethod
-    def applies_to(cls, text: str) -> bool:
-        """A cheap text test: False means this rule cannot find anything in ``text``."""
-        return mentions_tinker(text)
+    def needs(cls) -> Needs:
+        """All the rule needs: its ``prefilter``, and a hot loop's if it reports only in one."""
+        made = _NEEDS.get(cls)
+        if made is None or made[0] is not cls.prefilter or made[1] is not cls.needs_hot_loop:
+            needs = HOT_LOOP & cls.prefilter if cls.needs_hot_loop else cls.prefilter
+            made = _NEEDS[cls] = (cls.prefilter, cls.needs_hot_loop, needs)
+        return made[2]
+
+    @classmethod
+    def applies_to(cls, text: str, hot_loop_calls: bool = False) -> bool:
+        """The text test alone: False means this rule cannot find anything in ``text``."""
+        return cls.needs().admits_text(TextFacts(text), hot_loop_calls)
 
     @classmethod
     def may_find(cls, sketch: Sketch) -> bool:
-        """The second pre-filter, on CPython's tree of the file (``prefilter/sketch.py``): False
-        means this rule cannot find anything in it. A hot-loop rule needs a hot loop."""
-        return not cls.needs_hot_loop or sketch.hot_loop
+        """The tree test alone, on CPython's tree of the file (``prefilter/sketch.py``)."""
+        return cls.needs().admits_tree(sketch)
 
     @classmethod
     def applies_at(cls, tinker_version: Version) -> bool:

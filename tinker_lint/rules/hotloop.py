@@ -13,7 +13,6 @@ import libcst as cst
 
 from tinker_lint.model.hot import HotContext, hot_context, loop_iterables
 from tinker_lint.model.semantic import CallSite, SemanticModel
-from tinker_lint.prefilter.mentions import tinker_call_in
 from tinker_lint.rules.base import Context
 
 WHY_GIL = """\
@@ -34,10 +33,6 @@ def calls_in_hot_loops(
             hot = hot_context(model, site)
             if hot is not None:
                 yield site, hot
-
-
-def submits_tinker(text: str) -> bool:
-    return tinker_call_in(text)
 
 
 def code_of(model: SemanticModel, node: cst.CSTNode, limit: int = 40) -> str:

@@ -11,7 +11,8 @@ from tinker_lint.model.flow import Wait
 from tinker_lint.model.pipeline import WaitThenSubmit, waits_and_next_submits
 from tinker_lint.model.sdk import Role
 from tinker_lint.model.semantic import Scope
-from tinker_lint.prefilter.sketch import Sketch
+from tinker_lint.prefilter.mentions import STEP_METHODS, TINKER
+from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule
 from tinker_lint.rules.fixes.tnk101 import plan_move_wait
 
@@ -97,9 +98,8 @@ for batch in batches:
         ),
     )
 
-    @classmethod
-    def may_find(cls, sketch: Sketch) -> bool:
-        return sketch.wait_then_submit
+    # A wait before a training or sampling submit (one before a save is never reported).
+    prefilter = TINKER & Needs(text=(STEP_METHODS,), tree=(lambda s: s.wait_then_submit,))
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from tinker_lint.model.pipeline import loop_waits, refreshes_sampling_client
 from tinker_lint.model.sdk import Role
-from tinker_lint.prefilter.sketch import Sketch
+from tinker_lint.prefilter.mentions import TINKER, methods
+from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
 
@@ -67,9 +68,10 @@ for batch in batches:
         ),
     )
 
-    @classmethod
-    def may_find(cls, sketch: Sketch) -> bool:
-        return Role.TRAIN in sketch.called_roles and sketch.waits and sketch.submit_loop
+    prefilter = TINKER & Needs(
+        text=(methods(lambda method: method.role is Role.TRAIN),),
+        tree=(lambda s: Role.TRAIN in s.called_roles and s.waits and s.submit_loop,),
+    )
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

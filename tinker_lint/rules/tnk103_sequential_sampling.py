@@ -11,7 +11,8 @@ from tinker_lint.model.pipeline import (
     refreshes_sampling_client,
 )
 from tinker_lint.model.sdk import Role
-from tinker_lint.prefilter.sketch import Sketch
+from tinker_lint.prefilter.mentions import TINKER, methods
+from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
 
@@ -68,9 +69,10 @@ for turn in range(max_turns):
         ),
     )
 
-    @classmethod
-    def may_find(cls, sketch: Sketch) -> bool:
-        return Role.SAMPLE in sketch.called_roles and sketch.waits and sketch.submit_loop
+    prefilter = TINKER & Needs(
+        text=(methods(lambda method: method.role is Role.SAMPLE),),
+        tree=(lambda s: Role.SAMPLE in s.called_roles and s.waits and s.submit_loop,),
+    )
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

@@ -7,9 +7,10 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tinker_lint.model.flow import Wait, exact_paths, linear_steps, may_block, names_read
+from tinker_lint.model.names import BLOCKING_WAIT_FUNCTIONS
 from tinker_lint.model.semantic import SemanticModel
-from tinker_lint.prefilter.mentions import mentions_tinker
-from tinker_lint.prefilter.sketch import Sketch
+from tinker_lint.prefilter.mentions import TINKER
+from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
 
@@ -68,13 +69,15 @@ async def rollouts(sampling_client, prompts, params):
         ),
     )
 
-    @classmethod
-    def applies_to(cls, text: str) -> bool:
-        return "async def" in text and mentions_tinker(text)
-
-    @classmethod
-    def may_find(cls, sketch: Sketch) -> bool:
-        return sketch.blocks_in_async
+    # ``async``, and a wait ``flow.may_block`` takes for blocking: ``.result()`` or a blocking
+    # function (``concurrent.futures.wait``), by the last part of its name.
+    prefilter = TINKER & Needs(
+        text=(
+            words({"async"}),
+            words({"result", *(name.rsplit(".", 1)[-1] for name in BLOCKING_WAIT_FUNCTIONS)}),
+        ),
+        tree=(lambda s: s.blocks_in_async,),
+    )
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

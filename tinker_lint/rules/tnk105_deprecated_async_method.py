@@ -7,8 +7,8 @@ from functools import partial
 
 from tinker_lint.model import sdk
 from tinker_lint.model.sdk import ASYNC_DEPRECATION_VERSION, Returns
-from tinker_lint.prefilter.mentions import DEPRECATED_ASYNC, names_deprecated_async
-from tinker_lint.prefilter.sketch import Sketch
+from tinker_lint.prefilter.mentions import DEPRECATED_ASYNC, TINKER_EVIDENCE
+from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule
 from tinker_lint.rules.fixes.tnk105 import plan_plain_method
 
@@ -71,13 +71,10 @@ async def step(training_client, batch):
         ),
     )
 
-    @classmethod
-    def applies_to(cls, text: str) -> bool:
-        return names_deprecated_async(text)
-
-    @classmethod
-    def may_find(cls, sketch: Sketch) -> bool:
-        return not sketch.called_methods.isdisjoint(DEPRECATED_ASYNC)
+    prefilter = Needs(
+        text=(words(DEPRECATED_ASYNC), TINKER_EVIDENCE),
+        tree=(lambda s: not s.called_methods.isdisjoint(DEPRECATED_ASYNC),),
+    )
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         for site in ctx.model.calls:

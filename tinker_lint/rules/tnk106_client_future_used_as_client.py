@@ -7,8 +7,9 @@ from functools import partial
 
 import libcst as cst
 
-from tinker_lint.model.sdk import ASYNC_DEPRECATION_VERSION
-from tinker_lint.prefilter.sketch import Sketch
+from tinker_lint.model.sdk import ASYNC_DEPRECATION_VERSION, Returns
+from tinker_lint.prefilter.mentions import TINKER, methods
+from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule
 from tinker_lint.rules.fixes.tnk106 import plan_wait_for_client
 
@@ -79,9 +80,10 @@ training_client.forward_backward(batch, loss_fn="cross_entropy")
         ),
     )
 
-    @classmethod
-    def may_find(cls, sketch: Sketch) -> bool:
-        return sketch.unwaited_client_future
+    prefilter = TINKER & Needs(
+        text=(methods(lambda method: method.returns is Returns.CLIENT_FUTURE),),
+        tree=(lambda s: s.unwaited_client_future,),
+    )
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

@@ -9,14 +9,30 @@ import libcst as cst
 from tinker_lint.model.flow import linear_steps, names_read, target_keys
 from tinker_lint.model.sdk import Client, Role
 from tinker_lint.model.semantic import CallSite, LoopInfo, SemanticModel
+from tinker_lint.prefilter.mentions import methods
+from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
 _SETUP_METHODS = frozenset({"get_tokenizer", "get_info"})
+_MADE_BY_FACTORIES = (Client.TRAINING, Client.SAMPLING)
 
 
 class SetupCallInHotLoop(Rule):
     code = "TNK107"
     needs_hot_loop = True
+    # What ``_setup_call`` matches: the ServiceClient class, a factory of clients, a setup method,
+    # the cookbook's ``get_tokenizer``.
+    prefilter = Needs(
+        text=(
+            methods(
+                lambda m: (
+                    (m.role is Role.FACTORY and m.makes in _MADE_BY_FACTORIES)
+                    or m.name in _SETUP_METHODS
+                )
+            )
+            | words({Client.SERVICE.value, "get_tokenizer"}),
+        )
+    )
     name = "setup-call-in-hot-loop"
     level = "warning"
     summary = "Create it once before the loop: nothing it uses changes between iterations"
@@ -97,7 +113,7 @@ def _setup_call(model: SemanticModel, site: CallSite) -> str | None:
     call = model.sdk_call(node, site.scope)
     if call is not None:
         method = call.method
-        if method.role is Role.FACTORY and method.makes in (Client.TRAINING, Client.SAMPLING):
+        if method.role is Role.FACTORY and method.makes in _MADE_BY_FACTORIES:
             return f"{method.name}()"
         if method.name in _SETUP_METHODS:
             return f"{method.name}()"

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.prefilter.mentions import mentions_tinker
-from tinker_lint.prefilter.sketch import Sketch
+from tinker_lint.prefilter.mentions import TINKER
+from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
 
@@ -58,13 +58,10 @@ async def main(sampling_client, prompt, params):
         ),
     )
 
-    @classmethod
-    def applies_to(cls, text: str) -> bool:
-        return "create_task" in text and mentions_tinker(text)
-
-    @classmethod
-    def may_find(cls, sketch: Sketch) -> bool:
-        return sketch.task_of_possible_future
+    # ``asyncio.create_task`` (by the last part of its name) or a ``create_task`` method.
+    prefilter = TINKER & Needs(
+        text=(words({"create_task"}),), tree=(lambda s: s.task_of_possible_future,)
+    )
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

@@ -8,13 +8,14 @@ import libcst as cst
 
 from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.model.types import Kind
+from tinker_lint.prefilter.mentions import TOKENIZER
+from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import (
     WHY_GIL,
     callee,
     calls_in_hot_loops,
     every_step,
-    submits_tinker,
 )
 
 # Tokenizer methods that tokenize (spec); `decode` of one sequence is left alone.
@@ -81,9 +82,8 @@ for tokens in tokenized:
         ),
     )
 
-    @classmethod
-    def applies_to(cls, text: str) -> bool:
-        return "okenizer" in text and submits_tinker(text)
+    # A tokenizer, whatever its name: ``tok(text)`` calls one known by dataflow.
+    prefilter = Needs(text=(TOKENIZER,))
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

@@ -6,6 +6,8 @@ from collections.abc import Iterator
 
 from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.model.types import Kind
+from tinker_lint.prefilter.mentions import TOKENIZER
+from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import (
     WHY_GIL,
@@ -13,7 +15,6 @@ from tinker_lint.rules.hotloop import (
     calls_in_hot_loops,
     code_of,
     every_step,
-    submits_tinker,
 )
 
 
@@ -67,9 +68,8 @@ for batch in batches:
         ),
     )
 
-    @classmethod
-    def applies_to(cls, text: str) -> bool:
-        return "len(" in text and "okenizer" in text and submits_tinker(text)
+    # The builtin ``len`` of a tokenizer.
+    prefilter = Needs(text=(words({"len"}), TOKENIZER))
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 import libcst as cst
 
 from tinker_lint.model.hot import iterates_batch_array, loop_hot_context
 from tinker_lint.model.semantic import CallSite, SemanticModel
+from tinker_lint.prefilter.needs import Needs, parts, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import (
     WHY_GIL,
@@ -17,10 +17,8 @@ from tinker_lint.rules.hotloop import (
     code_of,
     every_step,
     per_element,
-    submits_tinker,
 )
 
-_PREFILTER = re.compile(r"numpy|torch|\.item\(\)|\.tolist\(\)")
 # Methods that turn one array element (or a whole array) into Python objects.
 _TO_PYTHON = frozenset({"item", "tolist"})
 
@@ -85,9 +83,9 @@ for batch in batches:
         ),
     )
 
-    @classmethod
-    def applies_to(cls, text: str) -> bool:
-        return submits_tinker(text) and _PREFILTER.search(text) is not None
+    # ``.item()``/``.tolist()``, or an array: a numpy/torch function (by its module's name, also
+    # in ``import numpy as np``), a numpy/torch annotation, ``.to_torch()``/``.to_numpy()``.
+    prefilter = Needs(text=(words(_TO_PYTHON) | parts({"numpy", "torch"}),))
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

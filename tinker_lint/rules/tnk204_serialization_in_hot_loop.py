@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -11,10 +10,10 @@ from tinker_lint.model.hot import HotContext, hot_context, names_batch
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.model.types import Kind
+from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
-from tinker_lint.rules.hotloop import WHY_GIL, callee, every_step, per_element, submits_tinker
+from tinker_lint.rules.hotloop import WHY_GIL, callee, every_step, per_element
 
-_PREFILTER = re.compile(r"json|pickle|model_dump")
 SERIALIZERS = frozenset(
     {
         "json.dump",
@@ -86,9 +85,11 @@ for step, batch in enumerate(batches):
         ),
     )
 
-    @classmethod
-    def applies_to(cls, text: str) -> bool:
-        return submits_tinker(text) and _PREFILTER.search(text) is not None
+    # A serializer by the last part of its name (``json.dumps``, ``from pickle import dump``), or
+    # pydantic's method.
+    prefilter = Needs(
+        text=(words({*PYDANTIC_DUMPS, *(name.rsplit(".", 1)[-1] for name in SERIALIZERS)}),)
+    )
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

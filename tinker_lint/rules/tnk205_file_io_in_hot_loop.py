@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 import libcst as cst
 
 from tinker_lint.model.semantic import CallSite, SemanticModel
+from tinker_lint.prefilter.needs import Needs, parts, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import (
     WHY_GIL,
@@ -15,13 +15,8 @@ from tinker_lint.rules.hotloop import (
     callee,
     calls_in_hot_loops,
     every_step,
-    submits_tinker,
 )
 
-_PREFILTER = re.compile(
-    r"\bopen\(|\.(?:read|write)_(?:text|bytes)\(|\.(?:load|save)\w*\(|load_dataset|load_from_disk"
-    r"|\.read_\w+\(|fromfile|genfromtxt"
-)
 FILE_FUNCTIONS = frozenset(
     {
         "io.open",
@@ -44,6 +39,7 @@ FILE_FUNCTIONS = frozenset(
     }
 )
 PATH_METHODS = frozenset({"read_text", "read_bytes", "write_text", "write_bytes"})
+PANDAS_READERS = "pandas.read_"  # any function of pandas whose name starts so
 
 
 class FileIoInHotLoop(Rule):
@@ -102,9 +98,14 @@ for step, batch in enumerate(batches):
         ),
     )
 
-    @classmethod
-    def applies_to(cls, text: str) -> bool:
-        return submits_tinker(text) and _PREFILTER.search(text) is not None
+    # What ``does_file_io`` matches: the builtin ``open``, a path method, a file function by the
+    # last part of its name (``np.load``, ``from torch import save``), a pandas reader.
+    prefilter = Needs(
+        text=(
+            words({"open", *PATH_METHODS, *(name.rsplit(".", 1)[-1] for name in FILE_FUNCTIONS)})
+            | parts({PANDAS_READERS.rsplit(".", 1)[-1]}),
+        )
+    )
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
@@ -125,4 +126,4 @@ def does_file_io(model: SemanticModel, site: CallSite) -> bool:
     qualified = model.qualify(func, site.scope)
     if qualified is None:
         return False
-    return qualified in FILE_FUNCTIONS or qualified.startswith("pandas.read_")
+    return qualified in FILE_FUNCTIONS or qualified.startswith(PANDAS_READERS)

@@ -26,7 +26,8 @@ from tinker_lint.io.files import DecodeError, SourceFile, decode_source
 from tinker_lint.io.settings import MAX_FILE_CHARS, Settings
 from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.noqa import file_exemptions, is_exempt, is_suppressed, noqa_lines, unknown_codes
-from tinker_lint.prefilter.mentions import mentions_tinker
+from tinker_lint.prefilter.mentions import hot_loop_names, may_concern_tinker
+from tinker_lint.prefilter.needs import TextFacts
 from tinker_lint.prefilter.sketch import sketch
 from tinker_lint.rules import ALL_CODES, PYTHON_RULES
 from tinker_lint.rules.base import Context, Finding, Rule
@@ -92,12 +93,20 @@ def lint_text(
         for rule in candidates
         if settings.is_enabled(rule.code, path) and rule.applies_at(settings.tinker_version)
     ]
+    needs = {rule: rule.needs() for rule in rules} if prefilter else {}
     if prefilter:
-        rules = [rule for rule in rules if rule.applies_to(text)]
-        # The hot-loop rules need a loop that submits to Tinker, unless the project names its own
-        # step functions (``hot-loop-calls``).
-        if rules and not settings.hot_loop_calls and not mentions_tinker(text):
-            rules = [rule for rule in rules if not rule.needs_hot_loop]
+        # Each rule's declaration (``prefilter/needs.py``), tested against facts of the text
+        # worked out once.
+        facts = TextFacts(text)
+        hot_loop_calls = bool(settings.hot_loop_calls)
+        if not hot_loop_calls and not may_concern_tinker(facts):
+            rules = []  # what every rule's declaration asks (tests/test_prefilter_sound.py)
+        else:
+            # A loop made hot by ``hot-loop-calls`` needs no Tinker call, but the call it names.
+            hot_names = hot_loop_names(settings.hot_loop_calls) if hot_loop_calls else None
+            rules = [
+                rule for rule in rules if needs[rule].admits_text(facts, hot_loop_calls, hot_names)
+            ]
     warnings = _noqa_warnings(text, path)
     if not rules and not settings.is_enabled("TNK001", path):
         return FileResult(path, [], warnings=warnings)
@@ -127,7 +136,7 @@ def lint_text(
         tree = tree or _python_tree(text)
         if tree is not None:
             found = sketch(tree, settings.hot_loop_pattern)
-            rules = [rule for rule in rules if rule.may_find(found)]
+            rules = [rule for rule in rules if needs[rule].admits_tree(found)]
         if not rules:
             return FileResult(path, [], warnings=warnings)
     # The collector is paused while one file is analysed: libcst's tree (about 380 bytes of objects

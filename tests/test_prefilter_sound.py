@@ -1,0 +1,430 @@
+"""The pre-filters lose no finding, whatever the layout of the code: every rule's declaration
+(``Rule.prefilter``) is tested on whitespace-perturbed fixtures and rule examples, and on generated
+programs that hold every rule's vocabulary, TNK2xx calls included."""
+
+from __future__ import annotations
+
+import io
+import os
+import textwrap
+import tokenize
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from packaging.version import Version
+
+from tinker_lint.flake8_plugin import TinkerLintPlugin
+from tinker_lint.io.settings import Settings
+from tinker_lint.model import semantic
+from tinker_lint.prefilter.mentions import (
+    TINKER_EVIDENCE,
+    TINKER_NAMES,
+    TOKENIZER,
+    hot_loop_names,
+    may_concern_tinker,
+)
+from tinker_lint.prefilter.needs import AnyOf, Needs, TextFacts, parts, words
+from tinker_lint.rules import PYTHON_RULES
+from tinker_lint.run.engine import lint_text
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURE_FILES = sorted([*FIXTURES.glob("tnk1xx/*.py"), *FIXTURES.glob("tnk2xx/*.py")])
+EXPLORE = "TINKER_LINT_FUZZ_EXAMPLES" in os.environ
+EXAMPLES = int(os.environ.get("TINKER_LINT_FUZZ_EXAMPLES", "60"))
+SETTINGS = Settings(tinker_version=Version("0.38.0"))
+HOT_BY_NAME = Settings(tinker_version=Version("0.38.0"), hot_loop_calls=("train_step",))
+HOT_BY_GLOB = Settings(tinker_version=Version("0.38.0"), hot_loop_calls=("*.step", "train_*"))
+
+
+def found(text: str, lint_settings: Settings = SETTINGS, prefilter: bool = True):
+    result = lint_text(text, "p.py", lint_settings, prefilter=prefilter)
+    return [(d.code, d.line, d.col) for d in result.diagnostics]
+
+
+# What the old text tests lost (``len(`` and ``\bopen\(`` patterns, ``async def`` with one space,
+# ``.forward_backward`` right after the dot, a Tinker call for a loop made hot by name).
+REGRESSIONS = [
+    (
+        'tokenizer = get_tokenizer("m")\nfor batch in batches:\n'
+        "    datums = build(batch, vocab_size=len (tokenizer))\n"
+        '    training_client.forward_backward(datums, loss_fn="cross_entropy")\n',
+        SETTINGS,
+        [("TNK202", 3, 38)],
+    ),
+    (
+        'for batch in batches:\n    training_client.forward_backward(batch, loss_fn="ce")\n'
+        '    with open ("log.txt", "a") as f:\n        f.write("x")\n',
+        SETTINGS,
+        [("TNK205", 3, 10)],
+    ),
+    (
+        'for batch in batches:\n    training_client . forward_backward(batch, loss_fn="ce")\n'
+        '    with open("log.txt", "a") as f:\n        f.write("x")\n',
+        SETTINGS,
+        [("TNK205", 3, 10)],
+    ),
+    (
+        "async  def rollout(sampling_client, prompt, params):\n"
+        "    return sampling_client.sample(prompt, num_samples=1, sampling_params=params).result()\n",
+        SETTINGS,
+        [("TNK104", 2, 12)],
+    ),
+    (
+        'for batch in batches:\n    train_step(batch)\n    with open("log.txt") as f:\n'
+        "        f.read()\n",
+        HOT_BY_NAME,
+        [("TNK205", 3, 10)],
+    ),
+    (
+        'for batch in batches:\n    train_step(batch)\n    with open("log.txt") as f:\n'
+        "        f.read()\n",
+        HOT_BY_GLOB,
+        [("TNK205", 3, 10)],
+    ),
+    (
+        'for batch in batches:\n    trainer . step (batch)\n    with open("log.txt") as f:\n'
+        "        f.read()\n",
+        HOT_BY_GLOB,
+        [("TNK205", 3, 10)],
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "lint_settings", "expected"), REGRESSIONS)
+def test_what_the_old_text_tests_lost(text, lint_settings, expected):
+    assert found(text, lint_settings) == expected
+    assert found(text, lint_settings, prefilter=False) == expected
+
+
+def test_the_plugin_lints_a_loop_made_hot_by_name(tmp_path):
+    """flake8's text gate asks for a Tinker call; a project naming its step functions needs none."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.tinker-lint]\nhot-loop-calls = ["train_step"]\n'
+    )
+    text = REGRESSIONS[4][0]
+    lines = text.splitlines(keepends=True)
+    plugin = TinkerLintPlugin(None, str(tmp_path / "loop.py"), lines)
+    assert [(line, col, m.split()[0]) for line, col, m, _ in plugin.run()] == [(3, 9, "TNK205")]
+    # Without the name the project gives, no rule can find anything.
+    other = TinkerLintPlugin(
+        None, str(tmp_path / "other.py"), [line.replace("train_step", "log") for line in lines]
+    )
+    assert list(other.run()) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Whitespace perturbations, made on the tokens so that the code stays valid Python.
+
+
+def perturb(source: str, *, call_space: bool, split: bool, dots: bool) -> str:
+    """``f(x)`` -> ``f (x)``; a new line after each ``(`` and each ``,`` inside brackets;
+    ``a.b`` -> ``a . b``."""
+    inserts: dict[tuple[int, int], str] = {}
+
+    def add(at: tuple[int, int], what: str) -> None:
+        inserts[at] = inserts.get(at, "") + what
+
+    depth = 0
+    previous = None
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.OP:
+            if token.string in "([{":
+                if (
+                    call_space
+                    and token.string == "("
+                    and previous is not None
+                    and previous.end[0] == token.start[0]  # a call, not a line's first token
+                    and (previous.type == tokenize.NAME or previous.string in ")]")
+                ):
+                    add(token.start, " ")
+                depth += 1
+                if split and token.string == "(":
+                    add(token.end, "\n")
+            elif token.string in ")]}":
+                depth -= 1
+            elif token.string == "," and depth > 0 and split:
+                add(token.end, "\n")
+            elif token.string == "." and dots:
+                add(token.start, " ")
+                add(token.end, " ")
+        if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
+            previous = token
+    lines = source.splitlines(keepends=True)
+    for (row, col), what in sorted(inserts.items(), reverse=True):
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + what + line[col:]
+    return "".join(lines)
+
+
+PERTURBATIONS = {
+    "call-space": {"call_space": True, "split": False, "dots": False},
+    "split": {"call_space": False, "split": True, "dots": False},
+    "dots": {"call_space": False, "split": False, "dots": True},
+    "all": {"call_space": True, "split": True, "dots": True},
+}
+
+
+def test_the_perturbation():
+    text = "x = tc.forward_backward(batch, loss_fn=f(a))\n"
+    assert perturb(text, **PERTURBATIONS["call-space"]) == (
+        "x = tc.forward_backward (batch, loss_fn=f (a))\n"
+    )
+    assert perturb(text, **PERTURBATIONS["split"]) == (
+        "x = tc.forward_backward(\nbatch,\n loss_fn=f(\na))\n"
+    )
+    assert (
+        perturb(text, **PERTURBATIONS["dots"]) == "x = tc . forward_backward(batch, loss_fn=f(a))\n"
+    )
+
+
+def _codes(diagnostics) -> Counter[str]:
+    return Counter(code for code, _, _ in diagnostics)
+
+
+@pytest.mark.parametrize("kind", sorted(PERTURBATIONS))
+def test_perturbed_fixtures_lose_no_finding(kind):
+    """Every fixture file, perturbed: the findings with the pre-filters are those without, and the
+    codes found are those of the file as written (so there was something to lose)."""
+    seen: Counter[str] = Counter()
+    for path in FIXTURE_FILES:
+        source = path.read_text()
+        perturbed = perturb(source, **PERTURBATIONS[kind])
+        compile(perturbed, str(path), "exec")
+        with_filters = found(perturbed)
+        assert with_filters == found(perturbed, prefilter=False), path.name
+        assert _codes(with_filters) == _codes(found(source, prefilter=False)), path.name
+        seen.update(_codes(with_filters))
+    assert {rule.code for rule in PYTHON_RULES} <= set(seen)
+
+
+@pytest.mark.parametrize("kind", sorted(PERTURBATIONS))
+def test_perturbed_rule_examples_lose_no_finding(kind):
+    for rule in PYTHON_RULES:
+        for example in (*rule.VALID, *rule.INVALID):
+            version = Version(example.tinker_version or "0.38.0")
+            lint_settings = Settings(tinker_version=version)
+            perturbed = perturb(example.code, **PERTURBATIONS[kind])
+            with_filters = found(perturbed, lint_settings)
+            assert with_filters == found(perturbed, lint_settings, prefilter=False), perturbed
+            original = found(example.code, lint_settings, prefilter=False)
+            assert _codes(with_filters) == _codes(original), perturbed
+            assert _codes(with_filters)[rule.code] == len(example.expect), perturbed
+
+
+# ---------------------------------------------------------------------------------------------
+# Generated programs: a training loop with every rule's vocabulary in it.
+
+HEADER = """\
+import asyncio
+import concurrent.futures
+import json
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import tinker
+import torch
+import datasets
+from tinker_cookbook.tokenizer_utils import get_tokenizer
+from transformers import AutoTokenizer
+
+service = tinker.ServiceClient()
+tc = service.create_lora_training_client(base_model="m").result()
+tokenizer = get_tokenizer("m")
+tok = AutoTokenizer.from_pretrained("m")
+"""
+
+# Work a rule looks for (TNK2xx, TNK107, TNK105, TNK108, TNK104's waits), with the names of the
+# loops' variables.
+WORK = (
+    "tokenizer.encode(text)",
+    "tok(text)",
+    "tok.apply_chat_template(messages)",
+    "len(tokenizer)",
+    "len(tok)",
+    "json.dumps(batch)",
+    "json.dump(datum, f)",
+    "pickle.dumps(batch)",
+    "datum.model_dump()",
+    'open("log.txt", "a")',
+    'Path("x").read_text()',
+    'np.load("x.npy")',
+    'torch.save(state, "x.pt")',
+    'pd.read_csv("x.csv")',
+    'datasets.load_dataset("x")',
+    "np.array(datum)",
+    "torch.tensor(datum)",
+    "logits[0].item()",
+    "torch.tensor(datum).tolist()",
+    'service.create_sampling_client(model_path="p")',
+    "tinker.ServiceClient()",
+    'get_tokenizer("m")',
+    "tc.get_info()",
+    "asyncio.create_task(tc.forward_backward(batch, loss_fn='ce'))",
+    "tc.forward_backward_async(batch, loss_fn='ce')",
+    "fut.result()",
+    "concurrent.futures.wait(futs)",
+)
+# What makes the loop hot (or not): a Tinker step, a step function named by ``hot-loop-calls``.
+STEPS = (
+    'fut = tc.forward_backward(batch, loss_fn="cross_entropy")',
+    "sampler.sample(prompt, num_samples=1, sampling_params=params).result()",
+    'fwd = tc.forward_backward(batch, loss_fn="cross_entropy"); print(fwd.result().loss)',
+    "train_step(batch)",
+    "log(batch)",
+)
+
+
+def _placed(work: str, where: str) -> list[str]:
+    """One piece of work in the step: as a statement, once per element of the batch, under a
+    cadence guard, or in a function of the module that the loop calls."""
+    if where == "element":
+        return [f"    out = [{work} for datum in batch]"]
+    if where == "cadence":
+        return ["    if step % 10 == 0:", f"        {work}"]
+    if where == "helper":
+        return ["    helper(batch, datum)"]
+    return [f"    {work}"]
+
+
+@st.composite
+def programs(draw: st.DrawFn) -> str:
+    step = draw(st.sampled_from(STEPS))
+    chosen = draw(st.lists(st.sampled_from(WORK), min_size=1, max_size=4))
+    places = [draw(st.sampled_from(("plain", "element", "cadence", "helper"))) for _ in chosen]
+    loop = "async for" if draw(st.booleans()) else "for"
+    body = [f"    {step}"]
+    helpers = []
+    for work, where in zip(chosen, places, strict=True):
+        body += _placed(work, where)
+        if where == "helper":
+            helpers.append(f"    {work}")
+    head = HEADER if draw(st.booleans()) else HEADER.replace(".result()\n", "\n")
+    lines = [
+        *(["def helper(batch, datum):", *helpers, ""] if helpers else []),
+        "async def main(batches, futs, sampler, prompt, params, messages, text, state, logits):",
+        *("    " + line for line in [f"{loop} step, batch in enumerate(batches):", *body]),
+    ]
+    program = head + "\n" + "\n".join(lines) + "\n"
+    kind = draw(st.sampled_from(sorted(PERTURBATIONS)))
+    return perturb(program, **PERTURBATIONS[kind])
+
+
+@pytest.mark.parametrize(
+    "lint_settings", [SETTINGS, HOT_BY_NAME, HOT_BY_GLOB], ids=["tinker", "by-name", "by-glob"]
+)
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=not EXPLORE,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(program=programs())
+def test_generated_programs_lose_no_finding(lint_settings, program):
+    compile(program, "p.py", "exec")
+    assert found(program, lint_settings) == found(program, lint_settings, prefilter=False), program
+
+
+def test_the_generated_programs_reach_every_rule():
+    """The strategy is worth running: among a few of its programs, every rule finds something."""
+    codes: set[str] = set()
+
+    @settings(max_examples=150, derandomize=True, database=None, deadline=None)
+    @given(program=programs())
+    def collect(program: str) -> None:
+        codes.update(code for code, _, _ in found(program, prefilter=False))
+
+    collect()
+    assert {rule.code for rule in PYTHON_RULES} <= codes
+
+
+# ---------------------------------------------------------------------------------------------
+# The declarations themselves.
+
+
+def test_a_rules_declaration_is_its_only_prefilter():
+    """The engine reads ``Rule.needs()``; a rule's own ``applies_to`` or ``may_find`` would be
+    read by nothing but tests."""
+    for rule in PYTHON_RULES:
+        assert not {"applies_to", "may_find", "needs"} & set(vars(rule)), rule.code
+
+
+def test_every_rule_needs_what_the_flake8_gate_asks():
+    """The plugin turns away files without a Tinker name and its evidence: each rule's declaration
+    must ask for both (a hot-loop rule through its step), or the plugin would lose its findings."""
+    for rule in PYTHON_RULES:
+        assert rule.needs().implies(TINKER_NAMES), rule.code
+        assert rule.needs().implies(TINKER_EVIDENCE), rule.code
+
+
+def test_the_gate_is_the_declarations():
+    for text, expected in [
+        ("sampler . sample (p)", True),
+        ("def f(fut: 'APIFuture'):\n    fut.result()\n", True),
+        ("import random\nrandom.sample(population, 2)\n", False),  # no evidence
+        ("sampling_client = make()\n", False),  # evidence, no Tinker name
+    ]:
+        assert may_concern_tinker(text) is expected, text
+
+
+def test_clauses():
+    facts = TextFacts("vocab = len (self._Tokenizer)\n# open\n")
+    assert facts.holds(words({"len"})) and facts.holds(words({"open"}))
+    assert not facts.holds(words({"Tokenizer"}))  # a word is a whole identifier
+    assert facts.holds(TOKENIZER)  # a part is matched in any case
+    assert not facts.holds(words({"le", "vocabulary"}))
+    assert Needs(text=(words({"len"}), TOKENIZER)).admits_text(facts)
+    assert not Needs(text=(words({"len"}),), step=(words({"sample"}),)).admits_text(facts)
+    assert Needs(text=(words({"len"}),), step=(words({"sample"}),)).admits_text(facts, True)
+    # With ``hot-loop-calls`` naming plain names, one of them stands for the step.
+    needs = Needs(text=(words({"len"}),), step=(words({"sample"}),))
+    assert not needs.admits_text(facts, True, words({"train_step"}))
+    assert needs.admits_text(TextFacts("train_step (len)"), True, words({"train_step"}))
+    assert hot_loop_names(("train_step", "step")) == words({"train_step", "step"})
+    assert hot_loop_names(("train_step", "*.step")) is None
+    with pytest.raises(ValueError):
+        words({"len("})
+    with pytest.raises(ValueError):
+        parts({"Tokenizer"})
+    assert words({"sample_async"}).implies(parts({"sample"}))
+    assert not parts({"sample"}).implies(words({"sample"}))
+    assert (words({"a"}) | parts({"b"})).implies(AnyOf(frozenset({"a"}), frozenset({"b"})))
+
+
+def test_every_tokenizer_source_of_the_model_holds_the_tokenizer_part():
+    """``TOKENIZER`` stands for the model's ways to type a tokenizer: its factories, and the
+    names of tokenizer classes in annotations."""
+    (part,) = TOKENIZER.parts
+    for name in (
+        *semantic.TOKENIZER_FACTORIES,
+        "PreTrainedTokenizer",
+        "PreTrainedTokenizerFast",
+        "PreTrainedTokenizerBase",
+        "Tokenizer",
+        "get_tokenizer",
+    ):
+        assert part in name.lower(), name
+    assert semantic._TOKENIZER_NAME.search("my_tokenizer")
+    assert not semantic._TOKENIZER_NAME.search("tok")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        textwrap.dedent(
+            """\
+            import numpy as np
+            for batch in batches:
+                training_client.forward_backward(batch, loss_fn="ce")
+                rows = [np . array (d) for d in batch]
+            """
+        ),
+    ],
+)
+def test_array_work_with_spaces(text):
+    assert found(text) == [("TNK203", 4, 13)] == found(text, prefilter=False)
