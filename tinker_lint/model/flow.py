@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.names import BLOCKING_WAIT_FUNCTIONS
+from tinker_lint.model.scopes import Scope, SdkCall
 from tinker_lint.model.sdk import Returns
-from tinker_lint.model.semantic import Scope, SdkCall, SemanticModel
 from tinker_lint.model.types import Kind, TType
+
+if TYPE_CHECKING:
+    from tinker_lint.model.semantic import SemanticModel
 
 # Methods that store their arguments in the receiver (``history.append(reply)``): the receiver then
 # carries the value. Other method calls (``renderer.parse_response(r)``) are taken not to.

@@ -59,6 +59,7 @@ for path in checkpoints:
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
+        steps = model.steps
         variant_cache: dict[int, set[str]] = {}
         for site in model.calls:
             if site.guarded or not site.loops:
@@ -67,7 +68,7 @@ for path in checkpoints:
             if what is None:
                 continue
             reads = names_read(model, site.node)
-            for loop in model.enclosing_hot_loops(site):
+            for loop in [loop for loop in site.loops if steps.submit(loop) is not None]:
                 variant = variant_cache.get(id(loop))
                 if variant is None:
                     variant = variant_cache[id(loop)] = _loop_variant_names(model, loop)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.hot import iterates_batch_array, loop_hot_context
+from tinker_lint.model.batches import iterates_batch_array
 from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import (
@@ -99,7 +99,7 @@ for batch in batches:
             iterable = iterates_batch_array(model, loop)
             if iterable is None:
                 continue
-            hot = loop_hot_context(model, loop)
+            hot = model.steps.of_loop(loop)
             if hot is None:
                 continue
             yield Finding(
