@@ -43,6 +43,9 @@ _SEQUENCE_BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "iter"})
 # a tokenizer when dataflow says nothing else. Lower case only: ``Tokenizer`` is a class, and
 # ``tokenizer_name`` / ``tokenizer_path`` are strings.
 _TOKENIZER_NAME = re.compile(r"(?:^|_)tokenizer$")
+# Names of functions that give a tokenizer (``get_tokenizer()``, ``self.load_tokenizer()``): calling
+# one makes a tokenizer, it does not tokenize.
+_TOKENIZER_FACTORY_NAME = re.compile(r"^_?(?:get|load|make|build|create|init|setup|new)_")
 # Annotations and literals that say a value is not a tokenizer, whatever its name.
 _NOT_TOKENIZER_ANNOTATIONS = frozenset({"str", "bytes", "int", "float", "bool", "Path", "None"})
 _LITERALS = (
@@ -419,6 +422,26 @@ class TypeInference:
                     element = t.inner if arg.star == "*" and t.kind is Kind.LIST else t
                     if element is not None and element.awaited() is not None:
                         yield TType(Kind.LIST, inner=element.awaited())
+
+    def is_tokenizer(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        return any(t.kind is Kind.TOKENIZER for t in self.types(expr, scope))
+
+    def calls_tokenizer(self, call: cst.Call, scope: Scope) -> bool:
+        """``tokenizer(text)``, ``self.tokenizer(text)``: a call of a tokenizer object itself (its
+        ``__call__`` tokenizes), not of a function that gives one (``get_tokenizer()``,
+        ``tc.get_tokenizer()``, a method of this module)."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            name = func.value
+        elif isinstance(func, cst.Attribute):
+            name = func.attr.value
+        else:
+            return False
+        if _TOKENIZER_FACTORY_NAME.match(name) is not None:
+            return False
+        if resolve_function(self.index.methods, func, scope) is not None:
+            return False
+        return self.is_tokenizer(func, scope)
 
     def is_gather(self, call: cst.Call, scope: Scope) -> bool:
         return self.qualify(call.func, scope) == "asyncio.gather"

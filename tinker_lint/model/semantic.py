@@ -113,6 +113,8 @@ class SemanticModel:
         self.binding_types = inference.binding_types
         self.annotation_types = inference.annotation_types
         self.is_gather = inference.is_gather
+        self.is_tokenizer = inference.is_tokenizer
+        self.calls_tokenizer = inference.calls_tokenizer
         self.sdk_call = calls.sdk_call
         self.submit_of = calls.submit_of
         self.is_constructor = calls.is_constructor
