@@ -44,6 +44,7 @@ from tinker_lint.model.tree import child_fields
 from tinker_lint.model.types import TType
 
 if TYPE_CHECKING:
+    from tinker_lint.model.flow import Event
     from tinker_lint.model.sdk import Role
     from tinker_lint.model.steps import Steps
 
@@ -96,7 +97,7 @@ class SemanticModel:
         self.children_of = tree.children_of
         self.parent_of = tree.parent_of
         # Memos for the flow questions (tinker_lint.model.flow), keyed by node id.
-        self.events_cache: dict[tuple[int, int], list[object]] = {}
+        self.events_cache: dict[tuple[int, int], list[Event]] = {}
         self.reads_cache: dict[int, set[str]] = {}
         self.writes_cache: dict[int, tuple[set[str], set[str], set[str]]] = {}
 

@@ -99,13 +99,13 @@ for batch in batches:
             iterable = iterates_batch_array(model, loop)
             if iterable is None:
                 continue
-            hot = model.steps.of_loop(loop)
-            if hot is None:
+            step = model.steps.of_loop(loop)
+            if step is None:
                 continue
             yield Finding(
                 iterable,
                 f"Python loop over the elements of the array `{code_of(model, iterable)}` "
-                f"{every_step(ctx, hot)}: vectorize it with numpy/torch operations",
+                f"{every_step(ctx, step)}: vectorize it with numpy/torch operations",
             )
 
 
