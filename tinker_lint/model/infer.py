@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 import libcst as cst
 
 from tinker_lint.model import sdk
+from tinker_lint.model.annotations import annotation_types
 from tinker_lint.model.collect import ModuleIndex
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.names import (
@@ -29,7 +30,6 @@ from tinker_lint.model.scopes import (
     FunctionInfo,
     Scope,
     SdkCall,
-    is_tinker_name,
     qualify,
     resolve_function,
 )
@@ -207,56 +207,7 @@ class TypeInference:
         return result
 
     def annotation_types(self, ann: cst.BaseExpression, scope: Scope) -> Iterator[TType]:
-        if isinstance(ann, cst.SimpleString):
-            try:
-                parsed = cst.parse_expression(str(ann.evaluated_value))
-            except (cst.ParserSyntaxError, ValueError, TypeError):
-                return
-            # A string annotation names things imported in this module.
-            yield from self.annotation_types(parsed, self.index.module_scope)
-            return
-        if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
-            yield from self.annotation_types(ann.left, scope)
-            yield from self.annotation_types(ann.right, scope)
-            return
-        if isinstance(ann, cst.Subscript):
-            head = dotted_name(ann.value) or ""
-            last = head.rsplit(".", 1)[-1]
-            args = [e.slice.value for e in ann.slice if isinstance(e.slice, cst.Index)]
-            if last in ("Optional", "Union", "Annotated"):
-                for arg in args[:1] if last == "Annotated" else args:
-                    yield from self.annotation_types(arg, scope)
-            elif last in ("list", "List", "Sequence", "Iterable", "tuple", "Tuple", "deque"):
-                for arg in args[:1]:
-                    for t in self.annotation_types(arg, scope):
-                        yield TType(Kind.LIST, inner=t)
-            elif last == "APIFuture" or self._names_tinker_class(ann.value, scope, "APIFuture"):
-                inner = [t for arg in args for t in self.annotation_types(arg, scope)]
-                yield TType(Kind.FUTURE, inner=inner[0] if inner else TType(Kind.RESULT))
-            elif last == "NDArray" and (self.qualify(ann.value, scope) or "").startswith("numpy."):
-                yield ARRAY
-            return
-        qualified = self.qualify(ann, scope) or ""
-        last = qualified.rsplit(".", 1)[-1]
-        if qualified.startswith("tinker.") or qualified.startswith("tinker_cookbook."):
-            if last in sdk.CLIENT_CLASSES:
-                yield client(sdk.CLIENT_CLASSES[last])
-            elif last == "APIFuture":
-                yield TType(Kind.FUTURE, inner=TType(Kind.RESULT))
-            elif last == "Tokenizer":
-                yield TOKENIZER
-        elif last in (
-            "PreTrainedTokenizer",
-            "PreTrainedTokenizerFast",
-            "PreTrainedTokenizerBase",
-            "Tokenizer",
-        ):
-            yield TOKENIZER
-        elif qualified in ("torch.Tensor", "numpy.ndarray"):
-            yield ARRAY
-
-    def _names_tinker_class(self, node: cst.BaseExpression, scope: Scope, name: str) -> bool:
-        return is_tinker_name(self.qualify(node, scope), name)
+        return annotation_types(self.index.imports, self.index.module_scope, ann, scope)
 
     def _infer_attribute(self, expr: cst.Attribute, scope: Scope) -> Iterator[TType]:
         for binding in self._attr_bindings(expr, scope):
