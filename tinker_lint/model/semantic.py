@@ -5,10 +5,11 @@ the module that owns it:
 
 - ``tree.py``: children and parents of nodes, walks;
 - ``scopes.py``: the records (scopes, bindings, functions, loops, call sites, SDK calls) and names;
-- ``infer.py``: the types of expressions and bindings;
+- ``infer.py``: the types of expressions and bindings (``annotations.py``: of annotations);
 - ``sdk_calls.py``: which calls are Tinker SDK calls;
 - ``submits.py``: what a call, a function or a loop submits;
-- ``steps.py``: which loop is the step loop and what runs on every step (``model.steps``).
+- ``steps.py``: which loop is the step loop and what runs on every step (``model.steps``), with
+  ``batches.py`` for the loops over a batch inside a step.
 
 No libcst metadata provider besides positions is used: see ``shared/performance-notes.md``.
 """
