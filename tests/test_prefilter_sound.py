@@ -18,7 +18,8 @@ from packaging.version import Version
 
 from tinker_lint.flake8_plugin import TinkerLintPlugin
 from tinker_lint.io.settings import Settings
-from tinker_lint.model import semantic
+from tinker_lint.model import infer
+from tinker_lint.model import names as model_names
 from tinker_lint.prefilter.mentions import (
     TINKER_EVIDENCE,
     TINKER_NAMES,
@@ -401,7 +402,7 @@ def test_every_tokenizer_source_of_the_model_holds_the_tokenizer_part():
     names of tokenizer classes in annotations."""
     (part,) = TOKENIZER.parts
     for name in (
-        *semantic.TOKENIZER_FACTORIES,
+        *model_names.TOKENIZER_FACTORIES,
         "PreTrainedTokenizer",
         "PreTrainedTokenizerFast",
         "PreTrainedTokenizerBase",
@@ -409,8 +410,8 @@ def test_every_tokenizer_source_of_the_model_holds_the_tokenizer_part():
         "get_tokenizer",
     ):
         assert part in name.lower(), name
-    assert semantic._TOKENIZER_NAME.search("my_tokenizer")
-    assert not semantic._TOKENIZER_NAME.search("tok")
+    assert infer._TOKENIZER_NAME.search("my_tokenizer")
+    assert not infer._TOKENIZER_NAME.search("tok")
 
 
 @pytest.mark.parametrize(

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.names import BLOCKING_WAIT_FUNCTIONS
+from tinker_lint.model.scopes import Scope, SdkCall
 from tinker_lint.model.sdk import Returns
-from tinker_lint.model.semantic import Scope, SdkCall, SemanticModel
 from tinker_lint.model.types import Kind, TType
+
+if TYPE_CHECKING:
+    from tinker_lint.model.semantic import SemanticModel
 
 # Methods that store their arguments in the receiver (``history.append(reply)``): the receiver then
 # carries the value. Other method calls (``renderer.parse_response(r)``) are taken not to.
@@ -169,11 +173,12 @@ def events_in(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> list[Eve
         if kids:
             for child in kids:
                 walk(child)
-        if kind is cst.Call:
-            submit = model.submit_of(current, scope)
+        if kind is cst.Call:  # exact types: ``isinstance`` on libcst's classes is slow
+            call = cast(cst.Call, current)
+            submit = model.submit_of(call, scope)
             if submit is not None:
-                found.append(Submit(current, submit))
-            wait = wait_of(model, current, scope)
+                found.append(Submit(call, submit))
+            wait = wait_of(model, call, scope)
             if wait is not None:
                 found.append(wait)
         elif kind is cst.Await:
@@ -230,15 +235,16 @@ def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
         current = stack.pop()
         kind = type(current)
         if kind is cst.Name:
-            names |= read_keys(current.value)
+            names |= read_keys(cast(cst.Name, current).value)
         elif kind is cst.Attribute:
-            dotted = dotted_name(current)
+            attribute = cast(cst.Attribute, current)
+            dotted = dotted_name(attribute)
             if dotted is not None:
                 names |= read_keys(dotted)
             else:
-                stack.append(current.value)  # ``f(x).a``: what ``f(x)`` reads
+                stack.append(attribute.value)  # ``f(x).a``: what ``f(x)`` reads
         elif kind is cst.Arg:
-            stack.append(current.value)
+            stack.append(cast(cst.Arg, current).value)
         elif (kind is cst.FunctionDef or kind is cst.ClassDef) and current is not node:
             continue
         else:
@@ -302,10 +308,11 @@ def _writes(model: SemanticModel, stmt: cst.CSTNode) -> tuple[set[str], set[str]
         node = stack.pop()
         kind = type(node)
         if kind is cst.NamedExpr:
-            bound |= target_keys(node.target)
+            bound |= target_keys(cast(cst.NamedExpr, node).target)
         elif kind is cst.Call:
-            func = node.func
-            if node.args and type(func) is cst.Attribute and func.attr.value in STORING_METHODS:
+            call = cast(cst.Call, node)
+            func = call.func
+            if call.args and type(func) is cst.Attribute and func.attr.value in STORING_METHODS:
                 dotted = dotted_name(func.value)
                 if dotted:
                     mutated |= write_keys(dotted)

@@ -17,3 +17,62 @@ def names_hot_call(name: str, pattern: re.Pattern[str]) -> bool:
     """``hot-loop-calls`` match the called name as written (``trainer.step``) or its last part
     (``step``)."""
     return bool(pattern.match(name) or pattern.match(name.rsplit(".", 1)[-1]))
+
+
+TOKENIZER_FACTORIES = frozenset(
+    {
+        "transformers.AutoTokenizer.from_pretrained",
+        "transformers.PreTrainedTokenizerFast.from_pretrained",
+        "tinker_cookbook.tokenizer_utils.get_tokenizer",
+    }
+)
+
+# Modules whose functions make or compute arrays (``np.array``, ``torch.tensor``, ``F.softmax``).
+_ARRAY_MODULES = frozenset(
+    {"numpy", "numpy.linalg", "torch", "torch.nn.functional", "torch.linalg", "torch.special"}
+)
+# Functions of those modules whose result is not an array.
+_NOT_ARRAY_FUNCTIONS = frozenset(
+    {
+        "no_grad",
+        "inference_mode",
+        "enable_grad",
+        "set_grad_enabled",
+        "device",
+        "dtype",
+        "finfo",
+        "iinfo",
+        "errstate",
+        "manual_seed",
+        "seed",
+        "load",
+        "save",
+        "compile",
+        "is_tensor",
+        "isscalar",
+        "set_printoptions",
+        "get_default_dtype",
+        "set_default_dtype",
+    }
+)
+# Array methods whose result is a Python value, not an array.
+ARRAY_SCALAR_METHODS = frozenset(
+    {"item", "tolist", "size", "dim", "numel", "nelement", "element_size", "is_contiguous"}
+)
+
+
+def array_function(qualified: str | None) -> str | None:
+    """The qualified name of a numpy or torch function that makes or computes an array
+    (``np.array``, ``torch.tensor``, ``torch.logsumexp``, ``F.softmax``), else None. Other
+    submodules (``torch.nn`` layers, ``torch.cuda``) and helpers (``torch.no_grad``) are not."""
+    if qualified is None:
+        return None
+    module, _, name = qualified.rpartition(".")
+    if (
+        module not in _ARRAY_MODULES
+        or not name
+        or not name[0].islower()
+        or name in _NOT_ARRAY_FUNCTIONS
+    ):
+        return None
+    return qualified

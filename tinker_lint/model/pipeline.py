@@ -359,7 +359,12 @@ def _needed_next_iteration(
 
 def _comprehension_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
     node = loop.node
-    elements = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
+    if isinstance(node, cst.DictComp):
+        elements = [node.key, node.value]
+    elif isinstance(node, cst.ListComp | cst.SetComp | cst.GeneratorExp):
+        elements = [node.elt]
+    else:
+        return []  # a ``for``/``while`` loop: asked only of comprehensions
     found = []
     for element in elements:
         for event in events_in(model, element, loop.scope):

@@ -11,8 +11,9 @@ from collections.abc import Callable, Iterator
 
 import libcst as cst
 
-from tinker_lint.model.hot import HotContext, hot_context, loop_iterables
+from tinker_lint.model.batches import loop_iterables
 from tinker_lint.model.semantic import CallSite, SemanticModel
+from tinker_lint.model.steps import StepContext
 from tinker_lint.rules.base import Context
 
 WHY_GIL = """\
@@ -25,12 +26,13 @@ are missed, and sessions can expire.
 
 def calls_in_hot_loops(
     model: SemanticModel, matches: Callable[[SemanticModel, CallSite], bool]
-) -> Iterator[tuple[CallSite, HotContext]]:
-    """The calls ``matches`` picks that run on every step of a hot loop, with how they are reached
-    (what every TNK2xx rule asks first)."""
+) -> Iterator[tuple[CallSite, StepContext]]:
+    """The calls ``matches`` picks that run on every step of a step loop, with how they are
+    reached (what every TNK2xx rule asks first; ``model.steps`` decides)."""
+    steps = model.steps
     for site in model.calls:
         if matches(model, site):
-            hot = hot_context(model, site)
+            hot = steps.of_call(site)
             if hot is not None:
                 yield site, hot
 
@@ -64,7 +66,7 @@ def builtin(model: SemanticModel, site: CallSite, name: str) -> bool:
     )
 
 
-def submit_name(model: SemanticModel, hot: HotContext) -> str:
+def submit_name(model: SemanticModel, hot: StepContext) -> str:
     call = model.sdk_call(hot.submit.node, hot.submit.scope)
     if call is not None:
         return call.method.name
@@ -72,7 +74,7 @@ def submit_name(model: SemanticModel, hot: HotContext) -> str:
     return func.attr.value if isinstance(func, cst.Attribute) else code_of(model, func)
 
 
-def every_step(ctx: Context, hot: HotContext) -> str:
+def every_step(ctx: Context, hot: StepContext) -> str:
     """ "on every iteration of a loop that submits `forward_backward` (line 42)", or for work in a
     function the loop calls: "in `build()`, which runs on every iteration of the loop on line 30
     that submits `sample` (line 12, through `rollout()`)"."""
@@ -89,7 +91,7 @@ def every_step(ctx: Context, hot: HotContext) -> str:
     return f"on every iteration of a loop that submits {submit}"
 
 
-def per_element(ctx: Context, hot: HotContext) -> str:
+def per_element(ctx: Context, hot: StepContext) -> str:
     """ "once per element of `batch` (line 17)" for the batch loop inside the step."""
     loop = hot.element_loop
     if loop is None:

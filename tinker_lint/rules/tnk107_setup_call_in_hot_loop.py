@@ -85,25 +85,29 @@ for path in checkpoints:
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
-        variant_cache: dict[int, set[str]] = {}
+        steps = model.steps
+        variant_cache: dict[LoopInfo, set[str]] = {}
         for site in model.calls:
-            if site.guarded or not site.loops:
+            if not site.loops:
                 continue
             what = _setup_call(model, site)
             if what is None:
                 continue
-            reads = names_read(model, site.node)
-            for loop in model.enclosing_hot_loops(site):
-                variant = variant_cache.get(id(loop))
-                if variant is None:
-                    variant = variant_cache[id(loop)] = _loop_variant_names(model, loop)
-                if not reads & variant:
-                    yield Finding(
-                        site.node,
-                        f"`{what}` runs on every iteration of a loop that submits Tinker "
-                        "requests, with nothing it uses changing: create it once before the loop",
-                    )
-                    break
+            # Runs on every step of its own function's step loop (not at an epoch loop's level,
+            # not under a cadence guard inside it): ``model.steps`` decides, as for TNK2xx.
+            step = steps.of_call(site)
+            if step is None or step.via:
+                continue
+            loop = step.loop
+            variant = variant_cache.get(loop)
+            if variant is None:
+                variant = variant_cache[loop] = _loop_variant_names(model, loop)
+            if not names_read(model, site.node) & variant:
+                yield Finding(
+                    site.node,
+                    f"`{what}` runs on every iteration of a loop that submits Tinker "
+                    "requests, with nothing it uses changing: create it once before the loop",
+                )
 
 
 def _setup_call(model: SemanticModel, site: CallSite) -> str | None:

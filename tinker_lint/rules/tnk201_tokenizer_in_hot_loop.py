@@ -7,7 +7,6 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tinker_lint.model.semantic import CallSite, SemanticModel
-from tinker_lint.model.types import Kind
 from tinker_lint.prefilter.mentions import TOKENIZER
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Context, Example, Finding, Rule
@@ -96,14 +95,9 @@ for tokens in tokenized:
 
 
 def tokenizes(model: SemanticModel, site: CallSite) -> bool:
-    """``tokenizer.encode(...)``, ``tokenizer(...)`` and the other tokenizing methods."""
+    """``tokenizer.encode(...)`` and the other tokenizing methods, and calls of the tokenizer
+    itself: ``tokenizer(...)``, ``self.tokenizer(...)``."""
     func = site.node.func
-    if isinstance(func, cst.Attribute):
-        if func.attr.value not in TOKENIZING_METHODS:
-            return False
-        receiver = func.value
-    elif isinstance(func, cst.Name):
-        receiver = func
-    else:
-        return False
-    return any(t.kind is Kind.TOKENIZER for t in model.types(receiver, site.scope))
+    if isinstance(func, cst.Attribute) and func.attr.value in TOKENIZING_METHODS:
+        return model.is_tokenizer(func.value, site.scope)
+    return model.calls_tokenizer(site.node, site.scope)

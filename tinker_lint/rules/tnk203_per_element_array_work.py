@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.hot import iterates_batch_array, loop_hot_context
+from tinker_lint.model.batches import iterates_batch_array
 from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.prefilter.needs import Needs, parts, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
@@ -101,13 +101,13 @@ for batch in batches:
             iterable = iterates_batch_array(model, loop)
             if iterable is None:
                 continue
-            loop_hot = loop_hot_context(model, loop)
-            if loop_hot is None:
+            step = model.steps.of_loop(loop)
+            if step is None:
                 continue
             yield Finding(
                 iterable,
                 f"Python loop over the elements of the array `{code_of(model, iterable)}` "
-                f"{every_step(ctx, loop_hot)}: vectorize it with numpy/torch operations",
+                f"{every_step(ctx, step)}: vectorize it with numpy/torch operations",
             )
 
 

@@ -6,9 +6,10 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.hot import HotContext, hot_context, names_batch
+from tinker_lint.model.batches import names_batch
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.semantic import CallSite, SemanticModel
+from tinker_lint.model.steps import StepContext
 from tinker_lint.model.types import Kind
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
@@ -97,7 +98,7 @@ for step, batch in enumerate(batches):
             value = serialized_value(model, site)
             if value is None:
                 continue
-            hot = hot_context(model, site)
+            hot = model.steps.of_call(site)
             if hot is None:
                 continue
             if hot.element_loop is not None:
@@ -125,7 +126,7 @@ def serialized_value(model: SemanticModel, site: CallSite) -> cst.BaseExpression
 
 
 def is_payload(
-    model: SemanticModel, site: CallSite, value: cst.BaseExpression, hot: HotContext
+    model: SemanticModel, site: CallSite, value: cst.BaseExpression, hot: StepContext
 ) -> bool:
     """A per-step payload: a value named like per-example data (``batch``, ``self.rollouts``,
     ``datums[i]``), the hot loop's own item, or the result of a Tinker request. Displays

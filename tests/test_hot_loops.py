@@ -1,0 +1,109 @@
+"""One owner for "runs every step" (model/steps.py): TNK107 and TNK201-TNK205 agree on epoch-level
+work, and TNK201 sees calls of the tokenizer held in ``self.tokenizer``."""
+
+from __future__ import annotations
+
+import dataclasses
+import textwrap
+
+import libcst as cst
+import pytest
+from libcst.metadata import PositionProvider
+
+from tinker_lint.io.settings import Settings
+from tinker_lint.model.semantic import SemanticModel
+from tinker_lint.model.steps import StepContext
+from tinker_lint.run.engine import lint_text
+
+HOT_RULES = Settings(select=("TNK107", "TNK2"))
+
+EPOCH_AND_STEP = textwrap.dedent(
+    """\
+    import tinker
+    from tinker_cookbook.tokenizer_utils import get_tokenizer
+
+    def train(tc: tinker.TrainingClient, epochs, batches, texts, adam):
+        for epoch in range(epochs):
+            tokenizer = get_tokenizer("Qwen/Qwen3-8B")
+            data = [tokenizer.encode(text) for text in texts]
+            rows = open("rows.txt").read()
+            for batch in batches:
+                tok = get_tokenizer("Qwen/Qwen3-8B")
+                more = [tok.encode(text) for text in texts]
+                lines = open("rows.txt").read()
+                tc.forward_backward(data + more + batch, loss_fn="cross_entropy")
+                tc.optim_step(adam)
+    """
+)
+
+
+def findings(text: str, settings: Settings = HOT_RULES) -> set[tuple[str, int, int]]:
+    return {(d.code, d.line, d.col) for d in lint_text(text, "t.py", settings).diagnostics}
+
+
+def test_epoch_level_work_is_reported_by_no_rule_and_step_work_by_each() -> None:
+    # Regression: TNK107 used to report the epoch-level ``get_tokenizer()`` (line 6) that
+    # TNK201/TNK205 left alone in the same loop.
+    assert findings(EPOCH_AND_STEP) == {
+        ("TNK107", 10, 19),
+        ("TNK201", 11, 21),
+        ("TNK205", 12, 21),
+    }
+
+
+def test_the_owner_answers_for_every_call_site() -> None:
+    wrapper = cst.MetadataWrapper(cst.parse_module(EPOCH_AND_STEP), unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    model = SemanticModel(wrapper.module)
+    lines = {site.node: positions[site.node].start.line for site in model.calls}
+    step_loop = next(
+        loop for loop in model.loops if isinstance(loop.node, cst.For) and loop.parent is not None
+    )
+    epoch_loop = step_loop.parent
+    assert epoch_loop is not None
+    assert model.steps.is_epoch_loop(epoch_loop)
+    assert not model.steps.is_epoch_loop(step_loop)
+    for site in model.calls:
+        context = model.steps.of_call(site)
+        if lines[site.node] in (6, 7, 8):
+            assert context is None, model.module.code_for_node(site.node)
+        elif lines[site.node] in (10, 11, 12):
+            assert context is not None and context.loop is step_loop
+            assert model.module.code_for_node(context.submit.node).startswith("tc.forward_backward")
+
+
+def test_step_context_is_frozen() -> None:
+    assert dataclasses.is_dataclass(StepContext)
+    model = SemanticModel(cst.parse_module(EPOCH_AND_STEP))
+    context = next(c for c in map(model.steps.of_call, model.calls) if c is not None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        context.via = ()  # type: ignore[misc]
+
+
+SELF_TOKENIZER = textwrap.dedent(
+    """\
+    from transformers import AutoTokenizer
+
+    class Trainer:
+        def __init__(self, training_client, texts):
+            self.tokenizer = AutoTokenizer.from_pretrained("Qwen/Qwen3-8B")
+            self.training_client = training_client
+            self.texts = texts
+
+        def get_tokenizer(self):
+            return self.tokenizer
+
+        def train(self, steps):
+            before = self.tokenizer(self.texts)
+            for step in range(steps):
+                encoded = self.tokenizer(self.texts, padding=True)
+                tok = self.get_tokenizer()
+                self.training_client.forward_backward(encoded, loss_fn="cross_entropy")
+    """
+)
+
+
+def test_calling_self_tokenizer_in_the_step_loop_is_tokenizing() -> None:
+    # Regression: ``self.tokenizer(text)`` (the tokenizer's ``__call__``) was not recognised;
+    # the call before the loop and the method that gives the tokenizer are not findings.
+    assert findings(SELF_TOKENIZER, Settings(select=("TNK201",))) == {("TNK201", 15, 23)}

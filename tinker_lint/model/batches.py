@@ -1,0 +1,148 @@
+"""Loops over a batch: which loops run once per element of the step's data (``for datum in
+batch``), and which iterate an array element by element. Naming heuristics only; which loop is the
+step is ``steps.py``'s question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from tinker_lint.model.flow import names_read
+from tinker_lint.model.scopes import LoopInfo
+from tinker_lint.model.types import Kind
+
+if TYPE_CHECKING:
+    from tinker_lint.model.semantic import SemanticModel
+
+# Words that name per-example data in training code (`batch`, `datums_D`, `sampled_tokens_G_T`,
+# `trajectory_groups`, `positions`): a loop over such a value runs once per element of the step.
+# A loop over `metrics.items()` or `range(num_substeps)` is bookkeeping and is not one.
+_BATCH_WORDS = frozenset(
+    {
+        "batch",
+        "minibatch",
+        "datum",
+        "data",
+        "dataset",
+        "rollout",
+        "trajectory",
+        "traj",
+        "episode",
+        "transition",
+        "sample",
+        "example",
+        "sequence",
+        "seq",
+        "response",
+        "completion",
+        "prompt",
+        "question",
+        "conversation",
+        "convo",
+        "message",
+        "token",
+        "logprob",
+        "logit",
+        "advantage",
+        "reward",
+        "output",
+        "row",
+        "record",
+        "position",
+        "group",
+    }
+)
+_WORD_SPLIT = re.compile(r"[_\W]+")
+
+
+def names_batch(name: str) -> bool:
+    """Whether an identifier names per-example data (``batch_rows``, ``datums_D``, ``tokens``)."""
+    for word in _WORD_SPLIT.split(name.lower()):
+        if word in _BATCH_WORDS or word[:-1] in _BATCH_WORDS or word[:-2] in _BATCH_WORDS:
+            return True
+        if word.endswith("ies") and word[:-3] + "y" in _BATCH_WORDS:
+            return True
+    return False
+
+
+def loop_iterables(loop: LoopInfo) -> Iterator[cst.BaseExpression]:
+    """What a ``for`` loop or a comprehension iterates over (every ``for`` clause of it)."""
+    node = loop.node
+    if isinstance(node, cst.For):
+        yield node.iter
+    elif isinstance(node, cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp):
+        clause: cst.CompFor | None = node.for_in
+        while clause is not None:
+            yield clause.iter
+            clause = clause.inner_for_in
+
+
+def iterates_array(model: SemanticModel, loop: LoopInfo) -> cst.BaseExpression | None:
+    """The iterable, if ``loop`` iterates a numpy array or torch tensor element by element."""
+    for iterable in loop_iterables(loop):
+        if any(t.kind is Kind.ARRAY for t in model.types(iterable, loop.scope)):
+            return iterable
+    return None
+
+
+def iterates_batch_array(model: SemanticModel, loop: LoopInfo) -> cst.BaseExpression | None:
+    """The iterable, if ``loop`` iterates per-example data held in an array (``for lp in
+    logprobs``): a Python loop over its elements. ``for i in np.linspace(0, n, 4)`` is not."""
+    iterable = iterates_array(model, loop)
+    if iterable is None or small(iterable):
+        return None
+    if any(names_batch(key.rsplit(".", 1)[-1]) for key in names_read(model, iterable)):
+        return iterable
+    return None
+
+
+_SMALL = 16  # a loop over at most this many items (``groups[:2]``, ``range(4)``) is bookkeeping
+_PASS_THROUGH = frozenset({"enumerate", "reversed", "sorted", "list", "tuple", "iter"})
+
+
+def _unwrap(iterable: cst.BaseExpression) -> cst.BaseExpression:
+    """``enumerate(xs)``, ``sorted(xs)`` -> ``xs``."""
+    while (
+        isinstance(iterable, cst.Call)
+        and isinstance(iterable.func, cst.Name)
+        and iterable.func.value in _PASS_THROUGH
+        and iterable.args
+    ):
+        iterable = iterable.args[0].value
+    return iterable
+
+
+def dict_view(iterable: cst.BaseExpression) -> bool:
+    """``batch.items()``, ``metrics.values()``: the keys of a mapping (a batch's columns, metric
+    names), not the elements of a batch."""
+    iterable = _unwrap(iterable)
+    return (
+        isinstance(iterable, cst.Call)
+        and isinstance(iterable.func, cst.Attribute)
+        and iterable.func.attr.value in ("items", "keys", "values")
+    )
+
+
+def small(iterable: cst.BaseExpression) -> bool:
+    """A loop bounded by a small literal: ``xs[:2]``, ``range(4)``, ``enumerate(xs[1:3])``."""
+    iterable = _unwrap(iterable)
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
+        if iterable.func.value == "range" and len(iterable.args) == 1:
+            bound = iterable.args[0].value
+            return isinstance(bound, cst.Integer) and int(bound.value, 0) <= _SMALL
+        return False
+    if isinstance(iterable, cst.Subscript) and len(iterable.slice) == 1:
+        part = iterable.slice[0].slice
+        if isinstance(part, cst.Slice) and part.step is None:
+            lower = part.lower
+            upper = part.upper
+            if isinstance(upper, cst.Integer) and (lower is None or isinstance(lower, cst.Integer)):
+                start = int(lower.value, 0) if isinstance(lower, cst.Integer) else 0
+                return 0 <= int(upper.value, 0) - start <= _SMALL
+    if isinstance(iterable, cst.List | cst.Tuple | cst.Set):
+        return len(iterable.elements) <= _SMALL
+    return False

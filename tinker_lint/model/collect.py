@@ -1,0 +1,385 @@
+"""The one pass over a module: scopes, bindings, functions, loops, call sites, imports and cadence
+guards, and the tree index (children and parents), so that later walks never re-enter libcst.
+
+``collect(module)`` gives a ``ModuleIndex``; the semantic model answers every question from it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import libcst as cst
+
+from tinker_lint.model.cadence import is_cadence_test
+from tinker_lint.model.imports import ImportMap
+from tinker_lint.model.scopes import (
+    Binding,
+    CallSite,
+    CompNode,
+    FunctionInfo,
+    LoopInfo,
+    LoopNode,
+    Scope,
+)
+from tinker_lint.model.tree import (
+    CHILDREN,
+    KINDS,
+    MANY,
+    NODE,
+    TreeIndex,
+    children_getter,
+    kind_of,
+    no_children,
+)
+
+# Container methods that store their (last) argument: as one element, or each of its elements.
+_CONTAINER_STORES = {
+    "append": "element",
+    "appendleft": "element",
+    "add": "element",
+    "insert": "element",
+    "put": "element",
+    "put_nowait": "element",
+    "extend": "elements",
+}
+
+_IF = cst.If
+
+
+@dataclass(eq=False)
+class ModuleIndex:
+    """Everything the one pass records. Node-keyed tables use ``id(node)`` (see ``tree.py``)."""
+
+    module: cst.Module
+    cadence_names: re.Pattern[str] | None
+    tree: TreeIndex = field(default_factory=TreeIndex)
+    imports: ImportMap = field(default_factory=ImportMap)
+    # Every binding of the module, in the order made (types are settled in this order).
+    bindings: list[Binding] = field(default_factory=list)
+    functions: list[FunctionInfo] = field(default_factory=list)
+    function_of_node: dict[int, FunctionInfo] = field(default_factory=dict)
+    methods: dict[str, dict[str, FunctionInfo]] = field(default_factory=dict)  # class -> name
+    class_attrs: dict[str, dict[str, list[Binding]]] = field(default_factory=dict)  # ``self.x``
+    loops: list[LoopInfo] = field(default_factory=list)
+    loop_of_node: dict[int, LoopInfo] = field(default_factory=dict)
+    calls: list[CallSite] = field(default_factory=list)
+    call_site_of: dict[int, CallSite] = field(default_factory=dict)
+    guarded_blocks: set[int] = field(default_factory=set)  # bodies of cadence guards
+    module_scope: Scope = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.module_scope = Scope("module", self.module, None, registry=self.bindings)
+
+
+def collect(module: cst.Module, cadence_names: re.Pattern[str] | None = None) -> ModuleIndex:
+    index = ModuleIndex(module, cadence_names)
+    _Collector(index).visit(module)
+    return index
+
+
+class _Collector:
+    """One pass over the module: scopes, bindings, functions, loops, call sites, imports; and the
+    tree index (children and parents), so later walks never re-enter libcst."""
+
+    def __init__(self, index: ModuleIndex) -> None:
+        self.index = index
+        self.scopes: list[Scope] = [index.module_scope]
+        self.functions: list[FunctionInfo | None] = [None]
+        self.loops: list[list[LoopInfo]] = [[]]
+        self.guards: list[int] = [0]
+        self.classes: list[str] = []
+        self.children_of = index.tree.children_of
+        self.parent_of = index.tree.parent_of
+        self.enter: dict[type, Callable[[Any], bool | None]] = {}
+        self.leave: dict[type, Callable[[Any], None]] = {}
+        for name in dir(type(self)):
+            kind, _, node_type = name.partition("_")
+            if kind in ("visit", "leave") and node_type and hasattr(cst, node_type):
+                table = self.enter if kind == "visit" else self.leave
+                table[getattr(cst, node_type)] = getattr(self, name)
+
+    def visit(self, node: cst.CSTNode) -> None:
+        """Index ``node``'s subtree, calling ``visit_<Type>`` before and ``leave_<Type>`` after each
+        node, as libcst's visitors do; ``visit_*`` returning False skips the children."""
+        cls = type(node)
+        enter = self.enter.get(cls)
+        if enter is None or enter(node) is not False:
+            children = CHILDREN.get(cls) or children_getter(node)
+            if cls is _IF:  # by exact type: ``isinstance`` on libcst's classes is slow
+                self._visit_if(cast(cst.If, node))
+            elif children is not no_children:
+                kids: list[cst.CSTNode] = []
+                parent_of = self.parent_of
+                for value in children(node):
+                    kind = KINDS.get(type(value)) or kind_of(type(value))
+                    if kind is NODE:
+                        kids.append(value)
+                        parent_of[id(value)] = node
+                        self.visit(value)
+                    elif kind is MANY:
+                        for item in value:
+                            if (KINDS.get(type(item)) or kind_of(type(item))) is NODE:
+                                kids.append(item)
+                                parent_of[id(item)] = node
+                                self.visit(item)
+                if kids:
+                    self.children_of[id(node)] = kids
+        leave = self.leave.get(cls)
+        if leave is not None:
+            leave(node)
+
+    def _visit_if(self, node: cst.If) -> None:
+        """``visit_If_body``/``leave_If_body``: the cadence guard covers the body, not the else."""
+        kids: list[cst.CSTNode] = [node.test, node.body]
+        self.parent_of[id(node.test)] = node
+        self.visit(node.test)
+        guarded = is_cadence_test(self.index.tree.walk(node.test), self.index.cadence_names)
+        if guarded:
+            self.guards[-1] += 1
+            self.index.guarded_blocks.add(id(node.body))
+        self.parent_of[id(node.body)] = node
+        self.visit(node.body)
+        if guarded:
+            self.guards[-1] -= 1
+        if node.orelse is not None:
+            kids.append(node.orelse)
+            self.parent_of[id(node.orelse)] = node
+            self.visit(node.orelse)
+        self.children_of[id(node)] = kids
+
+    # --- helpers ---------------------------------------------------------------------------
+    @property
+    def scope(self) -> Scope:
+        return self.scopes[-1]
+
+    def _bind_target(
+        self,
+        target: cst.BaseExpression,
+        kind: str,
+        expr: cst.CSTNode | None,
+        index: int = 0,
+        size: int = 0,
+    ) -> None:
+        if isinstance(target, cst.Name):
+            self.scope.bind(target.value, Binding(kind, expr, self.scope, index=index, size=size))
+        elif isinstance(target, cst.Tuple | cst.List):
+            elements = target.elements
+            values = (
+                [e.value for e in expr.elements]
+                if kind == "value" and isinstance(expr, cst.Tuple | cst.List)
+                else None
+            )
+            starred = any(isinstance(e, cst.StarredElement) for e in elements)
+            for i, element in enumerate(elements):
+                if values is not None and len(values) == len(elements) and not starred:
+                    self._bind_target(element.value, kind, values[i])
+                elif (
+                    kind in ("value", "iter")
+                    and not starred
+                    and not isinstance(element.value, cst.Tuple | cst.List)
+                ):
+                    # ``fwd, opt = submit_step(batch)``, ``for i, fut in enumerate(futures)``
+                    unpack = "unpack" if kind == "value" else "iter-unpack"
+                    self._bind_target(element.value, unpack, expr, i, len(elements))
+                else:
+                    self._bind_target(element.value, "unknown", None)
+        elif isinstance(target, cst.StarredElement):
+            self._bind_target(target.value, "unknown", None)
+        elif isinstance(target, cst.Attribute):
+            binding = Binding(kind, expr, self.scope, index=index, size=size)
+            self._bind_self_attribute(target, binding)
+        elif isinstance(target, cst.Subscript) and kind == "value":
+            self._store_element(target.value, "element", expr)
+
+    def _store_element(
+        self, container: cst.BaseExpression, kind: str, expr: cst.CSTNode | None
+    ) -> None:
+        """``xs.append(fut)``, ``xs[k] = fut``: ``xs`` holds what ``fut`` is. Recorded with the
+        name's own bindings (wherever it is bound), so a closure's append does not shadow it."""
+        if isinstance(container, cst.Name):
+            bindings = self.scope.lookup(container.value)
+            if bindings:
+                bindings.append(Binding(kind, expr, self.scope))
+        elif isinstance(container, cst.Attribute):
+            self._bind_self_attribute(container, Binding(kind, expr, self.scope))
+
+    def _bind_self_attribute(self, target: cst.Attribute, binding: Binding) -> None:
+        function = self.functions[-1]
+        if (
+            function is not None
+            and function.class_name is not None
+            and isinstance(target.value, cst.Name)
+            and target.value.value == function.self_name
+        ):
+            attrs = self.index.class_attrs.setdefault(function.class_name, {})
+            attrs.setdefault(target.attr.value, []).append(binding)
+            self.index.bindings.append(binding)
+
+    # --- imports ---------------------------------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> None:
+        self.index.imports.add(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.index.imports.add(node)
+
+    # --- scopes ----------------------------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scope.bind(node.name.value, Binding("unknown", None, self.scope))
+        scope = Scope(
+            "class", node, self.scope, class_name=node.name.value, registry=self.index.bindings
+        )
+        self.scopes.append(scope)
+        self.classes.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.scopes.pop()
+        self.classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        enclosing = self.scope
+        class_name = enclosing.class_name if enclosing.kind == "class" else None
+        params = [*node.params.posonly_params, *node.params.params]
+        self_name = params[0].name.value if class_name and params else None
+        scope = Scope("function", node, enclosing, registry=self.index.bindings)
+        info = FunctionInfo(node, scope, self.functions[-1], class_name, self_name)
+        scope.function = info
+        enclosing.bind(node.name.value, Binding("def", None, enclosing, info))
+        if class_name is not None:
+            self.index.methods.setdefault(class_name, {})[node.name.value] = info
+        self.index.functions.append(info)
+        self.index.function_of_node[id(node)] = info
+        all_params = [
+            *params,
+            *node.params.kwonly_params,
+            *(
+                p
+                for p in (node.params.star_arg, node.params.star_kwarg)
+                if isinstance(p, cst.Param)
+            ),
+        ]
+        for param in all_params:
+            if param.annotation is not None:
+                scope.bind(
+                    param.name.value, Binding("annotation", param.annotation.annotation, scope)
+                )
+            else:
+                scope.bind(param.name.value, Binding("unknown", None, scope))
+        self.scopes.append(scope)
+        self.functions.append(info)
+        self.loops.append([])
+        self.guards.append(0)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.scopes.pop()
+        self.functions.pop()
+        self.loops.pop()
+        self.guards.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False  # a lambda's body runs later; nothing in it is a step of the loop
+
+    # --- bindings --------------------------------------------------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind_target(target.target, "value", node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        target = node.target
+        if self.scope.kind == "class" and isinstance(target, cst.Name):
+            attrs = self.index.class_attrs.setdefault(self.scope.class_name or "", {})
+            binding = Binding("annotation", node.annotation.annotation, self.scope)
+            attrs.setdefault(target.value, []).append(binding)
+            self.index.bindings.append(binding)
+        self._bind_target(target, "annotation", node.annotation.annotation)
+        if node.value is not None:
+            self._bind_target(target, "value", node.value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind_target(node.target, "value", node.value)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind_target(node.asname.name, "value", node.item)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        function = self.functions[-1]
+        if function is not None and node.value is not None:
+            function.returns.append(node.value)
+
+    # --- loops and guards ------------------------------------------------------------------
+    def _enter_loop(self, node: LoopNode | CompNode) -> None:
+        stack = self.loops[-1]
+        info = LoopInfo(
+            node,
+            self.scope,
+            self.functions[-1],
+            stack[-1] if stack else None,
+            self.guards[-1] > 0,
+            guard_depth=self.guards[-1],
+        )
+        self.index.loops.append(info)
+        self.index.loop_of_node[id(node)] = info
+        stack.append(info)
+
+    def _leave_loop(self) -> None:
+        self.loops[-1].pop()
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind_target(node.target, "iter", node.iter)
+        self._enter_loop(node)
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self._leave_loop()
+
+    def visit_While(self, node: cst.While) -> None:
+        self._enter_loop(node)
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self._leave_loop()
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind_target(node.target, "iter", node.iter)
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self._enter_loop(node)
+
+    def leave_ListComp(self, original_node: cst.ListComp) -> None:
+        self._leave_loop()
+
+    def visit_SetComp(self, node: cst.SetComp) -> None:
+        self._enter_loop(node)
+
+    def leave_SetComp(self, original_node: cst.SetComp) -> None:
+        self._leave_loop()
+
+    def visit_DictComp(self, node: cst.DictComp) -> None:
+        self._enter_loop(node)
+
+    def leave_DictComp(self, original_node: cst.DictComp) -> None:
+        self._leave_loop()
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+        self._enter_loop(node)
+
+    def leave_GeneratorExp(self, original_node: cst.GeneratorExp) -> None:
+        self._leave_loop()
+
+    # --- calls -----------------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and len(node.args) == 1 + (func.attr.value == "insert"):
+            stored = _CONTAINER_STORES.get(func.attr.value)
+            if stored is not None:
+                self._store_element(func.value, stored, node.args[-1].value)
+        loops = tuple(self.loops[-1])
+        depth = self.guards[-1]
+        site = CallSite(node, self.scope, self.functions[-1], loops, depth > 0, depth)
+        self.index.calls.append(site)
+        self.index.call_site_of[id(node)] = site
+        if site.function is not None:
+            site.function.calls.append(site)
+        for loop in loops:
+            loop.calls.append(site)

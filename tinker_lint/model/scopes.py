@@ -1,0 +1,163 @@
+"""The records of one module: scopes and the bindings in them, functions, loops, call sites, and
+the SDK calls found among them; and the name questions asked of a scope (``qualify``).
+
+``eq=False`` dataclasses: a record is its own identity, so it can key a dict or a set directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from tinker_lint.model.imports import ImportMap, dotted_name
+from tinker_lint.model.sdk import SdkMethod
+
+FunctionNode = cst.FunctionDef
+LoopNode = cst.For | cst.While
+CompNode = cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp
+
+
+@dataclass(eq=False)
+class Binding:
+    """One place a name gets a value: ``x = expr``, ``x: T``, ``for x in expr``, ``with e as x``."""
+
+    # "value" | "annotation" | "iter" | "def" | "unknown"; "unpack" / "iter-unpack": position
+    # ``index`` of a ``size``-long unpacking of the value / of an element of the iterable;
+    # "element": ``expr`` is stored into the container (``xs.append(expr)``, ``xs[k] = expr``);
+    # "elements": every element of ``expr`` is (``xs.extend(expr)``).
+    kind: str
+    expr: cst.CSTNode | None
+    scope: Scope
+    function: FunctionInfo | None = None  # for kind == "def"
+    index: int = 0
+    size: int = 0
+
+
+@dataclass(eq=False)
+class Scope:
+    kind: str  # "module" | "function" | "class"
+    node: cst.CSTNode
+    parent: Scope | None
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    function: FunctionInfo | None = None
+    class_name: str | None = None
+    # Every binding of the module, in the order made (``SemanticModel.bindings``).
+    registry: list[Binding] | None = None
+
+    def bind(self, name: str, binding: Binding) -> None:
+        self.bindings.setdefault(name, []).append(binding)
+        if self.registry is not None:
+            self.registry.append(binding)
+
+    def lookup(self, name: str) -> list[Binding]:
+        scope: Scope | None = self
+        first = True
+        while scope is not None:
+            # Names bound in a class body are not visible from its methods.
+            if (first or scope.kind != "class") and name in scope.bindings:
+                return scope.bindings[name]
+            first = False
+            scope = scope.parent
+        return []
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    node: FunctionNode
+    scope: Scope
+    parent: FunctionInfo | None
+    class_name: str | None
+    self_name: str | None
+    returns: list[cst.BaseExpression] = field(default_factory=list)
+    calls: list[CallSite] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value
+
+    @property
+    def is_async(self) -> bool:
+        return self.node.asynchronous is not None
+
+
+@dataclass(eq=False)
+class LoopInfo:
+    node: LoopNode | CompNode
+    scope: Scope
+    function: FunctionInfo | None
+    parent: LoopInfo | None
+    guarded: bool
+    calls: list[CallSite] = field(default_factory=list)
+    guard_depth: int = 0  # cadence guards around the loop inside its function
+
+    @property
+    def is_comprehension(self) -> bool:
+        return not isinstance(self.node, cst.For | cst.While)
+
+    @property
+    def body(self) -> cst.CSTNode:
+        if isinstance(self.node, cst.For | cst.While):
+            return self.node.body
+        return self.node
+
+
+@dataclass(eq=False)
+class CallSite:
+    node: cst.Call
+    scope: Scope
+    function: FunctionInfo | None
+    loops: tuple[LoopInfo, ...]  # enclosing loops in the same function, outermost first
+    guarded: bool  # under a cadence guard inside its function
+    guard_depth: int = 0  # how many: more than a loop's means a guard inside that loop
+
+    def guarded_in(self, loop: LoopInfo) -> bool:
+        """Under a cadence guard inside ``loop``: runs on some iterations only."""
+        return self.guard_depth > loop.guard_depth
+
+
+@dataclass(frozen=True)
+class SdkCall:
+    """A call of a Tinker SDK method, and why we believe the receiver is a Tinker client."""
+
+    node: cst.Call
+    method: SdkMethod
+    evidence: str  # "dataflow" | "distinctive" | "name" | "keyword"
+    on_client_future: bool = False  # the receiver is 0.38's future of a client, used as the client
+    receiver_origin: cst.CSTNode | None = None  # for on_client_future: the factory call
+
+
+def qualify(imports: ImportMap, node: cst.BaseExpression, scope: Scope) -> str | None:
+    """``tk.ServiceClient`` -> ``tinker.ServiceClient`` unless the head name is local."""
+    dotted = dotted_name(node)
+    if dotted is None or scope.lookup(dotted.split(".")[0]):
+        return None  # not a name, or one rebound in this module (``tinker = ...``)
+    return imports.qualify(node)
+
+
+def is_tinker_name(qualified: str | None, *names: str) -> bool:
+    """``tinker.X`` for one of ``names`` (any submodule: ``tinker.lib.public_interfaces.X``)."""
+    if qualified is None or not qualified.startswith("tinker."):
+        return False
+    return qualified.rsplit(".", 1)[-1] in names
+
+
+def resolve_function(
+    methods: dict[str, dict[str, FunctionInfo]], func: cst.BaseExpression, scope: Scope
+) -> FunctionInfo | None:
+    """The function of this module that ``func(...)`` calls, when it is plain to see: a name bound
+    by a ``def``, or ``self.method`` of the enclosing class (``methods``: class -> name -> def)."""
+    if isinstance(func, cst.Name):
+        for binding in scope.lookup(func.value):
+            if binding.kind == "def":
+                return binding.function
+        return None
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        function = scope.function
+        if (
+            function is not None
+            and function.class_name is not None
+            and func.value.value == function.self_name
+        ):
+            return methods.get(function.class_name, {}).get(func.attr.value)
+    return None

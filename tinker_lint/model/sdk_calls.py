@@ -1,0 +1,93 @@
+"""Which calls are Tinker SDK calls: the method called, and why the receiver is taken for a Tinker
+client (its inferred type, a method name only Tinker has, the receiver's name, a Tinker-only
+keyword). Memoised per call node.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from tinker_lint.model import sdk
+from tinker_lint.model.collect import ModuleIndex
+from tinker_lint.model.imports import dotted_name
+from tinker_lint.model.infer import TypeInference
+from tinker_lint.model.scopes import Scope, SdkCall, is_tinker_name
+from tinker_lint.model.types import Kind, TType
+
+
+class SdkCalls:
+    def __init__(self, index: ModuleIndex, inference: TypeInference) -> None:
+        self.index = index
+        self.inference = inference
+        self._sdk_calls: dict[int, SdkCall | None] = {}
+
+    def sdk_call(self, call: cst.Call, scope: Scope | None = None) -> SdkCall | None:
+        """The Tinker method ``call`` invokes, if the receiver is (believed to be) a client."""
+        if not self.inference.settled:
+            self.inference.settle()
+        key = id(call)
+        if key in self._sdk_calls:
+            return self._sdk_calls[key]
+        if scope is None:
+            site = self.index.call_site_of.get(key)
+            if site is None:
+                return None
+            scope = site.scope
+        self._sdk_calls[key] = None  # guards recursion through the receiver's type
+        result = self._classify_sdk_call(call, scope)
+        self._sdk_calls[key] = result
+        return result
+
+    def _classify_sdk_call(self, call: cst.Call, scope: Scope) -> SdkCall | None:
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        name = func.attr.value
+        receiver = func.value
+        if self.inference.qualify(receiver, scope) is not None:
+            # ``tinker.SamplingClient.from_sampler_handle(...)``: a class method, or a module function.
+            qualified = self.inference.qualify(receiver, scope) or ""
+            last = qualified.rsplit(".", 1)[-1]
+            if qualified.startswith("tinker.") and last in sdk.CLIENT_CLASSES:
+                method = sdk.lookup(sdk.CLIENT_CLASSES[last], name)
+                return SdkCall(call, method, "dataflow") if method else None
+            return None
+        # A name bound both to a client and to a client's future (``tc = await tc``): taken for
+        # the client, whatever order the set gives (a finding must not depend on it).
+        for t in sorted(self.inference.types(receiver, scope), key=_client_first):
+            if t.kind is Kind.CLIENT and t.client is not None:
+                method = sdk.lookup(t.client, name)
+                if method is not None:
+                    return SdkCall(call, method, "dataflow")
+            if t.kind is Kind.CLIENT_FUTURE and t.client is not None:
+                if name in sdk.FUTURE_METHODS:
+                    return None
+                method = sdk.lookup(t.client, name)
+                if method is not None:
+                    return SdkCall(call, method, "dataflow", True, t.origin)
+        if name in sdk.DISTINCTIVE:
+            return SdkCall(call, sdk.DISTINCTIVE[name], "distinctive")
+        receiver_name = (dotted_name(receiver) or "").rsplit(".", 1)[-1].lower()
+        for hint, kind in sdk.RECEIVER_NAME_HINTS:
+            if hint in receiver_name:
+                method = sdk.lookup(kind, name)
+                if method is not None:
+                    return SdkCall(call, method, "name")
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value in sdk.TINKER_ONLY_KEYWORDS:
+                method = sdk.lookup(sdk.TINKER_ONLY_KEYWORDS[arg.keyword.value], name)
+                if method is not None:
+                    return SdkCall(call, method, "keyword")
+        return None
+
+    def submit_of(self, call: cst.Call, scope: Scope | None = None) -> SdkCall | None:
+        """The SDK call if ``call`` submits a request (training, sampling or save)."""
+        found = self.sdk_call(call, scope)
+        return found if found is not None and found.method.is_submit else None
+
+    def is_constructor(self, call: cst.Call, scope: Scope, *names: str) -> bool:
+        return is_tinker_name(self.inference.qualify(call.func, scope), *names)
+
+
+def _client_first(t: TType) -> int:
+    return 0 if t.kind is Kind.CLIENT else 1 if t.kind is Kind.CLIENT_FUTURE else 2

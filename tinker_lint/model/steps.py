@@ -1,0 +1,273 @@
+"""What runs on every step: the one owner of "hot loop", "epoch loop" and "per step".
+
+The spec measures a finding's cost by how many times it runs per step (``rules.md``, "Cost
+shape"). A loop is hot when it submits a training or sampling request, in its body or through a
+function of this module it calls. The step loop of a place is the innermost hot loop around it.
+Work runs on every step when it is in the step loop (or in a function the step loop calls, on every
+step) and neither a cadence guard inside that loop (``if step % log_every == 0:``) nor the epoch
+level makes it occasional. An epoch loop encloses the step loop (``for epoch in ...: for batch in
+...: forward_backward(...)``): work at its own level runs once per epoch, not per step, so no rule
+reports it. TNK107 and TNK201-TNK205 all ask ``model.steps``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from tinker_lint.model.batches import dict_view, loop_iterables, names_batch, small
+from tinker_lint.model.flow import names_read, target_keys
+from tinker_lint.model.imports import dotted_name
+from tinker_lint.model.names import names_hot_call
+from tinker_lint.model.scopes import CallSite, FunctionInfo, LoopInfo, resolve_function
+from tinker_lint.model.sdk import Role
+
+if TYPE_CHECKING:
+    from tinker_lint.model.semantic import SemanticModel
+
+
+@dataclass(frozen=True)
+class StepContext:
+    """How a place runs on every step."""
+
+    loop: LoopInfo  # the step loop the work runs in (directly or through calls)
+    entry: CallSite  # the call in that loop that submits, or calls the function that does
+    submit: CallSite  # the training or sampling submit itself
+    via: tuple[FunctionInfo, ...] = ()  # functions from the loop down to the site's, if any
+    # The innermost loop over a batch, inside the step, that runs the site once per element.
+    element_loop: LoopInfo | None = None
+
+
+class Steps:
+    """The step questions of one module, memoised by record (records hash by identity)."""
+
+    def __init__(self, model: SemanticModel) -> None:
+        self.model = model
+        self._entries: dict[LoopInfo, CallSite | None] = {}
+        self._epoch: dict[LoopInfo, bool] = {}
+        self._contexts: dict[CallSite | LoopInfo, StepContext | None] = {}
+
+    # ======================================================================================
+    # Which calls submit a step, and which loops are hot
+    # ======================================================================================
+    def is_step_submit(self, site: CallSite) -> bool:
+        """A training or sampling submit, or a call the project names in ``hot-loop-calls``."""
+        model = self.model
+        submit = model.submit_of(site.node, site.scope)
+        if submit is not None and submit.method.role in (Role.TRAIN, Role.SAMPLE):
+            return True
+        pattern = model.hot_loop_calls
+        if pattern is None:
+            return False
+        name = dotted_name(site.node.func)
+        return name is not None and names_hot_call(name, pattern)
+
+    @cached_property
+    def submitting_functions(self) -> dict[FunctionInfo, CallSite]:
+        """Functions of this module that submit a step, directly or through another function of
+        the module: function -> the call site that submits."""
+        model = self.model
+        found: dict[FunctionInfo, CallSite] = {}
+        for function in model.functions:
+            for site in function.calls:
+                if self.is_step_submit(site):
+                    found[function] = site
+                    break
+        changed = True
+        while changed:
+            changed = False
+            for function in model.functions:
+                if function in found:
+                    continue
+                for site in function.calls:
+                    target = resolve_function(model.methods, site.node.func, site.scope)
+                    if target is not None and target in found:
+                        found[function] = found[target]
+                        changed = True
+                        break
+        return found
+
+    def entry(self, loop: LoopInfo) -> CallSite | None:
+        """The call in ``loop`` that makes it hot: the submit itself, or the call of a function of
+        this module that submits (``train_step(batch)``). None if the loop is not hot."""
+        if loop in self._entries:
+            return self._entries[loop]
+        found = None
+        for site in loop.calls:
+            if self.is_step_submit(site):
+                found = site
+                break
+            target = resolve_function(self.model.methods, site.node.func, site.scope)
+            if target is not None and target in self.submitting_functions:
+                found = site
+                break
+        self._entries[loop] = found
+        return found
+
+    def submit(self, loop: LoopInfo) -> CallSite | None:
+        """The submit that makes ``loop`` hot: a training or sampling submit in its body, or the one
+        inside the function of this module that the loop calls. None if the loop is not hot."""
+        entry = self.entry(loop)
+        if entry is None or self.is_step_submit(entry):
+            return entry
+        target = resolve_function(self.model.methods, entry.node.func, entry.scope)
+        return self.submitting_functions[target] if target is not None else None
+
+    def is_epoch_loop(self, loop: LoopInfo) -> bool:
+        """A loop around the step loop (``for epoch in ...: ... for batch in ...: fb(...)``): it
+        submits nothing at its own level, and a nested ``for``/``while`` submits training requests.
+        Work at its level runs once per epoch, before the step loop: the recommended place, not a
+        finding. A step loop whose requests go out from a nested loop or comprehension of samples
+        stays one."""
+        cached = self._epoch.get(loop)
+        if cached is not None:
+            return cached
+        own_submit = False
+        nested_training = False
+        for site in loop.calls:
+            role = self._step_role(site)
+            if role is None:
+                continue
+            if site.loops[-1] is loop:
+                own_submit = True
+                break
+            inner = site.loops[site.loops.index(loop) + 1 :]
+            if role is Role.TRAIN and any(isinstance(i.node, cst.For | cst.While) for i in inner):
+                nested_training = True
+        result = self._epoch[loop] = not own_submit and nested_training
+        return result
+
+    def _step_role(self, site: CallSite) -> Role | None:
+        """TRAIN or SAMPLE if ``site`` submits a step, itself or through a function of this
+        module."""
+        model = self.model
+        submit = model.submit_of(site.node, site.scope)
+        if submit is not None and submit.method.role in (Role.TRAIN, Role.SAMPLE):
+            return submit.method.role
+        if self.is_step_submit(site):
+            return Role.TRAIN  # a call the project counts as a step (``hot-loop-calls``)
+        target = resolve_function(model.methods, site.node.func, site.scope)
+        if target is not None:
+            inner = self.submitting_functions.get(target)
+            if inner is not None:
+                found = model.submit_of(inner.node, inner.scope)
+                return found.method.role if found is not None else Role.TRAIN
+        return None
+
+    # ======================================================================================
+    # Where a place runs on every step
+    # ======================================================================================
+    def of_call(self, site: CallSite) -> StepContext | None:
+        """The step ``site`` runs in, or None when it does not run on every step of a step loop
+        (outside any hot loop, under a cadence guard inside it, or at an epoch loop's level)."""
+        return self._memo(site, site.loops, site.function, site.guard_depth)
+
+    def of_loop(self, loop: LoopInfo) -> StepContext | None:
+        """The step a (non-hot) loop runs in, as for a call at its header."""
+        if self.entry(loop) is not None:
+            return None
+        outer: list[LoopInfo] = []
+        parent = loop.parent
+        while parent is not None:
+            outer.append(parent)
+            parent = parent.parent
+        return self._memo(loop, tuple(reversed(outer)), loop.function, loop.guard_depth)
+
+    def _memo(
+        self,
+        owner: CallSite | LoopInfo,
+        loops: tuple[LoopInfo, ...],
+        function: FunctionInfo | None,
+        guard_depth: int,
+    ) -> StepContext | None:
+        if owner in self._contexts:
+            return self._contexts[owner]
+        result = self._lexical(loops, guard_depth)
+        if result is None and function is not None and guard_depth == 0 and not self._hot(loops):
+            caller = self._per_step_functions.get(function)
+            if caller is not None:
+                result = replace(
+                    caller,
+                    via=(*caller.via, function),
+                    element_loop=self._element_loop(loops, caller) or caller.element_loop,
+                )
+        self._contexts[owner] = result
+        return result
+
+    def _hot(self, loops: tuple[LoopInfo, ...]) -> bool:
+        return any(self.entry(loop) is not None for loop in loops)
+
+    def _lexical(self, loops: tuple[LoopInfo, ...], guard_depth: int) -> StepContext | None:
+        """The innermost hot loop around a place in its own function, unless a cadence guard
+        inside that loop makes the place occasional, or that loop is an epoch loop."""
+        for index in range(len(loops) - 1, -1, -1):
+            loop = loops[index]
+            entry = self.entry(loop)
+            if entry is None:
+                continue
+            submit = self.submit(loop)
+            if submit is None or guard_depth > loop.guard_depth or self.is_epoch_loop(loop):
+                return None
+            step = StepContext(loop, entry, submit)
+            return replace(step, element_loop=self._element_loop(loops[index + 1 :], step))
+        return None
+
+    @cached_property
+    def _per_step_functions(self) -> dict[FunctionInfo, StepContext]:
+        """Functions of this module that run on every step: called, outside a cadence guard, from
+        a step loop or from another such function; each with the context of its first call."""
+        model = self.model
+        found: dict[FunctionInfo, StepContext] = {}
+        work: deque[tuple[CallSite, StepContext]] = deque()
+        for site in model.calls:
+            if site.loops:
+                step = self._lexical(site.loops, site.guard_depth)
+                if step is not None:
+                    work.append((site, step))
+        while work:
+            site, step = work.popleft()
+            target = resolve_function(model.methods, site.node.func, site.scope)
+            if target is None or target in found or target is site.function:
+                continue
+            found[target] = step
+            for inner in target.calls:
+                if inner.guarded or self._hot(inner.loops):
+                    continue  # a hot loop inside the function is its own context (found above)
+                element = self._element_loop(inner.loops, step) or step.element_loop
+                work.append((inner, replace(step, via=(*step.via, target), element_loop=element)))
+        return found
+
+    def _element_loop(self, loops: tuple[LoopInfo, ...], step: StepContext) -> LoopInfo | None:
+        """The innermost of ``loops`` (all inside one step) that runs once per element of a
+        batch: it iterates per-example data by name, the step loop's own item or what the step
+        submits, and is not bounded by a small literal (``groups[:2]``)."""
+        if not loops:
+            return None
+        model = self.model
+        step_names = _step_data_names(step, loops[0].function)
+        for loop in reversed(loops):
+            for iterable in loop_iterables(loop):
+                if small(iterable) or dict_view(iterable):
+                    continue
+                reads = names_read(model, iterable)
+                if reads & step_names or any(names_batch(key.rsplit(".", 1)[-1]) for key in reads):
+                    return loop
+        return None
+
+
+def _step_data_names(step: StepContext, function: FunctionInfo | None) -> set[str]:
+    """In the step loop's own function: its target (``for batch in loader``) and the names its
+    submit sends (``forward_backward(datums, ...)``)."""
+    names: set[str] = set()
+    node = step.loop.node
+    if step.loop.function is function and isinstance(node, cst.For):
+        names |= target_keys(node.target)
+    if step.submit.function is function:
+        names |= {
+            arg.value.value for arg in step.submit.node.args if isinstance(arg.value, cst.Name)
+        }
+    return names

@@ -1,0 +1,64 @@
+"""What a call, a function of the module or a loop submits: the roles (training, sampling, save)
+of the requests it sends, directly or through the module's own functions.
+
+Which loop is the step loop, and what runs on every step, is ``steps.py``'s question.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import libcst as cst
+
+from tinker_lint.model.collect import ModuleIndex
+from tinker_lint.model.scopes import FunctionInfo, LoopInfo, Scope, resolve_function
+from tinker_lint.model.sdk import Role
+from tinker_lint.model.sdk_calls import SdkCalls
+
+
+class Submits:
+    def __init__(self, index: ModuleIndex, calls: SdkCalls) -> None:
+        self.index = index
+        self.calls = calls
+
+    @cached_property
+    def function_roles(self) -> dict[FunctionInfo, frozenset[Role]]:
+        """Roles of the requests each function of this module submits, directly or through other
+        functions of the module (only functions that submit)."""
+        roles: dict[FunctionInfo, set[Role]] = {}
+        functions = self.index.functions
+        for function in functions:
+            for site in function.calls:
+                submit = self.calls.submit_of(site.node, site.scope)
+                if submit is not None:
+                    roles.setdefault(function, set()).add(submit.method.role)
+        changed = True
+        while changed:
+            changed = False
+            for function in functions:
+                mine = roles.setdefault(function, set())
+                for site in function.calls:
+                    target = resolve_function(self.index.methods, site.node.func, site.scope)
+                    theirs = roles.get(target) if target is not None else None
+                    if theirs and not theirs <= mine:
+                        mine |= theirs
+                        changed = True
+        return {key: frozenset(value) for key, value in roles.items() if value}
+
+    def of_call(self, call: cst.Call, scope: Scope) -> frozenset[Role]:
+        """What calling ``call`` submits: its own request, or what the module function it calls
+        submits."""
+        submit = self.calls.submit_of(call, scope)
+        if submit is not None:
+            return frozenset({submit.method.role})
+        target = resolve_function(self.index.methods, call.func, scope)
+        if target is None:
+            return frozenset()
+        return self.function_roles.get(target, frozenset())
+
+    def of_loop(self, loop: LoopInfo) -> frozenset[Role]:
+        """Roles of the requests a loop's body submits, directly or through module functions."""
+        roles: set[Role] = set()
+        for site in loop.calls:
+            roles |= self.of_call(site.node, site.scope)
+        return frozenset(roles)
