@@ -96,3 +96,16 @@ def sample() -> tuple[str, list[tuple[int, int, str]]]:
 
     example = RULES_BY_CODE["TNK104"].INVALID[0]
     return example.code, [(line, col, "TNK104") for line, col in example.expect]
+
+
+def without_read_permission() -> tuple[str, ...] | None:
+    """A prefix under which mode 000 means unreadable: none needed for a normal user; for root,
+    ``setpriv`` dropping the capabilities that let root read anything. None if neither works."""
+    if os.geteuid() != 0:
+        return ()
+    prefix = ("setpriv", "--bounding-set=-dac_override,-dac_read_search")
+    try:
+        subprocess.run([*prefix, "true"], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return prefix

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from tests.robustness_support import ROOT, cli, no_traceback, sample
+from tests.robustness_support import ROOT, cli, no_traceback, sample, without_read_permission
 from tinker_lint.io.config import default_settings
 from tinker_lint.run.engine import MAX_ANALYSED_CHARS, lint_bytes, lint_text
 
@@ -258,22 +258,9 @@ def test_symlink_to_a_device_is_not_read(tmp_path):
     assert "zero.py: skipped: not a regular file" in run.stderr
 
 
-def _without_read_permission() -> tuple[str, ...] | None:
-    """A prefix under which mode 000 means unreadable: none needed for a normal user; for root,
-    ``setpriv`` dropping the capabilities that let root read anything. None if neither works."""
-    if os.geteuid() != 0:
-        return ()
-    prefix = ("setpriv", "--bounding-set=-dac_override,-dac_read_search")
-    try:
-        subprocess.run([*prefix, "true"], check=True, capture_output=True)
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return prefix
-
-
 @pytest.mark.slow
 def test_unreadable_file_is_tnk002_and_the_run_goes_on(tmp_path):
-    prefix = _without_read_permission()
+    prefix = without_read_permission()
     if prefix is None:
         pytest.skip("running as root without setpriv: cannot make a file unreadable")
     (tmp_path / "good.py").write_text(CODE)
@@ -294,7 +281,7 @@ def test_unreadable_file_is_tnk002_and_the_run_goes_on(tmp_path):
 
 @pytest.mark.slow
 def test_unreadable_directory_is_skipped_with_a_reason(tmp_path):
-    prefix = _without_read_permission()
+    prefix = without_read_permission()
     if prefix is None:
         pytest.skip("running as root without setpriv: cannot make a directory unreadable")
     (tmp_path / "good.py").write_text(CODE)

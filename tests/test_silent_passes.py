@@ -14,6 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from tests.robustness_support import without_read_permission
 from tinker_lint.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,22 +142,11 @@ def test_an_empty_directory_says_so_and_passes(tmp_path, capsys):
     )
 
 
-def _without_read_permission() -> tuple[str, ...] | None:
-    if os.geteuid() != 0:
-        return ()
-    prefix = ("setpriv", "--bounding-set=-dac_override,-dac_read_search")
-    try:
-        subprocess.run([*prefix, "true"], check=True, capture_output=True)
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return prefix
-
-
 @pytest.mark.parametrize("named", ["closed", "closed/inside.py"])
 def test_an_unreadable_first_path_is_a_clear_error(tmp_path, named):
     """Not "internal error, please report it": looking for the configuration beside the path
     fails, and that is said as such (the configuration is looked for, so no --isolated)."""
-    prefix = _without_read_permission()
+    prefix = without_read_permission()
     if prefix is None:
         pytest.skip("running as root without setpriv: cannot make a directory unreadable")
     closed = tmp_path / "closed"
