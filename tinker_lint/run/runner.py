@@ -43,9 +43,10 @@ from tinker_lint.io.files import (
     Skipped,
     decode_source,
     discover,
-    is_python_file,
+    is_code_file,
     read_bytes,
 )
+from tinker_lint.io.notebook import is_notebook
 from tinker_lint.io.settings import Settings
 from tinker_lint.run.cache import Cache
 from tinker_lint.versions import NEWEST_KNOWN_TINKER
@@ -219,7 +220,9 @@ def run_paths(
             run.warnings.extend(found[1])
             continue
         number = table.setdefault(file_settings, len(table))
-        todo.append(Job(len(per_file), path, raw, found if fix is not None else None, number))
+        # A notebook's cached lint is in cell coordinates, not the joined text's the fixer needs.
+        first = found if fix is not None and not is_notebook(path) else None
+        todo.append(Job(len(per_file), path, raw, first, number))
         read[len(per_file)] = (item, raw, key)
         per_file.append(None)
 
@@ -497,6 +500,8 @@ def _work_batch(batch: list[Job]) -> list[tuple[int, Outcome]]:
 
 def _work(job: Job, settings: Settings, fix: FixMode | None) -> Outcome:
     """Lint one file, or fix it (the fixed bytes are written by ``_settle``, in this process)."""
+    if is_notebook(job.path):
+        return _work_notebook(job, settings, fix)
     if fix is None:
         from tinker_lint.run.engine import lint_bytes
 
@@ -521,6 +526,59 @@ def _work(job: Job, settings: Settings, fix: FixMode | None) -> Outcome:
     return outcome
 
 
+def _work_notebook(job: Job, settings: Settings, fix: FixMode | None) -> Outcome:
+    """A notebook: its code cells linted (or fixed) as one text, the findings in cell
+    coordinates; fixed cells are written back into the notebook's own JSON text."""
+    from tinker_lint.io.notebook import NotebookError, read_notebook
+    from tinker_lint.run.engine import lint_text
+
+    try:
+        notebook = read_notebook(job.raw)
+    except NotebookError as error:
+        # Not a notebook we can read: a finding (TNK001, as a file that cannot be decoded).
+        found = []
+        if settings.is_enabled("TNK001", job.path):
+            message = f"Cannot read notebook: {error}"
+            found = [
+                Diagnostic(
+                    job.path, error.line, error.col, "TNK001", message, error.line, error.col
+                )
+            ]
+        return Outcome(found, [], initial=found if fix is not None else None)
+    if fix is None:
+        result = lint_text(notebook.text, job.path, settings)
+        return Outcome(notebook.locate(result.diagnostics), result.warnings)
+    from tinker_lint.run.fixer import fix_text
+
+    layout = notebook.layout()
+    fixed = fix_text(notebook.text, job.path, settings, unsafe_fixes=fix.unsafe_fixes, guard=layout)
+    initial = notebook.locate(fixed.initial)
+    outcome = Outcome(
+        initial,
+        fixed.initial_warnings,
+        initial=initial,
+        initial_warnings=fixed.initial_warnings,
+        problems=fixed.problems,
+    )
+    if fixed.text == notebook.text:
+        outcome.diagnostics, outcome.warnings = notebook.locate(fixed.remaining), fixed.warnings
+        return outcome
+    try:
+        new_raw = notebook.rewrite(layout, fixed.text)
+        again = read_notebook(new_raw)
+        if again.text != fixed.text:
+            raise NotebookError("its cells would not read back as they were fixed")
+    except NotebookError as error:
+        outcome.problems.append(f"not fixed: cannot write the notebook back ({error})")
+        return outcome
+    outcome.new_raw = new_raw
+    outcome.diagnostics, outcome.warnings = again.locate(fixed.remaining), fixed.warnings
+    outcome.fixed = notebook.locate(fixed.fixed)  # counted per code (their passes' positions)
+    if not fix.write:
+        outcome.diff = notebook.diff(layout, fixed.text, job.path)
+    return outcome
+
+
 def _lines(text: str) -> list[str]:
     """Lines with their ends, split only where Python sees a line break (not at ``\f``)."""
     return _LINES.findall(text)
@@ -535,7 +593,7 @@ def _unified_diff(old: str, new: str, path: str) -> str:
 
 
 def _is_lintable(path: str) -> bool:
-    return is_python_file(path) or is_dependency_file(path)
+    return is_code_file(path) or is_dependency_file(path)
 
 
 def _display(path: str) -> str:
