@@ -113,9 +113,12 @@ class Notebook:
         return located
 
     def _edit(self, edit: Edit) -> Edit:
-        start, end = self.where(edit.location[0]), self.where(edit.end_location[0])
-        assert start is not None and end is not None  # ``CellLayout.allows`` said so
-        return Edit(edit.content, (start[1], edit.location[1]), (end[1], edit.end_location[1]))
+        # In the cell of its start (``CellLayout.allows`` said so); a whole-line edit of the
+        # cell's last line ends just past it.
+        cell = next(c for c in reversed(self.cells) if edit.location[0] >= c.first_line)
+        offset = cell.first_line - 1
+        start, end = edit.location, edit.end_location
+        return Edit(edit.content, (start[0] - offset, start[1]), (end[0] - offset, end[1]))
 
     def rewrite(self, layout: CellLayout, new_text: str) -> bytes:
         """The file's bytes with the cells of ``new_text`` (the joined text after fixes that
