@@ -411,3 +411,33 @@ def test_locate_drops_a_fix_that_crosses_cells():
         (1, 1, None),
         (2, 1, Fix("m", (Edit("c", (1, 1), (1, 2)),))),
     ]
+
+
+def test_a_syntax_error_and_a_noqa_typo_name_their_cell(tmp_path, capsys):
+    path = tmp_path / "syntax.ipynb"
+    path.write_text(
+        notebook([code_cell("import tinker"), code_cell(["x = 1  # noqa: TNK999\n", "def f(:\n"])])
+    )
+    for extra in ((), ("--fix",)):
+        code, out, err = run(capsys, "--output-format", "concise", *extra, str(path))
+        assert code == 1
+        assert concise(out) == [f"{path}:cell 2:2:5: TNK001 SyntaxError: invalid syntax"]
+        assert f"{path}:cell 2:1: unknown rule code `TNK999`" in err
+
+
+def test_stdin_notebook(capsys, monkeypatch):
+    """An editor's buffer (``-`` with ``--stdin-filename``): linted as a notebook, and ``--fix``
+    writes the fixed notebook's JSON to stdout."""
+    import io
+
+    raw = (NOTEBOOKS / "train.ipynb").read_bytes()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(raw)))
+    code, out, _ = run(capsys, "--output-format", "concise", "--stdin-filename", "nb.ipynb", "-")
+    assert code == 1
+    assert [line.split(": ")[0] for line in concise(out)] == [
+        f"nb.ipynb:cell {cell}:{line}:{col}" for cell, line, col, _ in TRAIN_FINDINGS
+    ]
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(raw)))
+    code, out, _ = run(capsys, "--fix", "--stdin-filename", "nb.ipynb", "-")
+    cells = json.loads(out)["cells"]
+    assert "    result = result_future.result()\n" in cells[2]["source"]

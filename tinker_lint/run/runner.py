@@ -55,7 +55,9 @@ if TYPE_CHECKING:
     import multiprocessing.context
 
     from tinker_lint.deps.lint import QwenVlUse
+    from tinker_lint.io.notebook import Notebook
 
+_NAMED_LINE = re.compile(r"\A(.*?):(\d+):(?= )")
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 # Below these, starting processes costs more than it saves (measured: docs/performance.md).
@@ -547,21 +549,21 @@ def _work_notebook(job: Job, settings: Settings, fix: FixMode | None) -> Outcome
         return Outcome(found, [], initial=found if fix is not None else None)
     if fix is None:
         result = lint_text(notebook.text, job.path, settings)
-        return Outcome(notebook.locate(result.diagnostics), result.warnings)
+        return Outcome(notebook.locate(result.diagnostics), _in_cells(result.warnings, notebook))
     from tinker_lint.run.fixer import fix_text
 
     layout = notebook.layout()
     fixed = fix_text(notebook.text, job.path, settings, unsafe_fixes=fix.unsafe_fixes, guard=layout)
     initial = notebook.locate(fixed.initial)
+    initial_warnings = _in_cells(fixed.initial_warnings, notebook)
     outcome = Outcome(
         initial,
-        fixed.initial_warnings,
+        initial_warnings,
         initial=initial,
-        initial_warnings=fixed.initial_warnings,
+        initial_warnings=initial_warnings,
         problems=fixed.problems,
     )
     if fixed.text == notebook.text:
-        outcome.diagnostics, outcome.warnings = notebook.locate(fixed.remaining), fixed.warnings
         return outcome
     try:
         new_raw = notebook.rewrite(layout, fixed.text)
@@ -572,11 +574,23 @@ def _work_notebook(job: Job, settings: Settings, fix: FixMode | None) -> Outcome
         outcome.problems.append(f"not fixed: cannot write the notebook back ({error})")
         return outcome
     outcome.new_raw = new_raw
-    outcome.diagnostics, outcome.warnings = again.locate(fixed.remaining), fixed.warnings
+    outcome.diagnostics = again.locate(fixed.remaining)
+    outcome.warnings = _in_cells(fixed.warnings, again)
     outcome.fixed = notebook.locate(fixed.fixed)  # counted per code (their passes' positions)
     if not fix.write:
         outcome.diff = notebook.diff(layout, fixed.text, job.path)
     return outcome
+
+
+def _in_cells(warnings: list[str], notebook: Notebook) -> list[str]:
+    """The engine's warnings that name a line (``path:12: unknown rule code...``), naming the
+    cell and its line instead."""
+
+    def cell_line(match: re.Match[str]) -> str:
+        where = notebook.where(int(match.group(2)))
+        return match.group() if where is None else f"{match.group(1)}:cell {where[0]}:{where[1]}:"
+
+    return [_NAMED_LINE.sub(cell_line, warning, count=1) for warning in warnings]
 
 
 def _lines(text: str) -> list[str]:
