@@ -441,3 +441,34 @@ def test_stdin_notebook(capsys, monkeypatch):
     code, out, _ = run(capsys, "--fix", "--stdin-filename", "nb.ipynb", "-")
     cells = json.loads(out)["cells"]
     assert "    result = result_future.result()\n" in cells[2]["source"]
+
+
+def test_a_fix_keeps_the_magic_lines_around_it(tmp_path, capsys):
+    """The fix adds a line to the cell: the masked lines after it move down with it, and are
+    written back as they were (not as the ``pass`` the linter saw)."""
+    source = ["%pip install tinker\n", *LOOP[:4], LOOP[4] + "\n", "!echo done\n", "files?"]
+    path = tmp_path / "around.ipynb"
+    path.write_bytes(b"\xef\xbb\xbf" + notebook([code_cell(source)]).encode())
+    code, _, err = run(capsys, "--fix", str(path))
+    assert code == 1, err
+    raw = path.read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbf")  # a BOM stays
+    assert json.loads(raw[3:])["cells"][0]["source"] == [
+        "%pip install tinker\n",
+        *LOOP[:3],
+        '    result_future = tc.forward_backward(batch, loss_fn="cross_entropy")\n',
+        "    tc.optim_step(tinker.AdamParams(learning_rate=1e-4)).result()\n",
+        "    result = result_future.result()\n",
+        "!echo done\n",
+        "files?",
+    ]
+
+
+def test_an_undecodable_notebook_is_located_in_its_bytes(tmp_path, capsys):
+    path = tmp_path / "latin.ipynb"
+    path.write_bytes(b'\xef\xbb\xbf{"cells": [],\n "x": "caf\xe9"}')
+    code, out, _ = run(capsys, "--output-format", "concise", str(path))
+    assert code == 1
+    assert concise(out) == [
+        f"{path}:2:11: TNK001 Cannot read notebook: not valid UTF-8 (byte 0xE9)"
+    ]

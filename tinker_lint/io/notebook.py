@@ -16,6 +16,7 @@ of the file stays as it was.
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import json
 import re
@@ -74,7 +75,8 @@ class Notebook:
     text: str  # the Python text: the code cells joined
     cells: tuple[CodeCell, ...]  # the cells in ``text``, in order
     sources: dict[int, str]  # every code cell's source by number (those left out too)
-    json_text: str  # the file as read (decoded)
+    json_text: str  # the file as read (decoded, without a BOM)
+    bom: bool = False  # the file starts with a UTF-8 BOM (kept when it is written back)
 
     def where(self, line: int) -> tuple[int, int] | None:
         """(cell number, line in the cell) of a line of ``text``; None past the last cell."""
@@ -139,7 +141,7 @@ class Notebook:
             pieces.append(_render(self.json_text, span, source, ascii_only))
             cursor = span.end
         pieces.append(self.json_text[cursor:])
-        return "".join(pieces).encode("utf-8")
+        return (codecs.BOM_UTF8 if self.bom else b"") + "".join(pieces).encode("utf-8")
 
     def diff(self, layout: CellLayout, new_text: str, path: str) -> str:
         """A unified diff per changed cell, each headed ``path:cell N``, as ruff shows them."""
@@ -238,6 +240,9 @@ def _lines_replaced(edit: Edit) -> tuple[int, int, int]:
 def read_notebook(raw: bytes) -> Notebook:
     """The notebook in ``raw`` (UTF-8 JSON, nbformat 4), or ``NotebookError`` saying why not. An
     empty file is an empty notebook; a notebook of another language has no Python."""
+    bom = raw.startswith(codecs.BOM_UTF8)
+    if bom:
+        raw = raw[len(codecs.BOM_UTF8) :]
     try:
         json_text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -245,7 +250,7 @@ def read_notebook(raw: bytes) -> Notebook:
         col = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
         raise NotebookError(f"not valid UTF-8 (byte 0x{raw[error.start]:02X})", line, col) from None
     if not json_text.strip():
-        return Notebook("", (), {}, json_text)
+        return Notebook("", (), {}, json_text, bom)
     try:
         data = json.loads(json_text)
     except json.JSONDecodeError as error:
@@ -270,7 +275,7 @@ def read_notebook(raw: bytes) -> Notebook:
             raise NotebookError(f'not a Jupyter notebook: cell {number}\'s "source" is not text')
         sources[number] = source
     if not _is_python(data.get("metadata")):
-        return Notebook("", (), sources, json_text)
+        return Notebook("", (), sources, json_text, bom)
     cells: list[CodeCell] = []
     chunks: list[str] = []
     line = 1
@@ -284,7 +289,7 @@ def read_notebook(raw: bytes) -> Notebook:
         cells.append(cell)
         chunks.append(chunk)
         line += len(cell.masks)
-    return Notebook("".join(chunks), tuple(cells), sources, json_text)
+    return Notebook("".join(chunks), tuple(cells), sources, json_text, bom)
 
 
 def _is_python(metadata: object) -> bool:
@@ -457,10 +462,9 @@ def _render(text: str, span: _Span, source: str, ascii_only: bool) -> str:
         separator = (
             text[span.items[0][1] : span.items[1][0]] if len(span.items) > 1 else "," + opening
         )
-    else:  # an empty list: lay the lines out one an indentation deeper than the key's line
-        indent = _indent_at(text, span.start)
-        opening, closing = "\n" + indent + _indent_unit(text), "\n" + indent
-        separator = "," + opening
+    else:  # an empty list (never fixed: it holds no code), written on one line
+        opening = closing = ""
+        separator = ", "
     rendered = []
     matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
     for tag, a1, a2, b1, b2 in matcher.get_opcodes():
@@ -471,18 +475,3 @@ def _render(text: str, span: _Span, source: str, ascii_only: bool) -> str:
     if not rendered:
         return "[]"
     return "[" + opening + separator.join(rendered) + closing + "]"
-
-
-def _indent_at(text: str, offset: int) -> str:
-    """The indentation of the line holding ``offset``."""
-    start = text.rfind("\n", 0, offset) + 1
-    line = text[start:offset]
-    return line[: len(line) - len(line.lstrip(" \t"))]
-
-
-def _indent_unit(text: str) -> str:
-    """One level of the file's indentation: that of its top-level keys (nbformat writes one
-    space), or one space."""
-    second = text.find("\n") + 1
-    unit = _indent_at(text, text.find('"', second)) if second else ""
-    return unit or " "
