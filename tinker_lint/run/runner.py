@@ -57,7 +57,6 @@ if TYPE_CHECKING:
     from tinker_lint.deps.lint import QwenVlUse
     from tinker_lint.io.notebook import Notebook
 
-_NAMED_LINE = re.compile(r"\A(.*?):(\d+):(?= )")
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 # Below these, starting processes costs more than it saves (measured: docs/performance.md).
@@ -549,13 +548,15 @@ def _work_notebook(job: Job, settings: Settings, fix: FixMode | None) -> Outcome
         return Outcome(found, [], initial=found if fix is not None else None)
     if fix is None:
         result = lint_text(notebook.text, job.path, settings)
-        return Outcome(notebook.locate(result.diagnostics), _in_cells(result.warnings, notebook))
+        return Outcome(
+            notebook.locate(result.diagnostics), _in_cells(result.warnings, notebook, job.path)
+        )
     from tinker_lint.run.fixer import fix_text
 
     layout = notebook.layout()
     fixed = fix_text(notebook.text, job.path, settings, unsafe_fixes=fix.unsafe_fixes, guard=layout)
     initial = notebook.locate(fixed.initial)
-    initial_warnings = _in_cells(fixed.initial_warnings, notebook)
+    initial_warnings = _in_cells(fixed.initial_warnings, notebook, job.path)
     outcome = Outcome(
         initial,
         initial_warnings,
@@ -575,22 +576,23 @@ def _work_notebook(job: Job, settings: Settings, fix: FixMode | None) -> Outcome
         return outcome
     outcome.new_raw = new_raw
     outcome.diagnostics = again.locate(fixed.remaining)
-    outcome.warnings = _in_cells(fixed.warnings, again)
+    outcome.warnings = _in_cells(fixed.warnings, again, job.path)
     outcome.fixed = notebook.locate(fixed.fixed)  # counted per code (their passes' positions)
     if not fix.write:
         outcome.diff = notebook.diff(layout, fixed.text, job.path)
     return outcome
 
 
-def _in_cells(warnings: list[str], notebook: Notebook) -> list[str]:
-    """The engine's warnings that name a line (``path:12: unknown rule code...``), naming the
-    cell and its line instead."""
+def _in_cells(warnings: list[str], notebook: Notebook, path: str) -> list[str]:
+    """The engine's warnings that name a line of the joined text (``path:12: unknown rule
+    code...``), naming the cell and its line instead."""
+    named = re.compile(r"\A" + re.escape(path) + r":(\d+):(?= )")
 
     def cell_line(match: re.Match[str]) -> str:
-        where = notebook.where(int(match.group(2)))
-        return match.group() if where is None else f"{match.group(1)}:cell {where[0]}:{where[1]}:"
+        where = notebook.where(int(match.group(1)))
+        return match.group() if where is None else f"{path}:cell {where[0]}:{where[1]}:"
 
-    return [_NAMED_LINE.sub(cell_line, warning, count=1) for warning in warnings]
+    return [named.sub(cell_line, warning, count=1) for warning in warnings]
 
 
 def _lines(text: str) -> list[str]:
