@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import total_ordering
 
 # How safe a fix is, as in ruff. Defined here, not beside the fix plans (``tinker_lint.fix.plan``),
 # so that reporting diagnostics read from the cache does not import libcst.
@@ -30,7 +31,8 @@ class Fix:
     applicability: str = "safe"  # "safe" | "unsafe", as in ruff
 
 
-@dataclass(frozen=True, order=True)
+@total_ordering
+@dataclass(frozen=True)
 class Diagnostic:
     path: str
     line: int  # 1-based
@@ -40,6 +42,25 @@ class Diagnostic:
     end_line: int = 0
     end_col: int = 0
     fix: Fix | None = field(default=None, compare=False)
+    # A notebook's code cell (1-based among its cells, as ruff counts them): ``line`` and the
+    # positions are then the cell's own. None: a plain file.
+    cell: int | None = None
+
+    def __lt__(self, other: Diagnostic) -> bool:
+        return self._order() < other._order()
+
+    def _order(self) -> tuple[str, int, int, int, str, str, int, int]:
+        # A cell's lines come after the lines of the cells before it.
+        return (
+            self.path,
+            self.cell or 0,
+            self.line,
+            self.col,
+            self.code,
+            self.message,
+            self.end_line,
+            self.end_col,
+        )
 
     @property
     def url(self) -> str:

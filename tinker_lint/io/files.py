@@ -49,6 +49,11 @@ def is_python_file(path: str) -> bool:
     return path.endswith((".py", ".pyi"))
 
 
+def is_code_file(path: str) -> bool:
+    """A file whose code tinker-lint lints: Python, or a Jupyter notebook's code cells."""
+    return path.endswith((".py", ".pyi", ".ipynb"))
+
+
 NO_SUCH_PATH = "no such file or directory"
 BROKEN_LINK = "broken symbolic link (its target is missing, or a loop)"
 

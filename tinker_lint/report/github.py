@@ -35,7 +35,9 @@ def annotation(d: Diagnostic) -> str:
         ("endColumn", str(d.end_col or d.col)),
     ]
     props = ",".join(f"{key}={_property(value)}" for key, value in properties)
-    body = f"{d.path}:{d.line}:{d.col}: {d.code} {d.message}"
+    # An annotation has no cell: its line is the cell's, and the message names the cell.
+    cell = f"cell {d.cell}:" if d.cell is not None else ""
+    body = f"{d.path}:{cell}{d.line}:{d.col}: {d.code} {d.message}"
     return f"::{COMMANDS[level_of(d.code)]} {props}::{_data(body)}"
 
 

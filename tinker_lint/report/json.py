@@ -30,7 +30,7 @@ def _fix(fix: Fix | None) -> dict | None:
 
 def to_json(d: Diagnostic) -> dict:
     return {
-        "cell": None,
+        "cell": d.cell,  # a notebook's cell (1-based), as ruff's; its rows are the cell's
         "code": d.code,
         "level": level_of(d.code),
         "message": d.message,

@@ -52,29 +52,35 @@ def _artifact(path: str) -> dict:
     return {"uri": quote(posix), "uriBaseId": SRCROOT}
 
 
-def _region(line: int, col: int, end_line: int, end_col: int) -> dict:
-    return {
+def _region(line: int, col: int, end_line: int, end_col: int, cell: int | None = None) -> dict:
+    region: dict[str, object] = {
         "startLine": line,
         "startColumn": col,
         "endLine": max(end_line, line),
         "endColumn": end_col if (end_line, end_col) > (line, col) else col,
     }
+    if cell is not None:
+        # SARIF has no notebook cells: the lines are the cell's, and its number is in the
+        # region's property bag (and the message), as a viewer that knows it can use.
+        region["properties"] = {"cell": cell}
+    return region
 
 
-def _replacement(edit: Edit) -> dict:
+def _replacement(edit: Edit, cell: int | None = None) -> dict:
     return {
-        "deletedRegion": _region(*edit.location, *edit.end_location),
+        "deletedRegion": _region(*edit.location, *edit.end_location, cell),
         "insertedContent": {"text": edit.content},
     }
 
 
 def _result(d: Diagnostic, index: dict[str, int]) -> dict:
     location = {"artifactLocation": _artifact(d.path)}
-    location["region"] = _region(d.line, d.col, d.end_line or d.line, d.end_col or d.col)
+    location["region"] = _region(d.line, d.col, d.end_line or d.line, d.end_col or d.col, d.cell)
+    message = d.message if d.cell is None else f"cell {d.cell}: {d.message}"
     result: dict = {
         "ruleId": d.code,
         "level": level_of(d.code),
-        "message": {"text": d.message},
+        "message": {"text": message},
         "locations": [{"physicalLocation": location}],
     }
     if d.code in index:
@@ -86,7 +92,7 @@ def _result(d: Diagnostic, index: dict[str, int]) -> dict:
                 "artifactChanges": [
                     {
                         "artifactLocation": _artifact(d.path),
-                        "replacements": [_replacement(e) for e in d.fix.edits],
+                        "replacements": [_replacement(e, d.cell) for e in d.fix.edits],
                     }
                 ],
             }

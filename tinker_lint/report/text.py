@@ -12,6 +12,7 @@ from typing import TextIO
 from tinker_lint.codes import level_of, name_of
 from tinker_lint.diagnostics import UNSAFE, Diagnostic, is_applicable
 from tinker_lint.io.files import DecodeError, decode_source, read_bytes
+from tinker_lint.io.notebook import NotebookError, read_notebook
 
 CONTEXT_LINES = 2  # source lines shown before and after the finding's line, as ruff shows
 TAB = "    "  # tabs are shown as four spaces, so that the caret lines up whatever the terminal
@@ -43,9 +44,9 @@ def write_text(
         fixable += shown
         hidden += d.fix is not None and not shown and d.fix.applicability == UNSAFE
         mark = "[*] " if shown else ""
-        out.write(f"{d.path}:{d.line}:{d.col}: {d.code} {mark}{d.message}\n")
+        out.write(f"{where(d)}: {d.code} {mark}{d.message}\n")
         if full:
-            out.write(_snippet(d, lines.of(d.path)))
+            out.write(_snippet(d, lines.of(d.path, d.cell)))
     _summary(out, len(diagnostics), files, fixed)
     hint = (
         f" ({_plural(hidden, 'hidden fix')} can be enabled with the `--unsafe-fixes` option)"
@@ -56,6 +57,12 @@ def write_text(
         out.write(f"[*] {fixable} fixable with the `--fix` option{hint}.\n")
     elif hidden:
         out.write(f"No fixes available{hint}.\n")
+
+
+def where(d: Diagnostic) -> str:
+    """``path:line:col``, or ``nb.ipynb:cell 3:12:5`` in a notebook's cell (as ruff writes it)."""
+    cell = f"cell {d.cell}:" if d.cell is not None else ""
+    return f"{d.path}:{cell}{d.line}:{d.col}"
 
 
 def _summary(out: TextIO, found: int, files: int, fixed: int) -> None:
@@ -77,19 +84,40 @@ def _lines(text: str) -> list[str]:
 
 
 class _SourceLines:
-    """Each reported file's lines, read once (None: it cannot be read or decoded any more)."""
+    """Each reported file's lines, read once (None: it cannot be read or decoded any more); a
+    notebook's, per code cell."""
 
     def __init__(self, sources: Mapping[str, str]) -> None:
-        self._texts: dict[str, list[str] | None] = {p: _lines(t) for p, t in sources.items()}
+        self._given = sources
+        self._texts: dict[str, list[str] | None] = {}
+        self._cells: dict[str, dict[int, list[str]] | None] = {}
 
-    def of(self, path: str) -> list[str] | None:
+    def of(self, path: str, cell: int | None = None) -> list[str] | None:
+        if cell is not None:
+            cells = self._notebook(path)
+            return cells.get(cell) if cells is not None else None
         if path not in self._texts:
-            try:
-                text: str | None = decode_source(read_bytes(path)).text
-            except (OSError, DecodeError):
-                text = None
+            text: str | None = self._given.get(path)
+            if text is None:
+                try:
+                    text = decode_source(read_bytes(path)).text
+                except (OSError, DecodeError):
+                    text = None
             self._texts[path] = None if text is None else _lines(text)
         return self._texts[path]
+
+    def _notebook(self, path: str) -> dict[int, list[str]] | None:
+        if path not in self._cells:
+            given = self._given.get(path)
+            try:
+                raw = given.encode("utf-8") if given is not None else read_bytes(path)
+                sources = read_notebook(raw).sources
+            except (OSError, NotebookError):
+                sources = None
+            self._cells[path] = (
+                None if sources is None else {n: _lines(t) for n, t in sources.items()}
+            )
+        return self._cells[path]
 
 
 def _snippet(d: Diagnostic, lines: list[str] | None) -> str:

@@ -7,9 +7,11 @@ text: a fix that broke the code would be a bug, and the user's file must never p
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from tinker_lint.diagnostics import Diagnostic
+from tinker_lint.diagnostics import Diagnostic, Fix
 from tinker_lint.fix.apply import apply_fixes
 from tinker_lint.fix.plan import is_applicable
 from tinker_lint.io.files import DecodeError, decode_source
@@ -17,6 +19,14 @@ from tinker_lint.io.settings import Settings
 from tinker_lint.run.engine import lint_bytes, lint_text
 
 MAX_PASSES = 10
+
+
+class FixGuard(Protocol):
+    """What a text that is not a whole file (a notebook's joined cells) lets fixes touch."""
+
+    def allows(self, fix: Fix) -> bool: ...
+
+    def applied(self, fixes: Sequence[Fix]) -> None: ...
 
 
 @dataclass
@@ -47,9 +57,11 @@ def fix_text(
     unsafe_fixes: bool = False,
     max_passes: int = MAX_PASSES,
     first: tuple[list[Diagnostic], list[str]] | None = None,
+    guard: FixGuard | None = None,
 ) -> FixResult:
     """``first``: the diagnostics and warnings of ``text`` when the caller has them (the results
-    cache), so that the first pass does not lint it again."""
+    cache), so that the first pass does not lint it again. ``guard``: which fixes the text may
+    take, told of each pass applied (a notebook's cells: ``io.notebook.CellLayout``)."""
     if first is None:
         result = lint_text(text, path, settings)
         first = result.diagnostics, result.warnings
@@ -63,7 +75,9 @@ def fix_text(
         fixable = [
             d
             for d in outcome.remaining
-            if d.fix is not None and is_applicable(d.fix.applicability, unsafe_fixes)
+            if d.fix is not None
+            and is_applicable(d.fix.applicability, unsafe_fixes)
+            and (guard is None or guard.allows(d.fix))
         ]
         if not fixable:
             return outcome
@@ -80,6 +94,8 @@ def fix_text(
                 "(please report this)"
             )
             return outcome
+        if guard is not None:
+            guard.applied(applied)
         applied_ids = {id(f) for f in applied}
         outcome.fixed.extend(d for d in fixable if id(d.fix) in applied_ids)
         outcome.text = new_text
@@ -88,7 +104,9 @@ def fix_text(
         again = lint_text(new_text, path, settings)
         outcome.remaining, outcome.warnings = again.diagnostics, again.warnings
     if any(
-        d.fix is not None and is_applicable(d.fix.applicability, unsafe_fixes)
+        d.fix is not None
+        and is_applicable(d.fix.applicability, unsafe_fixes)
+        and (guard is None or guard.allows(d.fix))
         for d in outcome.remaining
     ):
         outcome.problems.append(f"fixes did not converge after {max_passes} passes")

@@ -43,9 +43,10 @@ from tinker_lint.io.files import (
     Skipped,
     decode_source,
     discover,
-    is_python_file,
+    is_code_file,
     read_bytes,
 )
+from tinker_lint.io.notebook import is_notebook
 from tinker_lint.io.settings import Settings
 from tinker_lint.run.cache import Cache
 from tinker_lint.versions import NEWEST_KNOWN_TINKER
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     import multiprocessing.context
 
     from tinker_lint.deps.lint import QwenVlUse
+    from tinker_lint.io.notebook import Notebook
 
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
@@ -219,7 +221,9 @@ def run_paths(
             run.warnings.extend(found[1])
             continue
         number = table.setdefault(file_settings, len(table))
-        todo.append(Job(len(per_file), path, raw, found if fix is not None else None, number))
+        # A notebook's cached lint is in cell coordinates, not the joined text's the fixer needs.
+        first = found if fix is not None and not is_notebook(path) else None
+        todo.append(Job(len(per_file), path, raw, first, number))
         read[len(per_file)] = (item, raw, key)
         per_file.append(None)
 
@@ -497,6 +501,8 @@ def _work_batch(batch: list[Job]) -> list[tuple[int, Outcome]]:
 
 def _work(job: Job, settings: Settings, fix: FixMode | None) -> Outcome:
     """Lint one file, or fix it (the fixed bytes are written by ``_settle``, in this process)."""
+    if is_notebook(job.path):
+        return _work_notebook(job, settings, fix)
     if fix is None:
         from tinker_lint.run.engine import lint_bytes
 
@@ -521,6 +527,74 @@ def _work(job: Job, settings: Settings, fix: FixMode | None) -> Outcome:
     return outcome
 
 
+def _work_notebook(job: Job, settings: Settings, fix: FixMode | None) -> Outcome:
+    """A notebook: its code cells linted (or fixed) as one text, the findings in cell
+    coordinates; fixed cells are written back into the notebook's own JSON text."""
+    from tinker_lint.io.notebook import NotebookError, read_notebook
+    from tinker_lint.run.engine import lint_text
+
+    try:
+        notebook = read_notebook(job.raw)
+    except NotebookError as error:
+        # Not a notebook we can read: a finding (TNK001, as a file that cannot be decoded).
+        found = []
+        if settings.is_enabled("TNK001", job.path):
+            message = f"Cannot read notebook: {error}"
+            found = [
+                Diagnostic(
+                    job.path, error.line, error.col, "TNK001", message, error.line, error.col
+                )
+            ]
+        return Outcome(found, [], initial=found if fix is not None else None)
+    if fix is None:
+        result = lint_text(notebook.text, job.path, settings)
+        return Outcome(
+            notebook.locate(result.diagnostics), _in_cells(result.warnings, notebook, job.path)
+        )
+    from tinker_lint.run.fixer import fix_text
+
+    layout = notebook.layout()
+    fixed = fix_text(notebook.text, job.path, settings, unsafe_fixes=fix.unsafe_fixes, guard=layout)
+    initial = notebook.locate(fixed.initial)
+    initial_warnings = _in_cells(fixed.initial_warnings, notebook, job.path)
+    outcome = Outcome(
+        initial,
+        initial_warnings,
+        initial=initial,
+        initial_warnings=initial_warnings,
+        problems=fixed.problems,
+    )
+    if fixed.text == notebook.text:
+        return outcome
+    try:
+        new_raw = notebook.rewrite(layout, fixed.text)
+        again = read_notebook(new_raw)
+        if again.text != fixed.text:
+            raise NotebookError("its cells would not read back as they were fixed")
+    except NotebookError as error:
+        outcome.problems.append(f"not fixed: cannot write the notebook back ({error})")
+        return outcome
+    outcome.new_raw = new_raw
+    outcome.diagnostics = again.locate(fixed.remaining)
+    outcome.warnings = _in_cells(fixed.warnings, again, job.path)
+    outcome.fixed = notebook.locate(fixed.fixed)  # counted per code (their passes' positions)
+    if not fix.write:
+        outcome.diff = notebook.diff(layout, fixed.text, job.path)
+    return outcome
+
+
+def _in_cells(warnings: list[str], notebook: Notebook, path: str) -> list[str]:
+    """The engine's warnings that name a line of the joined text (``path:12: unknown rule
+    code...``), naming the cell and its line instead."""
+    named = re.compile(r"\A" + re.escape(path) + r":(\d+):(?= )")
+
+    def cell_line(match: re.Match[str]) -> str:
+        where = notebook.where(int(match.group(1)))
+        return match.group() if where is None else f"{path}:cell {where[0]}:{where[1]}:"
+
+    return [named.sub(cell_line, warning, count=1) for warning in warnings]
+
+
 def _lines(text: str) -> list[str]:
     """Lines with their ends, split only where Python sees a line break (not at ``\f``)."""
     return _LINES.findall(text)
@@ -535,7 +609,7 @@ def _unified_diff(old: str, new: str, path: str) -> str:
 
 
 def _is_lintable(path: str) -> bool:
-    return is_python_file(path) or is_dependency_file(path)
+    return is_code_file(path) or is_dependency_file(path)
 
 
 def _display(path: str) -> str:
