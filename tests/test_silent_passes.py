@@ -138,7 +138,7 @@ def test_an_empty_directory_says_so_and_passes(tmp_path, capsys):
     code, out, err = run(capsys, str(tmp_path / "empty"))
     assert (code, out) == (0, "All checks passed! (0 files checked)\n")
     assert err == (
-        f"tinker-lint: warning: no Python or dependency files found under {tmp_path / 'empty'}\n"
+        f"tinker-lint: warning: no Python, notebook or dependency files found under {tmp_path / 'empty'}\n"
     )
 
 

@@ -232,7 +232,7 @@ def run_paths(
         # Nothing to check and nothing skipped: say so, as ruff does (and exit 0, as it does: an
         # empty or wholly excluded tree is not an error, and no file went unchecked).
         where = ", ".join(directories)
-        run.warnings.append(f"no Python or dependency files found under {where}")
+        run.warnings.append(f"no Python, notebook or dependency files found under {where}")
 
     done, run.processes = _work_all(todo, list(table), jobs, fix, progress)
     run.linted = len(todo)
