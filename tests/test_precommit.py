@@ -1,12 +1,12 @@
 """The pre-commit hook, run by the real pre-commit against this checkout (`pre-commit try-repo`):
-it fails on a bad training loop and on a known-bad dependency pin with the findings, and passes once
-the files are fixed.
+both hooks fail on a bad training loop and on a known-bad dependency pin with the findings, skip the
+excluded files, and fix only what the project's tinker version runs.
 
 `try-repo` installs the hook from this repository into a fresh virtualenv (pip install of the
 package, libcst and friends from the package index), about 15-20 s each time on a warm pip cache.
 It uses HEAD plus uncommitted changes to tracked files; untracked files are not part of the hook.
-Only the `tinker-lint` hook is run here: `tinker-lint-fix` needs `--fix`, which is not part of the
-command yet.
+Both hooks are run, once each, on one project (an excluded file, a known-bad pin, a tinker 0.36 pin
+with no tinker in the hook's environment).
 """
 
 from __future__ import annotations
@@ -34,25 +34,8 @@ for batch in batches:
     tc.optim_step(tinker.AdamParams(learning_rate=1e-4)).result()
 """
 
-# Fixed: submit step i+1 before waiting for step i.
-FIXED_LOOP = """\
-import tinker
-
-tc = tinker.ServiceClient().create_lora_training_client(base_model="m").result()
-pending = []
-for batch in batches:
-    pending.append(tc.forward_backward(batch, loss_fn="cross_entropy"))
-    pending.append(tc.optim_step(tinker.AdamParams(learning_rate=1e-4)))
-    if len(pending) > 2:
-        pending.pop(0).result()
-        pending.pop(0).result()
-for future in pending:
-    future.result()
-"""
-
-# A known-bad pin (TNK302) on line 3, and its fix.
+# A known-bad pin (TNK302) on line 3.
 BAD_REQUIREMENTS = "# training\nnumpy>=1.26\ntransformers==5.3.0\n"
-FIXED_REQUIREMENTS = "# training\nnumpy>=1.26\ntransformers>=5.3.1\n"
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
 
@@ -172,40 +155,126 @@ def test_hook_takes_python_and_exactly_the_dependency_files(hook_id):
         assert not pattern.search(path), path
 
 
+# The project of the try-repo test: it pins tinker 0.36 (on which the TNK105/TNK106 rewrites for
+# 0.38 break: `.result()` on a TrainingClient raises AttributeError, `await sc.sample(...)` awaits a
+# concurrent.futures.Future), excludes legacy/, and pins a known-bad transformers on line 3.
+PROJECT_PYPROJECT = """\
+[project]
+name = "demo"
+version = "0"
+dependencies = ["tinker==0.36.0"]
+
+[tool.tinker-lint]
+exclude = ["legacy/*"]
+"""
+
+# Code written for tinker 0.36: the client factory returns the client, and `sample_async` is the
+# awaitable call. Plus a serialized step (TNK101, fixable; TNK102, not).
+LOOP_FOR_0_36 = """\
+import tinker
+
+service = tinker.ServiceClient()
+tc = service.create_lora_training_client(base_model="m")
+
+
+async def sample(sc, prompt, params):
+    return await sc.sample_async(prompt=prompt, num_samples=1, sampling_params=params)
+
+
+for batch in batches:
+    result = tc.forward_backward(batch, loss_fn="cross_entropy").result()
+    tc.optim_step(tinker.AdamParams(learning_rate=1e-4)).result()
+"""
+
+# What the fix hook makes of it: only TNK101's wait moves after the next submit.
+LOOP_FOR_0_36_FIXED = LOOP_FOR_0_36.replace(
+    """\
+    result = tc.forward_backward(batch, loss_fn="cross_entropy").result()
+    tc.optim_step(tinker.AdamParams(learning_rate=1e-4)).result()
+""",
+    """\
+    result_future = tc.forward_backward(batch, loss_fn="cross_entropy")
+    tc.optim_step(tinker.AdamParams(learning_rate=1e-4)).result()
+    result = result_future.result()
+""",
+)
+
+FINDING = re.compile(r"^(\S+):(\d+):(\d+): (TNK\d{3}) ", re.M)
+
+
+def _findings(output: str) -> list[tuple[str, int, int, str]]:
+    """(file, line, column, code) of each finding in the hook's output, sorted: which file the
+    runner reports first is not the hook's business."""
+    return sorted((f, int(line), int(col), code) for f, line, col, code in FINDING.findall(output))
+
+
+# A sub-project that pins no tinker: in the hook's environment, which has no tinker, its target is
+# unknown (one warning), and the 0.38 rewrite of its `sample_async` is unsafe, so not applied. Had
+# pre-commit installed a tinker there, the target would be that tinker, silently, and the fix hook
+# would rewrite the file: this is what shows that the hook runs without one.
+TOOLS_PYPROJECT = '[project]\nname = "tools"\nversion = "0"\n'
+TOOLS_SAMPLE = """\
+async def sample(sc, prompt, params):
+    return await sc.sample_async(prompt=prompt, num_samples=1, sampling_params=params)
+"""
+UNKNOWN_TARGET = "tinker version unknown; assuming 0.38"
+
+
 @pytest.mark.slow
 @pytest.mark.network
-def test_try_repo_fails_on_a_bad_loop_and_a_bad_pin_then_passes_when_fixed(tmp_path):
+def test_both_hooks_on_a_project_pinning_tinker_0_36_with_an_excluded_file_and_a_bad_pin(tmp_path):
+    """Both hooks, as pre-commit installs and runs them (``try-repo``, once per hook): the excluded
+    file is neither reported nor rewritten (``--force-exclude``), the dependency file's known-bad
+    pin is reported at its line, and, with no tinker in the hook's environment, the project's
+    ``tinker==0.36.0`` pin is the target: no 0.38 rewrite is applied to 0.36 code (and a
+    sub-project that pins nothing gets an unknown target, not a tinker from the hook's
+    environment)."""
     if not (ROOT / ".git").exists():
         pytest.fail("pre-commit try-repo needs this checkout to be a git repository")
     project = tmp_path / "project"
     project.mkdir()
     _git(project, "init", "-q")
-    (project / "pyproject.toml").write_text('[tool.tinker-lint]\nexclude = ["legacy/*"]\n')
-    (project / "train.py").write_text(BAD_LOOP)
-    # Excluded in pyproject.toml: the hook must skip it although pre-commit names it (--force-exclude).
+    (project / "pyproject.toml").write_text(PROJECT_PYPROJECT)
+    (project / "requirements.txt").write_text(BAD_REQUIREMENTS)
+    (project / "train.py").write_text(LOOP_FOR_0_36)
+    # Excluded in pyproject.toml: the hooks skip it although pre-commit names it.
     (project / "legacy").mkdir()
     (project / "legacy" / "old_train.py").write_text(BAD_LOOP)
     (project / "notes.txt").write_text("not python\n")
-    (project / "requirements.txt").write_text(BAD_REQUIREMENTS)
+    (project / "tools").mkdir()
+    (project / "tools" / "pyproject.toml").write_text(TOOLS_PYPROJECT)
+    (project / "tools" / "sample.py").write_text(TOOLS_SAMPLE)
     _git(project, "add", "-A")
     home = tmp_path / "pre-commit-home"
 
-    failed = _pre_commit(project, home, "try-repo", str(ROOT), "tinker-lint")
-    output = failed.stdout + failed.stderr
-    assert failed.returncode == 1, output
-    assert "tinker-lint" in output and "Failed" in output
-    findings = [line for line in output.splitlines() if ": TNK" in line]
-    # Sorted: which family the runner reports first is not the hook's business.
-    assert sorted(line.split(" ", 2)[:2] for line in findings) == [
-        ["requirements.txt:3:1:", "TNK302"],
-        ["train.py:5:14:", "TNK101"],
-        ["train.py:6:5:", "TNK102"],
+    checked = _pre_commit(project, home, "try-repo", str(ROOT), "tinker-lint")
+    output = checked.stdout + checked.stderr
+    assert checked.returncode == 1, output
+    assert "Failed" in output and "files were modified" not in output, output
+    # train.py: the pin says 0.36, so TNK105/TNK106 do not apply there. tools/: no pin and no
+    # tinker in the hook's environment, so the target is unknown, said once.
+    assert output.count(UNKNOWN_TARGET) == 1, output
+    assert _findings(output) == [
+        ("requirements.txt", 3, 1, "TNK302"),
+        ("tools/sample.py", 2, 18, "TNK105"),
+        ("train.py", 12, 14, "TNK101"),
+        ("train.py", 13, 5, "TNK102"),
     ], output
 
-    (project / "train.py").write_text(FIXED_LOOP)
-    (project / "requirements.txt").write_text(FIXED_REQUIREMENTS)
-    _git(project, "add", "-A")
-    passed = _pre_commit(project, home, "try-repo", str(ROOT), "tinker-lint")
-    output = passed.stdout + passed.stderr
-    assert passed.returncode == 0, output
-    assert "Passed" in output and ": TNK" not in output
+    fixed = _pre_commit(project, home, "try-repo", str(ROOT), "tinker-lint-fix")
+    output = fixed.stdout + fixed.stderr
+    assert fixed.returncode == 1, output
+    assert "files were modified by this hook" in output, output
+    assert output.count(UNKNOWN_TARGET) == 1, output
+    # What is left once TNK101 is fixed; TNK105's fix is unsafe with the target unknown.
+    assert _findings(output) == [
+        ("requirements.txt", 3, 1, "TNK302"),
+        ("tools/sample.py", 2, 18, "TNK105"),
+        ("train.py", 13, 5, "TNK102"),
+    ], output
+    # `create_lora_training_client(...)` and `await sc.sample_async(...)` are kept as 0.36 needs.
+    assert (project / "train.py").read_text() == LOOP_FOR_0_36_FIXED
+    assert (project / "legacy" / "old_train.py").read_text() == BAD_LOOP
+    assert (project / "requirements.txt").read_text() == BAD_REQUIREMENTS
+    assert (project / "pyproject.toml").read_text() == PROJECT_PYPROJECT
+    assert (project / "tools" / "sample.py").read_text() == TOOLS_SAMPLE

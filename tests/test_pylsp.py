@@ -150,6 +150,10 @@ def test_pylsp_flake8_publishes_tnk101(tmp_path):
     ]
     # 0-based LSP positions of TNK101 at 5:14 and TNK102 at 6:5.
     assert got == [("TNK101", 4, 13), ("TNK102", 5, 4)]
+    # pylsp takes the severity from the code alone: Warning (2) for every code outside its list of
+    # pyflakes codes, so for every TNK code, error-level ones too (docs/configuration.md, "Levels
+    # under flake8").
+    assert [d["severity"] for d in diagnostics] == [2, 2]
     tnk101 = diagnostics[0]
     # pylsp's flake8 plugin ends every range at the end of the line.
     line = SERIALIZED_LOOP.splitlines(True)[4]

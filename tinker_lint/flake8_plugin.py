@@ -14,6 +14,11 @@ project's pin or lock, else the installed tinker). A configuration that is not v
 place of the file's findings, as the command exits 2 with it: an exception would stop flake8 and
 every other plugin, and a pylsp user would see nothing at all (pylsp keeps only lines that parse
 as findings).
+
+Messages carry no level (error, warning, note): flake8 has no field for it, and editors take the
+severity from the code alone (pylsp: Warning for every TNK code; VS Code's Flake8 extension: its
+``flake8.severity`` map), so a level in the text would change no editor's severity. The docs give
+the VS Code map ("Levels under flake8" in docs/configuration.md).
 """
 
 from __future__ import annotations

@@ -57,13 +57,21 @@ for batch in batches:
     VALID = (
         Example(
             """\
+def finish(step):
+    fwd, opt = step
+    print(fwd.result().loss)
+    opt.result()
+
+
 pending = None
 for batch in batches:
     fwd = training_client.forward_backward(batch, loss_fn="cross_entropy")
     opt = training_client.optim_step(adam)
     if pending is not None:
-        print(pending[0].result().loss)
+        finish(pending)  # step i, once step i+1 is submitted
     pending = (fwd, opt)
+if pending is not None:
+    finish(pending)  # the last step
 """
         ),
     )
