@@ -149,9 +149,9 @@ def test_hook_takes_python_and_exactly_the_dependency_files(hook_id):
     for path in HOOK_PATHS:
         expected = dependency_kind(path) is not None
         assert bool(pattern.search(path)) == expected, path
-    for path in ["train.py", "src/pkg/stubs.pyi", "a.b/c.py"]:
+    for path in ["train.py", "src/pkg/stubs.pyi", "a.b/c.py", "notebooks/train.ipynb"]:
         assert pattern.search(path), path
-    for path in ["train.pyc", "train.py.txt", "script", "README.md"]:
+    for path in ["train.pyc", "train.py.txt", "script", "README.md", "train.ipynb.json"]:
         assert not pattern.search(path), path
 
 
