@@ -249,6 +249,14 @@ def test_a_run_that_writes_prunes_other_linters_and_settings(project, tmp_path, 
     assert {d.name for d in (root / cache_module.FORMAT).iterdir()} == kept
 
 
+def test_pruning_leaves_directories_that_are_not_a_cache_format(project, tmp_path):
+    # ``.tinker_lint_cache/corpora`` (tests/conftest.py's downloads) survived no cached run.
+    root = tmp_path / "cache"
+    (root / "corpora" / "tinker_cookbook-0.6.1").mkdir(parents=True)
+    _run(project, Cache(root, SETTINGS))
+    assert (root / "corpora" / "tinker_cookbook-0.6.1").is_dir()
+
+
 def test_past_the_limit_the_oldest_unused_entries_go(project, tmp_path, monkeypatch):
     monkeypatch.setattr(cache_module, "MAX_ENTRIES", 8)  # the limit: max(8, 4 x 5 files used)
     cache = Cache(tmp_path / "cache", SETTINGS)

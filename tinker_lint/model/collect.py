@@ -376,7 +376,8 @@ class _Collector:
                 self._store_element(func.value, stored, node.args[-1].value)
         loops = tuple(self.loops[-1])
         depth = self.guards[-1]
-        site = CallSite(node, self.scope, self.functions[-1], loops, depth > 0, depth)
+        order = len(self.index.calls)
+        site = CallSite(node, self.scope, self.functions[-1], loops, depth > 0, depth, order)
         self.index.calls.append(site)
         self.index.call_site_of[id(node)] = site
         if site.function is not None:

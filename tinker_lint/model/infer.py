@@ -86,6 +86,9 @@ class TypeInference:
             self.binding_types(binding)
 
     def types(self, expr: cst.BaseExpression, scope: Scope) -> frozenset[TType]:
+        """The types ``expr`` may have. A set, in no order to rely on: it hashes ``origin_id``
+        (an address) and enums (by the hash seed). Ask whether some type is there; to pick one,
+        order them by something of the source (``sdk_calls.py`` does, by ``CallSite.order``)."""
         if not self.settled:
             self.settle()
         key = (id(expr), id(scope))

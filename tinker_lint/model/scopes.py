@@ -110,6 +110,10 @@ class CallSite:
     loops: tuple[LoopInfo, ...]  # enclosing loops in the same function, outermost first
     guarded: bool  # under a cadence guard inside its function
     guard_depth: int = 0  # how many: more than a loop's means a guard inside that loop
+    # Where it comes in the module: calls are collected in source order, and this counts them.
+    # What is ordered by place (the factory calls TNK106 reports) is ordered by it, never by a
+    # set's order, which the hash seed and the nodes' addresses decide.
+    order: int = 0
 
     def guarded_in(self, loop: LoopInfo) -> bool:
         """Under a cadence guard inside ``loop``: runs on some iterations only."""
@@ -124,7 +128,9 @@ class SdkCall:
     method: SdkMethod
     evidence: str  # "dataflow" | "distinctive" | "name" | "keyword"
     on_client_future: bool = False  # the receiver is 0.38's future of a client, used as the client
-    receiver_origin: cst.CSTNode | None = None  # for on_client_future: the factory call
+    # For on_client_future: every factory call whose future the receiver may be, in source order
+    # (``sc`` made before a loop and again every few steps in it: both).
+    receiver_origins: tuple[cst.CSTNode, ...] = ()
 
 
 def qualify(imports: ImportMap, node: cst.BaseExpression, scope: Scope) -> str | None:

@@ -12,6 +12,7 @@ from tinker_lint.model.collect import ModuleIndex
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.infer import TypeInference
 from tinker_lint.model.scopes import Scope, SdkCall, is_tinker_name
+from tinker_lint.model.sdk import SdkMethod
 from tinker_lint.model.types import Kind, TType
 
 
@@ -52,19 +53,18 @@ class SdkCalls:
                 method = sdk.lookup(sdk.CLIENT_CLASSES[last], name)
                 return SdkCall(call, method, "dataflow") if method else None
             return None
-        # A name bound both to a client and to a client's future (``tc = await tc``): taken for
-        # the client, whatever order the set gives (a finding must not depend on it).
-        for t in sorted(self.inference.types(receiver, scope), key=_client_first):
-            if t.kind is Kind.CLIENT and t.client is not None:
-                method = sdk.lookup(t.client, name)
-                if method is not None:
-                    return SdkCall(call, method, "dataflow")
-            if t.kind is Kind.CLIENT_FUTURE and t.client is not None:
-                if name in sdk.FUTURE_METHODS:
-                    return None
-                method = sdk.lookup(t.client, name)
-                if method is not None:
-                    return SdkCall(call, method, "dataflow", True, t.origin)
+        # By the receiver's inferred types. They come as a set, whose order the hash seed and the
+        # nodes' addresses decide: nothing is picked by its place in it. A client is taken before
+        # a client's future (a name bound to both, ``tc = await tc``, is taken for the client).
+        types = self.inference.types(receiver, scope)
+        found = _on_client(call, name, types)
+        if found is not None:
+            return found
+        if name in sdk.FUTURE_METHODS and any(_client_future(t) for t in types):
+            return None  # ``.result()`` on a client's future: not a client method
+        found = self._on_client_future(call, name, types)
+        if found is not None:
+            return found
         if name in sdk.DISTINCTIVE:
             return SdkCall(call, sdk.DISTINCTIVE[name], "distinctive")
         receiver_name = (dotted_name(receiver) or "").rsplit(".", 1)[-1].lower()
@@ -80,6 +80,25 @@ class SdkCalls:
                     return SdkCall(call, method, "keyword")
         return None
 
+    def _on_client_future(
+        self, call: cst.Call, name: str, types: frozenset[TType]
+    ) -> SdkCall | None:
+        """A client method called on 0.38's future of the client, with every factory call whose
+        future the receiver may be (``sc`` made before a loop and again every few steps in it:
+        both), in source order; the method is the first one's."""
+        used: list[tuple[int, SdkMethod, cst.CSTNode]] = []
+        for t in types:
+            if _client_future(t) and t.client is not None and t.origin is not None:
+                method = sdk.lookup(t.client, name)
+                site = self.index.call_site_of.get(t.origin_id)
+                if method is not None and site is not None:
+                    used.append((site.order, method, t.origin))
+        if not used:
+            return None
+        used.sort(key=lambda found: found[0])
+        origins = tuple(dict.fromkeys(origin for _, _, origin in used))
+        return SdkCall(call, used[0][1], "dataflow", True, origins)
+
     def submit_of(self, call: cst.Call, scope: Scope | None = None) -> SdkCall | None:
         """The SDK call if ``call`` submits a request (training, sampling or save)."""
         found = self.sdk_call(call, scope)
@@ -89,5 +108,16 @@ class SdkCalls:
         return is_tinker_name(self.inference.qualify(call.func, scope), *names)
 
 
-def _client_first(t: TType) -> int:
-    return 0 if t.kind is Kind.CLIENT else 1 if t.kind is Kind.CLIENT_FUTURE else 2
+def _on_client(call: cst.Call, name: str, types: frozenset[TType]) -> SdkCall | None:
+    """A method of a client the receiver may be; of the first in ``Client``'s order that has
+    it, when it may be several (``client = sc if sampling else tc``)."""
+    clients = {t.client for t in types if t.kind is Kind.CLIENT and t.client is not None}
+    for client in sdk.Client:
+        method = sdk.lookup(client, name) if client in clients else None
+        if method is not None:
+            return SdkCall(call, method, "dataflow")
+    return None
+
+
+def _client_future(t: TType) -> bool:
+    return t.kind is Kind.CLIENT_FUTURE and t.client is not None

@@ -90,20 +90,26 @@ training_client.forward_backward(batch, loss_fn="cross_entropy")
         reported: set[int] = set()
         for site in model.calls:
             call = model.sdk_call(site.node, site.scope)
-            if call is None or not call.on_client_future or call.receiver_origin is None:
+            if call is None or not call.on_client_future:
                 continue
-            origin = call.receiver_origin
-            if not isinstance(origin, cst.Call) or id(origin) in reported:  # (a factory call)
-                continue
-            reported.add(id(origin))
-            origin_site = model.call_site_of.get(id(origin))
-            in_async = bool(origin_site and origin_site.function and origin_site.function.is_async)
-            factory = model.sdk_call(origin, origin_site.scope) if origin_site else None
-            made = factory.method.name if factory else "the factory"
-            remedy = "`await` it" if in_async else "call `.result()` on it"
-            yield self.finding(
-                origin,
-                partial(plan_wait_for_client, ctx, origin, origin_site, factory),
-                made=made,
-                remedy=remedy,
-            )
+            # Each factory call whose future this receiver may be (a name made before a loop and
+            # again in it): every one is used as the client, so every one is reported, once.
+            for origin in call.receiver_origins:
+                if not isinstance(origin, cst.Call) or id(origin) in reported:
+                    continue
+                reported.add(id(origin))
+                yield self._finding(ctx, origin)
+
+    def _finding(self, ctx: Context, origin: cst.Call) -> Finding:
+        model = ctx.model
+        origin_site = model.call_site_of.get(id(origin))
+        in_async = bool(origin_site and origin_site.function and origin_site.function.is_async)
+        factory = model.sdk_call(origin, origin_site.scope) if origin_site else None
+        made = factory.method.name if factory else "the factory"
+        remedy = "`await` it" if in_async else "call `.result()` on it"
+        return self.finding(
+            origin,
+            partial(plan_wait_for_client, ctx, origin, origin_site, factory),
+            made=made,
+            remedy=remedy,
+        )

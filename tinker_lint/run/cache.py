@@ -40,6 +40,7 @@ from tinker_lint.io.settings import Settings
 CACHE_DIR_NAME = ".tinker_lint_cache"
 # Bumped when the layout or the entry format changes.
 FORMAT = "diagnostics-v2"
+_FORMATS = "diagnostics-"  # what every format's directory is named (``diagnostics-v1``...)
 _PACKAGE = Path(__file__).resolve().parent.parent  # the whole tinker_lint package
 KEEP_FINGERPRINTS = 4
 MAX_ENTRIES = 5000
@@ -163,7 +164,9 @@ class Cache:
         with contextlib.suppress(OSError):
             os.utime(self.directory)  # this directory is the most recently used
             for other in self.root.iterdir():
-                if other.is_dir() and other.name != FORMAT:
+                # Only this cache's own other formats: the directory may hold what is not
+                # tinker-lint's (the test suite keeps its downloaded corpora there).
+                if other.is_dir() and other.name != FORMAT and other.name.startswith(_FORMATS):
                     shutil.rmtree(other, ignore_errors=True)
             fingerprints = sorted(
                 (d for d in (self.root / FORMAT).iterdir() if d.is_dir()),
