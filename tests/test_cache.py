@@ -89,6 +89,7 @@ def test_warnings_come_back_from_the_cache(project, tmp_path):
         {"cadence_names": ("should_step",)},
     ],
 )
+@pytest.mark.slow
 def test_changed_settings_lint_everything_again(project, tmp_path, change):
     _run(project, Cache(tmp_path / "cache", SETTINGS))
     changed = replace(SETTINGS, **change)

@@ -85,6 +85,7 @@ def test_a_cached_run_answers_each_file_with_its_own_settings(tmp_path, monkeypa
         assert {line for line in lines if ": TNK" in line} == OWN_CONFIG
 
 
+@pytest.mark.slow
 def test_the_settings_travel_with_each_file_to_the_processes(tmp_path, monkeypatch):
     project = tmp_path / "monorepo"
     shutil.copytree(MONOREPO, project)

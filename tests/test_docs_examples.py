@@ -87,6 +87,7 @@ def test_install_lines_name_the_repository_not_the_package_index():
     )
 
 
+@pytest.mark.slow
 def test_workflow_is_a_valid_github_actions_workflow():
     proc = subprocess.run(
         [

@@ -127,6 +127,7 @@ def test_fix_warns_as_lint_does(tmp_path, capsys):
     assert path.read_text() == FIXED.replace("import tinker\n", "import tinker  # noqa: TNK999\n")
 
 
+@pytest.mark.slow
 def test_fix_uses_the_process_pool(tmp_path, monkeypatch):
     for i in range(20):
         (tmp_path / f"loop_{i:02}.py").write_text(FIXABLE)

@@ -98,6 +98,7 @@ def _codes(found):
     return [(path, line, col, code) for path, line, col, code, _ in found]
 
 
+@pytest.mark.slow
 def test_an_invalid_flake8_tinker_version_is_reported_once_per_file(tmp_path):
     project = _project(tmp_path)
     code, found = _flake8(project, "--tinker-version", "banana")
@@ -118,6 +119,7 @@ def test_an_invalid_flake8_tinker_version_is_reported_once_per_file(tmp_path):
     assert "invalid version 'banana'" in err
 
 
+@pytest.mark.slow
 def test_an_error_in_the_table_is_reported_and_its_version_is_not_dropped(tmp_path):
     project = _project(
         tmp_path,
@@ -158,6 +160,7 @@ def test_an_error_in_the_table_is_reported_and_its_version_is_not_dropped(tmp_pa
         (None, "tinker>=0.38\n", (), [TNK105]),
     ],
 )
+@pytest.mark.slow
 def test_the_plugin_targets_the_same_tinker_version_as_the_command(
     tmp_path, pyproject, requirements, flags, expected
 ):
@@ -180,6 +183,7 @@ def test_the_plugin_targets_the_same_tinker_version_as_the_command(
         ("x = 1  # ruff: noqa\n", [(TNK105[0], TNK105[1] + 1, *TNK105[2:])]),  # not its own line
     ],
 )
+@pytest.mark.slow
 def test_file_level_noqa_means_the_same_in_both_front_ends(tmp_path, comment, expected):
     project = _project(tmp_path, program=comment + PROGRAM)
     _, found = _flake8(project, "--tinker-version", "0.38")

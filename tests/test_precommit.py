@@ -60,6 +60,7 @@ def _pre_commit(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProces
     )
 
 
+@pytest.mark.slow
 def test_hook_manifest_and_documented_config_are_valid(tmp_path):
     manifest = _pre_commit(ROOT, tmp_path, "validate-manifest", ".pre-commit-hooks.yaml")
     assert manifest.returncode == 0, manifest.stdout + manifest.stderr
@@ -91,6 +92,7 @@ def test_documented_rev_is_a_tag_of_this_repository_or_no_tag():
         assert "a commit sha of tinker-lint" in example.read_text()
 
 
+@pytest.mark.slow
 def test_autoupdate_fills_in_the_documented_rev(tmp_path):
     """The README says `pre-commit autoupdate` writes a rev in place of the placeholder."""
     if not (ROOT / ".git").exists():

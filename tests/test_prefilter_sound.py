@@ -186,6 +186,7 @@ def _codes(diagnostics) -> Counter[str]:
 
 
 @pytest.mark.parametrize("kind", sorted(PERTURBATIONS))
+@pytest.mark.slow
 def test_perturbed_fixtures_lose_no_finding(kind):
     """Every fixture file, perturbed: the findings with the pre-filters are those without, and the
     codes found are those of the file as written (so there was something to lose)."""
@@ -202,6 +203,7 @@ def test_perturbed_fixtures_lose_no_finding(kind):
 
 
 @pytest.mark.parametrize("kind", sorted(PERTURBATIONS))
+@pytest.mark.slow
 def test_perturbed_rule_examples_lose_no_finding(kind):
     for rule in PYTHON_RULES:
         for example in (*rule.VALID, *rule.INVALID):
@@ -326,11 +328,13 @@ def programs(draw: st.DrawFn) -> str:
     suppress_health_check=[HealthCheck.too_slow],
 )
 @given(program=programs())
+@pytest.mark.slow
 def test_generated_programs_lose_no_finding(lint_settings, program):
     compile(program, "p.py", "exec")
     assert found(program, lint_settings) == found(program, lint_settings, prefilter=False), program
 
 
+@pytest.mark.slow
 def test_the_generated_programs_reach_every_rule():
     """The strategy is worth running: among a few of its programs, every rule finds something."""
     codes: set[str] = set()

@@ -139,6 +139,7 @@ def project(tmp_path: Path) -> Path:
         ("cli", ["--select", "TNK101", "--output-format", "json"]),
     ],
 )
+@pytest.mark.slow
 def test_a_cached_run_with_select_imports_neither_libcst_nor_the_rules(
     project: Path, tmp_path: Path, where: str, extra: list[str]
 ):

@@ -3,6 +3,8 @@ process at import; after linting, no marker exists and the findings are reported
 
 from __future__ import annotations
 
+import pytest
+
 from tests.robustness_support import cli, no_traceback, sample
 
 CODE, FOUND = sample()
@@ -18,6 +20,7 @@ os._exit(3)
 """
 
 
+@pytest.mark.slow
 def test_top_level_code_is_never_executed(tmp_path):
     project = tmp_path / "project"
     package = project / "pkg"

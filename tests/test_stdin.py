@@ -53,6 +53,7 @@ def project(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_stdin_is_reported_under_the_name_given(project):
     done = tinker_lint(
         "--output-format", "json", "--stdin-filename", "src/train.py", "-", stdin=CODE, cwd=project
@@ -65,6 +66,7 @@ def test_stdin_is_reported_under_the_name_given(project):
     assert not (project / "src" / "train.py").exists()  # nothing read nor written there
 
 
+@pytest.mark.slow
 def test_the_name_chooses_the_configuration(project, tmp_path):
     # The project's per-file-ignores apply to the name: legacy/ silences TNK105.
     done = tinker_lint("--stdin-filename", "legacy/old.py", stdin=CODE, cwd=project)
@@ -83,6 +85,7 @@ def test_the_name_chooses_the_configuration(project, tmp_path):
     assert done.returncode == 0, done.stdout
 
 
+@pytest.mark.slow
 def test_text_output_shows_the_stdin_source(project):
     done = tinker_lint("--stdin-filename", "src/train.py", "-", stdin=CODE, cwd=project)
     assert done.returncode == 1
@@ -95,6 +98,7 @@ def test_text_output_shows_the_stdin_source(project):
     ]
 
 
+@pytest.mark.slow
 def test_fix_writes_the_fixed_text_to_stdout_and_the_report_to_stderr(project):
     done = tinker_lint("--fix", "--stdin-filename", "src/train.py", "-", stdin=CODE, cwd=project)
     assert (done.returncode, done.stdout) == (0, FIXED)
@@ -104,6 +108,7 @@ def test_fix_writes_the_fixed_text_to_stdout_and_the_report_to_stderr(project):
     assert (done.returncode, done.stdout) == (0, FIXED)
 
 
+@pytest.mark.slow
 def test_diff_from_stdin(project):
     done = tinker_lint("--diff", "--stdin-filename", "src/train.py", stdin=CODE, cwd=project)
     assert done.returncode == 1
@@ -124,6 +129,7 @@ def test_a_dependency_file_name_is_judged_as_one(project):
     assert done.stdout.splitlines()[0].startswith("requirements.txt:1:1: TNK302 ")
 
 
+@pytest.mark.slow
 def test_force_exclude_applies_to_the_name(project):
     """The fix hook of an editor or pre-commit: an excluded name is left as it is."""
     with (project / "pyproject.toml").open("a") as config:

@@ -299,6 +299,7 @@ def _without_tinker(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[s
     )
 
 
+@pytest.mark.slow
 def test_without_tinker_installed_a_036_project_is_left_alone(tmp_path):
     project = tmp_path / "project"
     project.mkdir()

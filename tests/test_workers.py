@@ -74,6 +74,7 @@ def _wait_for(condition, timeout: float) -> bool:
 
 
 @pytest.mark.parametrize("how", ["prctl", "poll"])
+@pytest.mark.slow
 def test_workers_end_when_the_run_is_killed(tmp_path, how):
     for i in range(8):
         (tmp_path / f"m{i}.py").write_text(f"import tinker\nVALUE = {i}\n")
