@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -43,6 +44,11 @@ OLDEST_TINKER = Version("0.1.0")  # the first release on PyPI
 # Versions a range is tried at, besides those it names (and the release after each).
 _KNOWN = (OLDEST_TINKER, ASYNC_DEPRECATION_VERSION, NEWEST_KNOWN_TINKER)
 
+
+# The distribution ``tinker`` named as a whole word: not ``tinker-lint`` (the ``[tool.tinker-lint]``
+# table of every configured project), ``tinker_cookbook`` or ``tinker.toml``. Files without it are
+# not parsed, and the parsers are not imported: a warm run asks this for every project.
+_NAMES_TINKER = re.compile(r"(?<![\w.-])tinker(?![\w-]|\.\w)", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class TinkerPin:
@@ -119,8 +125,8 @@ def _declared(root: str) -> Iterator[Declared]:
                 text = handle.read()
         except (OSError, UnicodeDecodeError):
             continue
-        if "tinker" not in text.lower():
-            continue
+        if _NAMES_TINKER.search(text) is None:
+            continue  # ``[tool.tinker-lint]`` or ``tinker-cookbook`` alone pins no tinker
         yield from _declared_in(kind, path, text)
 
 
