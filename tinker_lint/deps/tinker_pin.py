@@ -50,6 +50,7 @@ _KNOWN = (OLDEST_TINKER, ASYNC_DEPRECATION_VERSION, NEWEST_KNOWN_TINKER)
 # not parsed, and the parsers are not imported: a warm run asks this for every project.
 _NAMES_TINKER = re.compile(r"(?<![\w.-])tinker(?![\w-]|\.\w)", re.IGNORECASE)
 
+
 @dataclass(frozen=True)
 class TinkerPin:
     version: Version

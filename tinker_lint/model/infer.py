@@ -318,21 +318,11 @@ class TypeInference:
             return
         if name == "result":
             yield t.inner
-        elif name in ("result_async", "coroutine"):
+        elif name in ("result_async", "coroutine", "future"):
+            # The same request's value, awaited (a coroutine) or as a concurrent.futures.Future.
+            kind = Kind.CONCURRENT_FUTURE if name == "future" else Kind.COROUTINE
             yield TType(
-                Kind.COROUTINE,
-                inner=t.inner,
-                method=t.method,
-                origin_id=t.origin_id,
-                origin=t.origin,
-            )
-        elif name == "future":
-            yield TType(
-                Kind.CONCURRENT_FUTURE,
-                inner=t.inner,
-                method=t.method,
-                origin_id=t.origin_id,
-                origin=t.origin,
+                kind, inner=t.inner, method=t.method, origin_id=t.origin_id, origin=t.origin
             )
 
     def _sdk_return(self, method: SdkMethod, call: cst.Call) -> Iterator[TType]:
