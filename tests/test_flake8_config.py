@@ -10,6 +10,7 @@ in it (a valid ``tinker-version`` too), so editors showed TNK105s the command di
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -211,3 +212,32 @@ def test_file_exemptions(text, exempt):
 
     assert file_exemptions(text) == exempt
     assert is_exempt("TNK105", file_exemptions(text)) == any("TNK105".startswith(p) for p in exempt)
+
+
+def test_the_plugin_works_out_the_text_facts_once_per_file(tmp_path, monkeypatch):
+    """The plugin's gate and the engine's pre-filter ask the same facts of one text: they are
+    worked out once (they were twice per file under flake8)."""
+    from tinker_lint.flake8_plugin import TinkerLintPlugin
+    from tinker_lint.prefilter import needs
+
+    made = []
+    original = needs.TextFacts.__init__
+
+    def counting(self, text):
+        made.append(text)
+        original(self, text)
+
+    monkeypatch.setattr(needs.TextFacts, "__init__", counting)
+    text = (
+        "import tinker\n\n"
+        'tc = tinker.ServiceClient().create_lora_training_client(base_model="m").result()\n'
+        "for batch in batches:\n"
+        '    result = tc.forward_backward(batch, loss_fn="cross_entropy").result()\n'
+        "    tc.optim_step(adam)\n"
+    )
+    path = tmp_path / "train.py"
+    path.write_text(text)
+    plugin = TinkerLintPlugin(ast.parse(text), str(path), text.splitlines(keepends=True))
+    found = [(line, col, message.split()[0]) for line, col, message, _ in plugin.run()]
+    assert found == [(5, 13, "TNK101")]
+    assert made == [text]

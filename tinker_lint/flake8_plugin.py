@@ -60,12 +60,11 @@ def _project_settings(directory: str, tinker_version: str | None) -> Settings | 
     )
 
 
-def _may_concern(text: str, directory: str, tinker_version: str | None) -> bool:
+def _may_concern(facts: TextFacts, directory: str, tinker_version: str | None) -> bool:
     """What every rule's declaration asks of the text, or, for a loop made hot by the project's
     ``hot-loop-calls`` (no Tinker call needed), a name it gives, when each is a plain name. The
     settings are read only for files without Tinker in them (a configuration error: the file is
     concerned, so that the error is reported)."""
-    facts = TextFacts(text)
     if may_concern_tinker(facts):
         return True
     settings = _project_settings(directory, tinker_version)
@@ -105,7 +104,8 @@ class TinkerLintPlugin:
         text = "".join(self.lines)
         # flake8 names stdin "stdin" (pylsp passes the real name with --stdin-display-name).
         directory = os.path.dirname(os.path.abspath(self.filename or "stdin"))
-        if not _may_concern(text, directory, self._tinker_version):
+        facts = TextFacts(text)  # worked out once: the gate here, the engine's pre-filter after
+        if not _may_concern(facts, directory, self._tinker_version):
             return  # no rule's text test can pass: libcst is not needed
         settings = _project_settings(directory, self._tinker_version)
         if isinstance(settings, ConfigError):
@@ -115,7 +115,7 @@ class TinkerLintPlugin:
         from tinker_lint.run.engine import lint_text
 
         tree = self.tree if isinstance(self.tree, ast.Module) else None
-        result = lint_text(text, self.filename, settings, tree=tree, fixes=False)
+        result = lint_text(text, self.filename, settings, tree=tree, fixes=False, facts=facts)
         for d in result.diagnostics:
             if d.code == "TNK001":
                 continue  # flake8 reports syntax errors itself (E999)

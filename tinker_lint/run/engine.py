@@ -81,8 +81,10 @@ def lint_text(
     prefilter: bool = True,
     tree: ast.Module | None = None,
     fixes: bool = True,
+    facts: TextFacts | None = None,
 ) -> FileResult:
-    """``rules`` replaces the registry (tests register a broken rule); ``prefilter=False`` runs the
+    """``facts``: the text's pre-filter facts, when the caller has worked them out already (the
+    flake8 plugin's gate). ``rules`` replaces the registry (tests register a broken rule); ``prefilter=False`` runs the
     model and every rule even on files their text and tree tests rule out (the robustness sweep
     does). ``tree``: CPython's tree of ``text``, when the caller has it (flake8 gives its plugins
     one): the file then compiles, and is not parsed by CPython again. ``fixes=False``: no
@@ -97,7 +99,7 @@ def lint_text(
     if prefilter:
         # Each rule's declaration (``prefilter/needs.py``), tested against facts of the text
         # worked out once.
-        facts = TextFacts(text)
+        facts = facts or TextFacts(text)
         hot_loop_calls = bool(settings.hot_loop_calls)
         if not hot_loop_calls and not may_concern_tinker(facts):
             rules = []  # what every rule's declaration asks (tests/test_prefilter_sound.py)
