@@ -63,6 +63,8 @@ class ModuleIndex:
     function_of_node: dict[int, FunctionInfo] = field(default_factory=dict)
     methods: dict[str, dict[str, FunctionInfo]] = field(default_factory=dict)  # class -> name
     class_attrs: dict[str, dict[str, list[Binding]]] = field(default_factory=dict)  # ``self.x``
+    # Top-level classes: name -> its ``class`` statement (bases, for method resolution).
+    classes: dict[str, cst.ClassDef] = field(default_factory=dict)
     loops: list[LoopInfo] = field(default_factory=list)
     loop_of_node: dict[int, LoopInfo] = field(default_factory=dict)
     calls: list[CallSite] = field(default_factory=list)
@@ -227,7 +229,9 @@ class _Collector:
 
     # --- scopes ----------------------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.scope.bind(node.name.value, Binding("unknown", None, self.scope))
+        self.scope.bind(node.name.value, Binding("class", node, self.scope))
+        if self.scope.kind == "module":
+            self.index.classes.setdefault(node.name.value, node)
         scope = Scope(
             "class", node, self.scope, class_name=node.name.value, registry=self.index.bindings
         )

@@ -8,7 +8,7 @@ does this later submit use (through assignments in between) what that wait produ
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, cast
 
 import libcst as cst
@@ -16,8 +16,9 @@ import libcst as cst
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.names import BLOCKING_WAIT_FUNCTIONS
 from tinker_lint.model.scopes import Scope, SdkCall
-from tinker_lint.model.sdk import Returns
-from tinker_lint.model.types import Kind, TType
+from tinker_lint.model.sdk import Client, Returns, Role
+from tinker_lint.model.summaries import MethodRef, Summary
+from tinker_lint.model.types import Kind, TType, future
 
 if TYPE_CHECKING:
     from tinker_lint.model.semantic import SemanticModel
@@ -59,23 +60,78 @@ _ENDS = frozenset({cst.Return, cst.Raise})
 
 @dataclass(frozen=True)
 class Submit:
+    """A request sent: by an SDK call, or by calling a helper of the project that sends it."""
+
     node: cst.Call
-    call: SdkCall
+    call: SdkCall | None
+    helper: Summary | None = None  # set when a call of a project function submits
+
+    @property
+    def roles(self) -> frozenset[Role]:
+        if self.call is not None:
+            return frozenset({self.call.method.role})
+        return self.helper.submits if self.helper is not None else frozenset()
+
+    @property
+    def request(self) -> MethodRef | None:
+        if self.call is not None:
+            return MethodRef(self.call.method.client, self.call.method.name)
+        return self.helper.submit if self.helper is not None else None
+
+    @property
+    def name(self) -> str:
+        """``optim_step``, or ``train_step()`` for a helper."""
+        if self.call is not None:
+            return self.call.method.plain_name
+        return f"{self.helper.name}()" if self.helper is not None else "a request"
 
 
 @dataclass(frozen=True)
 class Wait:
-    node: cst.BaseExpression  # the ``.result()`` call or the ``await`` expression
+    node: cst.BaseExpression  # the ``.result()`` call, the ``await`` expression, a helper's call
     futures: frozenset[TType]  # what is waited on
     blocking: bool  # blocks the thread (``.result()``, concurrent.futures.wait)
     waited: tuple[cst.BaseExpression, ...]  # the expressions that hold the futures
+    helper: Summary | None = None  # set when the wait is inside a project function called here
 
     @property
     def methods(self) -> set[str]:
         return {t.method.plain_name for t in self.futures if t.method is not None}
 
+    @property
+    def roles(self) -> frozenset[Role]:
+        return frozenset(t.method.role for t in self.futures if t.method is not None)
+
+    @property
+    def anchor(self) -> cst.CSTNode:
+        """Where the wait is reported: the ``result`` of ``x.result()`` (not the first line of a
+        multi-line expression), the ``await``, or the call (of a helper, of
+        ``concurrent.futures.wait``)."""
+        node = self.node
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "result"
+            and self.helper is None
+        ):
+            return node.func.attr
+        return node
+
 
 Event = Submit | Wait
+
+
+def waited_text(wait: Wait, here: str) -> str:
+    """What a wait waits for, as messages say it: ```forward_backward```, or for a helper
+    ```fwd_bwd()``, which waits for `forward_backward` (steps.py:8)``."""
+    helper = wait.helper
+    if helper is None:
+        methods = ", ".join(sorted(wait.methods))
+        return f"`{methods}`" if methods else "a Tinker request"
+    if helper.wait is None:
+        return f"`{helper.name}()`"
+    site = helper.wait
+    return f"`{helper.name}()`, which waits for `{site.what}` ({site.where(here)}),"
 
 
 def may_block(model: SemanticModel, call: cst.Call, scope: Scope) -> bool:
@@ -181,13 +237,86 @@ def events_in(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> list[Eve
             wait = wait_of(model, call, scope)
             if wait is not None:
                 found.append(wait)
+            elif submit is None:
+                found.extend(helper_events(model, call, scope))
         elif kind is cst.Await:
             wait = wait_of(model, current, scope)
             if wait is not None:
                 found.append(wait)
+            else:
+                found.extend(awaited_helper_events(model, cast(cst.Await, current), scope))
 
     walk(node)
     return found
+
+
+# ==========================================================================================
+# Calls of the project's own functions
+# ==========================================================================================
+# A request of each role, to stand for what a helper waits for when its summary does not say
+# which method (``Summary.wait`` names the first wait only).
+_ROLE_METHODS = {
+    Role.TRAIN: MethodRef(Client.TRAINING, "forward_backward"),
+    Role.SAMPLE: MethodRef(Client.SAMPLING, "sample"),
+    Role.SAVE: MethodRef(Client.TRAINING, "save_state"),
+}
+
+
+def helper_events(model: SemanticModel, call: cst.Call, scope: Scope) -> list[Event]:
+    """What calling a (sync) project function does here: its submits, then its waits, on its own
+    requests and on futures passed to it. Calling an ``async def`` runs nothing until awaited;
+    ``asyncio.run(helper(...))`` runs it to the end, blocking."""
+    if model.qualify(call.func, scope) == "asyncio.run" and call.args:
+        inner = call.args[0].value
+        if isinstance(inner, cst.Call):
+            helper = model.helper_of(inner, scope)
+            if helper is not None and helper.is_async:
+                return _run(call, helper, blocking=True)
+        return []
+    helper = model.helper_of(call, scope)
+    if helper is None or helper.is_async:
+        return []
+    events = _run(call, helper, blocking=True)
+    passed: set[TType] = set()
+    for position in helper.waits_params:
+        if position < len(call.args) and not call.args[position].keyword:
+            value = call.args[position].value
+            passed |= {t for t in model.types(value, scope) if t.is_future}
+    if passed:
+        events.append(Wait(call, frozenset(passed), True, (call,), helper))
+    return events
+
+
+def awaited_helper_events(model: SemanticModel, node: cst.Await, scope: Scope) -> list[Event]:
+    """``await helper(...)`` of a project ``async def``: it runs now, submits and waits."""
+    inner = node.expression
+    if not isinstance(inner, cst.Call):
+        return []
+    helper = model.helper_of(inner, scope)
+    if helper is None or not helper.is_async:
+        return []
+    events = _run(inner, helper, blocking=False)
+    return [replace(e, node=node) if isinstance(e, Wait) else e for e in events]
+
+
+def _run(call: cst.Call, helper: Summary, *, blocking: bool) -> list[Event]:
+    events: list[Event] = []
+    if helper.submits:
+        events.append(Submit(call, None, helper))
+    if helper.waits:
+        requests = []
+        first = helper.wait.request if helper.wait is not None else None
+        for role in sorted(helper.waits, key=lambda r: r.value):
+            ref = (
+                first
+                if first is not None and first.method is not None and (first.method.role is role)
+                else _ROLE_METHODS.get(role)
+            )
+            method = ref.method if ref is not None else None
+            if method is not None:
+                requests.append(future(TType(Kind.RESULT), method, call))
+        events.append(Wait(call, frozenset(requests), blocking, (call,), helper))
+    return events
 
 
 # ==========================================================================================

@@ -41,15 +41,17 @@ class ImportMap:
                     top = full.split(".")[0]
                     self.aliases[top] = top
             return
-        if node.relative or isinstance(node.names, cst.ImportStar):
+        if isinstance(node.names, cst.ImportStar):
             return
-        module = _module_name(node.module)
+        # A relative import keeps its dots (``.steps.f``): only the project index (which knows the
+        # package) makes it absolute; no SDK name starts with a dot.
+        module = "." * len(node.relative) + _module_name(node.module)
         for alias in node.names:
             name = dotted_name(alias.name) or ""
             local = name
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
-            self.aliases[local] = f"{module}.{name}"
+            self.aliases[local] = f"{module}.{name}" if not module.endswith(".") else module + name
 
     def qualify(self, node: cst.BaseExpression) -> str | None:
         """The qualified name ``node`` refers to through an import, e.g. ``tk.ServiceClient``

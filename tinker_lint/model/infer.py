@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -34,7 +35,19 @@ from tinker_lint.model.scopes import (
     resolve_function,
 )
 from tinker_lint.model.sdk import Returns, SdkMethod
-from tinker_lint.model.types import ARRAY, TOKENIZER, Kind, TType, client, future, result_of
+from tinker_lint.model.types import (
+    ARRAY,
+    TOKENIZER,
+    Kind,
+    TType,
+    client,
+    future,
+    instance,
+    result_of,
+)
+
+if TYPE_CHECKING:
+    from tinker_lint.model.helpers import Helpers
 
 # Builtins that keep a sequence's elements.
 _SEQUENCE_BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "iter"})
@@ -71,6 +84,9 @@ class TypeInference:
         self._binding_types: dict[int, frozenset[TType]] = {}
         self._in_progress: set[int] = set()
         self.settled = False
+        # Call resolution (``helpers.py``), given by the model: instances of project classes,
+        # and what project functions of other modules return.
+        self.helpers: Helpers | None = None
 
     def qualify(self, node: cst.BaseExpression, scope: Scope) -> str | None:
         return qualify(self.index.imports, node, scope)
@@ -210,7 +226,32 @@ class TypeInference:
         return result
 
     def annotation_types(self, ann: cst.BaseExpression, scope: Scope) -> Iterator[TType]:
-        return annotation_types(self.index.imports, self.index.module_scope, ann, scope)
+        yield from annotation_types(self.index.imports, self.index.module_scope, ann, scope)
+        yield from self._annotated_instance(ann, scope)
+
+    def _annotated_instance(self, ann: cst.BaseExpression, scope: Scope) -> Iterator[TType]:
+        """``policy: Policy``, ``Policy | None``, ``Optional[Policy]``, ``"Policy"``: an instance
+        of a class of the project."""
+        if self.helpers is None:
+            return
+        if isinstance(ann, cst.SimpleString):
+            text = str(ann.evaluated_value)
+            if text.replace(".", "").replace("_", "").isalnum():
+                ann, scope = cst.parse_expression(text), self.index.module_scope
+            else:
+                return
+        if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+            yield from self._annotated_instance(ann.left, scope)
+            yield from self._annotated_instance(ann.right, scope)
+        elif isinstance(ann, cst.Subscript):
+            if (dotted_name(ann.value) or "").rsplit(".", 1)[-1] == "Optional":
+                for element in ann.slice:
+                    if isinstance(element.slice, cst.Index):
+                        yield from self._annotated_instance(element.slice.value, scope)
+        elif isinstance(ann, cst.Name | cst.Attribute):
+            qualified = self.helpers.is_class(ann, scope)
+            if qualified is not None:
+                yield instance(qualified)
 
     def _infer_attribute(self, expr: cst.Attribute, scope: Scope) -> Iterator[TType]:
         for binding in self._attr_bindings(expr, scope):
@@ -299,6 +340,28 @@ class TypeInference:
             target = resolve_function(self.index.methods, func, scope)
             if target is not None:
                 yield from self._function_call_types(target)
+        if self.helpers is not None and resolve_function(self.index.methods, func, scope) is None:
+            yield from self._project_call_types(call, scope)
+
+    def _project_call_types(self, call: cst.Call, scope: Scope) -> Iterator[TType]:
+        """A project class's constructor gives an instance; a function of another module (or a
+        method of a project class) gives what its summary says it returns."""
+        assert self.helpers is not None
+        qualified = self.helpers.is_class(call.func, scope)
+        if qualified is not None:
+            yield instance(qualified)
+            return
+        summary = self.helpers.of_call(call, scope)
+        if summary is None:
+            return
+        made: list[TType] = []
+        for ref in summary.returns:
+            method = ref.method
+            if method is not None:
+                made.append(future(result_of(method, call), method, call))
+        made.extend(client(kind) for kind in sorted(summary.returns_clients, key=str))
+        for t in made:
+            yield TType(Kind.COROUTINE, inner=t) if summary.is_async else t
 
     def _infer_builtin(self, name: str, call: cst.Call, scope: Scope) -> Iterator[TType]:
         """``enumerate``, ``zip``, ``list`` and friends keep track of the futures they carry."""

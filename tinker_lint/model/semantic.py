@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from tinker_lint.model.collect import collect
+from tinker_lint.model.helpers import Helpers
 from tinker_lint.model.infer import TypeInference
 from tinker_lint.model.names import array_function
 from tinker_lint.model.scopes import (
@@ -40,9 +41,11 @@ from tinker_lint.model.scopes import (
 )
 from tinker_lint.model.sdk_calls import SdkCalls
 from tinker_lint.model.submits import Submits
+from tinker_lint.model.summaries import ProjectView
 from tinker_lint.model.tree import TRIVIA as _TRIVIA  # noqa: F401 - tests/test_model_index.py
 from tinker_lint.model.tree import child_fields
 from tinker_lint.model.types import TType
+from tinker_lint.syntax.positions import NodePositions
 
 if TYPE_CHECKING:
     from tinker_lint.model.flow import Event
@@ -74,7 +77,11 @@ class SemanticModel:
         *,
         cadence_names: re.Pattern[str] | None = None,
         hot_loop_calls: re.Pattern[str] | None = None,
+        project: ProjectView | None = None,
+        module_name: str = "",
     ) -> None:
+        """``project``: the rest of the project, for calls of its functions (``helpers.py``);
+        ``module_name``: this module's dotted name in it (``pkg.train``)."""
         self.module = module
         self.cadence_names = cadence_names
         # Calls (by name) that the project says submit a step, e.g. a wrapper from another module.
@@ -124,6 +131,13 @@ class SemanticModel:
         self.roles_submitted_by_call = submits.of_call
         self.loop_submit_roles = submits.of_loop
         self._submits = submits
+        self.project = project
+        self.helpers = Helpers(self, project, module_name)
+        self.helper_of = self.helpers.of_call
+        submits.helper_of = self.helper_of
+        self.summary_of = self.helpers.summaries.of_function
+        inference.helpers = self.helpers
+        self._positions: NodePositions | None = None
 
     array_function = staticmethod(array_function)
     is_tinker_name = staticmethod(is_tinker_name)
@@ -136,6 +150,12 @@ class SemanticModel:
     def function_submit_roles(self) -> dict[FunctionInfo, frozenset[Role]]:
         """Roles of the requests each function of this module submits (``submits.py``)."""
         return self._submits.function_roles
+
+    def line_of(self, node: cst.CSTNode) -> int:
+        """The line ``node`` starts on (positions worked out for the nodes asked about only)."""
+        if self._positions is None:
+            self._positions = NodePositions(self.module, None, self.parent)
+        return self._positions[node].start.line
 
     @cached_property
     def steps(self) -> Steps:

@@ -6,6 +6,7 @@ Which loop is the step loop, and what runs on every step, is ``steps.py``'s ques
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
 
 import libcst as cst
@@ -14,12 +15,15 @@ from tinker_lint.model.collect import ModuleIndex
 from tinker_lint.model.scopes import FunctionInfo, LoopInfo, Scope, resolve_function
 from tinker_lint.model.sdk import Role
 from tinker_lint.model.sdk_calls import SdkCalls
+from tinker_lint.model.summaries import Summary
 
 
 class Submits:
     def __init__(self, index: ModuleIndex, calls: SdkCalls) -> None:
         self.index = index
         self.calls = calls
+        # Call resolution beyond this module's plain names (``helpers.py``), given by the model.
+        self.helper_of: Callable[[cst.Call, Scope], Summary | None] = lambda call, scope: None
 
     @cached_property
     def function_roles(self) -> dict[FunctionInfo, frozenset[Role]]:
@@ -53,7 +57,9 @@ class Submits:
             return frozenset({submit.method.role})
         target = resolve_function(self.index.methods, call.func, scope)
         if target is None:
-            return frozenset()
+            # A method through an instance or a base class, a function of another module.
+            helper = self.helper_of(call, scope)
+            return helper.submits if helper is not None else frozenset()
         return self.function_roles.get(target, frozenset())
 
     def of_loop(self, loop: LoopInfo) -> frozenset[Role]:

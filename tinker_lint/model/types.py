@@ -21,6 +21,7 @@ class Kind(str, Enum):
     TUPLE = "tuple"  # a fixed-length sequence: ``items`` holds each position's possible types
     TOKENIZER = "tokenizer"  # a Hugging Face tokenizer
     ARRAY = "array"  # a numpy array or torch tensor (iterating it runs Python per element)
+    INSTANCE = "instance"  # an instance of a class of the project: ``name`` is its qualified name
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class TType:
     origin_id: int = 0
     origin: CSTNode | None = field(default=None, compare=False, hash=False, repr=False)
     items: tuple[frozenset[TType], ...] = ()  # for TUPLE
+    name: str = ""  # for INSTANCE: the class, as ``package.module.Class``
 
     @property
     def is_future(self) -> bool:
@@ -66,6 +68,10 @@ def result_of(method: SdkMethod | None, origin: CSTNode | None = None) -> TType:
 
 def future(inner: TType, method: SdkMethod | None, origin: CSTNode | None) -> TType:
     return TType(Kind.FUTURE, inner=inner, method=method, origin_id=id(origin), origin=origin)
+
+
+def instance(qualified_class: str) -> TType:
+    return TType(Kind.INSTANCE, name=qualified_class)
 
 
 TOKENIZER = TType(Kind.TOKENIZER)

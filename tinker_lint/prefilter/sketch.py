@@ -119,6 +119,11 @@ def sketch(tree: ast.AST, hot_loop_calls: re.Pattern[str] | None = None) -> Sket
     submitting_any: set[str] = set()  # functions with any submit in them
     called_in_loops: set[str] = set()
     step_in_loop = submit_in_loop = False
+    # A call of a function of the module that waits is a wait where it is called (the model's
+    # function summaries): every call by name, placed as a wait would be, and the functions that
+    # wait, to be matched once the walk has seen them all.
+    named_calls: list[tuple[str, int, tuple[int, int], bool]] = []
+    waiting: set[str] = set()
 
     stack: list[tuple[ast.AST, ast.AST | None, _Where]] = [(tree, None, _Where(owner=0))]
     while stack:
@@ -174,11 +179,14 @@ def sketch(tree: ast.AST, hot_loop_calls: re.Pattern[str] | None = None) -> Sket
                     calls_by_function[function].add(name)
                 if where.in_loop:
                     called_in_loops.add(name)
+                start = (node.lineno, node.col_offset)
+                named_calls.append((name, where.owner, start, where.in_async))
             if step:
                 submitting.update(where.functions)
                 step_in_loop = step_in_loop or where.in_loop
         if is_wait:
             waits = True
+            waiting.update(where.functions)
             start = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
             waits_in.setdefault(where.owner, []).append((start, id(node)))
             where = where._replace(waits_around=(*where.waits_around, id(node)))
@@ -195,6 +203,12 @@ def sketch(tree: ast.AST, hot_loop_calls: re.Pattern[str] | None = None) -> Sket
 
     _close_over_calls(submitting, calls_by_function)
     _close_over_calls(submitting_any, calls_by_function)
+    _close_over_calls(waiting, calls_by_function)
+    for index, (name, owner, start, in_async) in enumerate(named_calls):
+        if name in waiting:
+            waits = True
+            blocks_in_async = blocks_in_async or in_async
+            waits_in.setdefault(owner, []).append((start, -1 - index))
     return Sketch(
         called_methods=frozenset(methods),
         called_roles=frozenset(role for method in methods for role in _ROLES[method]),

@@ -7,7 +7,7 @@ from functools import partial
 
 import libcst as cst
 
-from tinker_lint.model.flow import Wait
+from tinker_lint.model.flow import Wait, waited_text
 from tinker_lint.model.pipeline import WaitThenSubmit, waits_and_next_submits
 from tinker_lint.model.sdk import Role
 from tinker_lint.model.semantic import Scope
@@ -26,7 +26,7 @@ class WaitBeforeSubmit(Rule):
         "order, so `optim_step` never needs the `forward_backward` result"
     )
     message = (
-        "Waiting for `{waited}` before submitting `{submit}`, which does not need its result: "
+        "Waiting for {waited} before submitting `{submit}`, which does not need its result: "
         "submit `{submit}` first, then wait for both (requests run in submission order; "
         "`tinker_cookbook.supervised.train` pipelines this)"
     )
@@ -109,7 +109,7 @@ for batch in batches:
         submitting = {
             id(site.function.node) if site.function is not None else None
             for site in model.calls
-            if model.submit_of(site.node, site.scope) is not None
+            if model.roles_submitted_by_call(site.node, site.scope)
         }
         bodies: list[tuple[Sequence[cst.CSTNode], Scope]] = []
         if None in submitting:
@@ -127,13 +127,15 @@ for batch in batches:
                 wait: Wait = group[0].wait
                 if id(wait.node) in guarded:
                     continue
-                if any(p.dependent or p.submit.call.method.role is Role.SAVE for p in group):
+                if any(p.dependent or Role.SAVE in p.submit.roles for p in group):
                     continue
-                submit = group[0].submit.call.method.plain_name
-                waited = ", ".join(sorted(wait.methods)) or "a Tinker request"
+                submit = group[0].submit.name
+                # A helper's wait is reported at its call, and moved by hand: no fix.
+                fix = (
+                    None
+                    if wait.helper is not None
+                    else partial(plan_move_wait, ctx, wait, scope, [p.submit.node for p in group])
+                )
                 yield self.finding(
-                    wait.node,
-                    partial(plan_move_wait, ctx, wait, scope, [p.submit.node for p in group]),
-                    waited=waited,
-                    submit=submit,
+                    wait.node, fix, waited=waited_text(wait, ctx.path), submit=submit
                 )

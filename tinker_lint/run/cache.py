@@ -30,7 +30,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tinker_lint import __version__
@@ -87,6 +87,14 @@ def settings_fingerprint(settings: Settings) -> str:
     return hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()
 
 
+def _digest_of(path: str) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except OSError:
+        return None
+
+
 class Cache:
     """Diagnostics by file, for one set of settings and one linter."""
 
@@ -128,22 +136,36 @@ class Cache:
             warnings = stored["warnings"]
             if not all(isinstance(w, str) for w in warnings):
                 return None
+            # The project files its findings came from (the helpers it calls): each must still
+            # hold the bytes it held then.
+            for other, digest in stored.get("depends", {}).items():
+                if _digest_of(other) != digest:
+                    return None
             self._used.add(key)
             return diagnostics, list(warnings)
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
             return None
 
     def put(
-        self, key: str, diagnostics: Sequence[Diagnostic], warnings: Sequence[str] = ()
+        self,
+        key: str,
+        diagnostics: Sequence[Diagnostic],
+        warnings: Sequence[str] = (),
+        depends: Mapping[str, str] | None = None,
     ) -> None:
-        """Store atomically; raises OSError if the cache directory cannot be written."""
+        """Store atomically; raises OSError if the cache directory cannot be written.
+        ``depends``: the other project files the diagnostics came from, with their SHA-256."""
         if not self._made:
             self._make_directory()
         entry = self.entry(key)
         temporary = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
-        data = json.dumps(
-            {"diagnostics": [_to_json(d) for d in diagnostics], "warnings": list(warnings)}
-        )
+        stored: dict[str, object] = {
+            "diagnostics": [_to_json(d) for d in diagnostics],
+            "warnings": list(warnings),
+        }
+        if depends:
+            stored["depends"] = dict(sorted(depends.items()))
+        data = json.dumps(stored)
         try:
             with open(temporary, "w", encoding="utf-8") as handle:
                 handle.write(data)

@@ -29,6 +29,7 @@ from tinker_lint.noqa import file_exemptions, is_exempt, is_suppressed, noqa_lin
 from tinker_lint.prefilter.mentions import hot_loop_names, may_concern_tinker
 from tinker_lint.prefilter.needs import TextFacts
 from tinker_lint.prefilter.sketch import sketch
+from tinker_lint.project.index import FileView, ProjectIndex
 from tinker_lint.rules import ALL_CODES, PYTHON_RULES
 from tinker_lint.rules.base import Context, Finding, Rule
 from tinker_lint.syntax.parse import parse_module
@@ -52,6 +53,8 @@ class FileResult:
     module: cst.Module | None = None
     # For stderr, each naming the file: why it was not analysed, a typo in a noqa comment.
     warnings: list[str] = field(default_factory=list)
+    # The other project files its findings depend on (helpers it calls): path -> SHA-256.
+    depends: dict[str, str] = field(default_factory=dict)
 
 
 def lint_bytes(
@@ -61,13 +64,16 @@ def lint_bytes(
     *,
     rules: Sequence[type[Rule]] | None = None,
     prefilter: bool = True,
+    project: ProjectIndex | None = None,
 ) -> FileResult:
     try:
         source = decode_source(raw)
     except DecodeError as error:
         message = f"Cannot decode file: {error}"
         return FileResult(path, _engine(path, "TNK001", message, settings, error.line, error.col))
-    result = lint_text(source.text, path, settings, rules=rules, prefilter=prefilter)
+    result = lint_text(
+        source.text, path, settings, rules=rules, prefilter=prefilter, project=project
+    )
     result.source = source
     return result
 
@@ -82,19 +88,26 @@ def lint_text(
     tree: ast.Module | None = None,
     fixes: bool = True,
     facts: TextFacts | None = None,
+    project: ProjectIndex | None = None,
 ) -> FileResult:
     """``facts``: the text's pre-filter facts, when the caller has worked them out already (the
     flake8 plugin's gate). ``rules`` replaces the registry (tests register a broken rule); ``prefilter=False`` runs the
     model and every rule even on files their text and tree tests rule out (the robustness sweep
     does). ``tree``: CPython's tree of ``text``, when the caller has it (flake8 gives its plugins
     one): the file then compiles, and is not parsed by CPython again. ``fixes=False``: no
-    diagnostic carries its fix (flake8 shows none), so none is planned."""
+    diagnostic carries its fix (flake8 shows none), so none is planned. ``project``: the project
+    index, so that calls of the project's other modules are seen (their summaries)."""
     candidates = PYTHON_RULES if rules is None else rules
     rules = [
         rule
         for rule in candidates
         if settings.is_enabled(rule.code, path) and rule.applies_at(settings.tinker_version)
     ]
+    view = project.view(path) if project is not None else None
+    if prefilter and view is not None and view.imports_helpers(text):
+        # What it finds depends on the helpers it imports, which its own text and tree do not
+        # show: the pre-filters, which read only those, step aside.
+        prefilter = False
     needs = {rule: rule.needs() for rule in rules} if prefilter else {}
     if prefilter:
         # Each rule's declaration (``prefilter/needs.py``), tested against facts of the text
@@ -147,7 +160,7 @@ def lint_text(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        result = run_deep(_analyse, text, path, settings, rules, tree, fixes)
+        result = run_deep(_analyse, text, path, settings, rules, tree, fixes, view)
     except Exception as error:
         return FileResult(
             path, _internal_error(path, "the engine", error, settings), warnings=warnings
@@ -156,6 +169,8 @@ def lint_text(
         if collecting:
             gc.enable()
     result.warnings[:0] = warnings
+    if view is not None:
+        result.depends = view.dependencies()
     return result
 
 
@@ -175,6 +190,7 @@ def _analyse(
     rules: Sequence[type[Rule]],
     tree: ast.Module | None = None,
     fixes: bool = True,
+    view: FileView | None = None,
 ) -> FileResult:
     """Parse, model, rules, positions, noqa (on a deep-stack thread: ``guard.run_deep``).
     ``tree``, CPython's tree of the same text if there is one, tells where each statement starts
@@ -199,6 +215,8 @@ def _analyse(
             module,
             cadence_names=settings.cadence_pattern,
             hot_loop_calls=settings.hot_loop_pattern,
+            project=view,
+            module_name=view.module_name if view is not None else "",
         )
     except RecursionError:
         return _not_analysed(path, "nested too deeply to analyse")

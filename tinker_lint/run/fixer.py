@@ -16,6 +16,7 @@ from tinker_lint.fix.apply import apply_fixes
 from tinker_lint.fix.plan import is_applicable
 from tinker_lint.io.files import DecodeError, decode_source
 from tinker_lint.io.settings import Settings
+from tinker_lint.project.index import project_index
 from tinker_lint.run.engine import lint_bytes, lint_text
 
 MAX_PASSES = 10
@@ -63,7 +64,7 @@ def fix_text(
     cache), so that the first pass does not lint it again. ``guard``: which fixes the text may
     take, told of each pass applied (a notebook's cells: ``io.notebook.CellLayout``)."""
     if first is None:
-        result = lint_text(text, path, settings)
+        result = lint_text(text, path, settings, project=project_index())
         first = result.diagnostics, result.warnings
     diagnostics, warnings = first
     outcome = FixResult(
@@ -101,7 +102,7 @@ def fix_text(
         outcome.text = new_text
         outcome.passes += 1
         seen.add(new_text)
-        again = lint_text(new_text, path, settings)
+        again = lint_text(new_text, path, settings, project=project_index())
         outcome.remaining, outcome.warnings = again.diagnostics, again.warnings
     if any(
         d.fix is not None
@@ -140,7 +141,7 @@ def fix_bytes(
         source = decode_source(raw)
     except DecodeError:
         if first is None:
-            linted = lint_bytes(raw, path, settings)
+            linted = lint_bytes(raw, path, settings, project=project_index())
             first = linted.diagnostics, linted.warnings
         return FileFix(None, None, first[0], [], first[1], first[0], first[1])
     result = fix_text(source.text, path, settings, unsafe_fixes=unsafe_fixes, first=first)

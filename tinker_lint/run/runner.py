@@ -131,6 +131,7 @@ class Outcome:
     new_raw: bytes | None = None  # the fixed bytes; None: nothing to change
     diff: str = ""  # ``--diff``
     problems: list[str] = field(default_factory=list)  # the fixer's, naming no file
+    depends: dict[str, str] = field(default_factory=dict)  # the project files it depends on
 
 
 def lint_paths(
@@ -243,10 +244,10 @@ def run_paths(
         if fix is None:
             per_file[job.order] = outcome.diagnostics
             run.warnings.extend(outcome.warnings)
-            stored = outcome.diagnostics, outcome.warnings
+            stored = outcome.diagnostics, outcome.warnings, outcome.depends
         else:
             per_file[job.order] = _settle(run, given, job.path, raw, outcome, fix)
-            stored = outcome.initial or [], outcome.initial_warnings
+            stored = outcome.initial or [], outcome.initial_warnings, outcome.depends
         if key is not None and cache is not None and not cache_failed:
             try:
                 cache.put(key, *stored)
@@ -504,10 +505,11 @@ def _work(job: Job, settings: Settings, fix: FixMode | None) -> Outcome:
     if is_notebook(job.path):
         return _work_notebook(job, settings, fix)
     if fix is None:
+        from tinker_lint.project.index import project_index
         from tinker_lint.run.engine import lint_bytes
 
-        result = lint_bytes(job.raw, job.path, settings)
-        return Outcome(result.diagnostics, result.warnings)
+        result = lint_bytes(job.raw, job.path, settings, project=project_index())
+        return Outcome(result.diagnostics, result.warnings, depends=result.depends)
     from tinker_lint.run.fixer import fix_bytes
 
     fixed = fix_bytes(job.raw, job.path, settings, unsafe_fixes=fix.unsafe_fixes, first=job.cached)

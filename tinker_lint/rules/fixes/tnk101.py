@@ -278,7 +278,7 @@ def _extend(
         pending.append(sibling)
         submits = [e for e in events_in(model, sibling, scope) if isinstance(e, Submit)]
         if submits:
-            if any(e.call.method.role is Role.SAVE for e in submits):
+            if any(Role.SAVE in e.roles for e in submits):
                 break
             if _last_submit(model, sibling, scope) is None:
                 break

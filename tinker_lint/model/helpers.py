@@ -1,0 +1,175 @@
+"""Which function of the project a call runs: the one owner of call resolution.
+
+Plain to see, or unknown (never guessed from a name):
+- a name bound by a ``def`` of the module, or imported from a module of the project;
+- ``self.m(...)`` / ``cls.m(...)`` in a class: its method, or its bases' (the module's classes and
+  the project's);
+- ``obj.m(...)`` and ``obj(...)`` on an instance of a project class (``obj = Policy(...)``,
+  ``obj: Policy``, ``self.policy = policy`` with ``policy: Policy``);
+- ``mod.f(...)`` on an imported module of the project.
+
+The answer is the callee's summary (``summaries.py``); the project's other modules are asked
+through the model's ``ProjectView``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from tinker_lint.model.imports import dotted_name
+from tinker_lint.model.summaries import ProjectView, Summaries, Summary, is_abstract
+from tinker_lint.model.types import Kind
+
+if TYPE_CHECKING:
+    from tinker_lint.model.scopes import FunctionInfo, Scope
+    from tinker_lint.model.semantic import SemanticModel
+
+
+class Helpers:
+    def __init__(self, model: SemanticModel, project: ProjectView | None, module_name: str):
+        self.model = model
+        self.project = project
+        self.module_name = module_name
+        self.summaries = Summaries(model, project.path if project is not None else "")
+        self._of_call: dict[int, Summary | None] = {}
+
+    # --- the question ----------------------------------------------------------------------
+    def of_call(self, call: cst.Call, scope: Scope) -> Summary | None:
+        """The summary of the project function ``call`` runs, if it is plain to see which."""
+        key = id(call)
+        if key in self._of_call:
+            return self._of_call[key]
+        self._of_call[key] = None  # a call inside its own resolution counts as nothing
+        found = self._resolve(call.func, scope)
+        self._of_call[key] = found
+        return found
+
+    def qualified_class(self, name: str) -> str:
+        """A class of this module, named as the project names it."""
+        return f"{self.module_name}.{name}" if self.module_name else name
+
+    def is_class(self, func: cst.BaseExpression, scope: Scope) -> str | None:
+        """The qualified class ``func`` names (``Policy``, ``types.Policy``), if a project one."""
+        if isinstance(func, cst.Name):
+            for binding in scope.lookup(func.value):
+                if binding.kind == "class":
+                    return self.qualified_class(func.value)
+                return None
+        qualified = self._imported(func, scope)
+        if qualified is not None and self.project is not None and self.project.is_class(qualified):
+            return qualified
+        return None
+
+    # --- resolution ------------------------------------------------------------------------
+    def _resolve(self, func: cst.BaseExpression, scope: Scope) -> Summary | None:
+        model = self.model
+        if isinstance(func, cst.Name):
+            bindings = scope.lookup(func.value)
+            for binding in bindings:
+                if binding.kind == "def" and binding.function is not None:
+                    return self.summaries.of_function(binding.function)
+            if bindings:
+                return self._instance_call(func, scope)
+            return self._external(func, scope)
+        if not isinstance(func, cst.Attribute):
+            return None
+        receiver = func.value
+        name = func.attr.value
+        function = scope.function
+        if (
+            isinstance(receiver, cst.Name)
+            and function is not None
+            and function.class_name is not None
+            and receiver.value in (function.self_name, "cls")
+        ):
+            return self.method(self.qualified_class(function.class_name), name)
+        for t in sorted(model.types(receiver, scope), key=lambda t: t.name):
+            if t.kind is Kind.INSTANCE:
+                found = self.method(t.name, name)
+                if found is not None:
+                    return found
+        if model.types(receiver, scope):
+            return self._instance_call(func, scope)
+        return self._external(func, scope)
+
+    def _instance_call(self, func: cst.BaseExpression, scope: Scope) -> Summary | None:
+        """``policy(prompt)``: the ``__call__`` of the project class ``policy`` is an instance of."""
+        for t in sorted(self.model.types(func, scope), key=lambda t: t.name):
+            if t.kind is Kind.INSTANCE:
+                found = self.method(t.name, "__call__")
+                if found is not None:
+                    return found
+        return None
+
+    def _imported(self, func: cst.BaseExpression, scope: Scope) -> str | None:
+        dotted = dotted_name(func)
+        if dotted is None or scope.lookup(dotted.split(".")[0]) or self.project is None:
+            return None
+        qualified = self.model.imports.qualify(func)
+        if qualified is None:
+            return None
+        return self.project.absolute_name(qualified)
+
+    def _external(self, func: cst.BaseExpression, scope: Scope) -> Summary | None:
+        qualified = self._imported(func, scope)
+        if qualified is None or self.project is None:
+            return None
+        if self.project.is_class(qualified):
+            return None  # a constructor: its ``__init__`` is setup, not a step
+        return self.project.function(qualified)
+
+    def method(self, qualified_class: str, name: str) -> Summary | None:
+        """``name`` on an instance of ``qualified_class``: this module's classes (through their
+        bases), or the project's."""
+        module, _, class_name = qualified_class.rpartition(".")
+        if module != self.module_name or class_name not in self.model.index.classes:
+            if self.project is None:
+                return None
+            return self.project.method(qualified_class, name)
+        return self._local_method(class_name, name, set())
+
+    def _local_method(self, class_name: str, name: str, seen: set[str]) -> Summary | None:
+        if class_name in seen:
+            return None
+        seen.add(class_name)
+        methods = self.model.index.methods.get(class_name, {})
+        own = methods.get(name)
+        if own is not None:
+            if not is_abstract(own.node):
+                return self.summaries.of_function(own)
+            return self._overrides(class_name, name)
+        node = self.model.index.classes[class_name]
+        for base in node.bases:
+            value = base.value
+            if isinstance(value, cst.Name) and value.value in self.model.index.classes:
+                found = self._local_method(value.value, name, seen)
+            else:
+                qualified = self._imported(value, self.model.module_scope)
+                found = (
+                    self.project.method(qualified, name)
+                    if qualified is not None and self.project is not None
+                    else None
+                )
+            if found is not None:
+                return found
+        return None
+
+    def _overrides(self, class_name: str, name: str) -> Summary | None:
+        """A method without a body (an interface): what its overrides in this module do, when
+        they all agree that it waits (``PreferenceModel.__call__`` and its one implementation)."""
+        found: list[FunctionInfo] = []
+        for other, node in self.model.index.classes.items():
+            if other == class_name:
+                continue
+            if any(
+                isinstance(b.value, cst.Name) and b.value.value == class_name for b in node.bases
+            ):
+                override = self.model.index.methods.get(other, {}).get(name)
+                if override is not None and not is_abstract(override.node):
+                    found.append(override)
+        summaries = [self.summaries.of_function(f) for f in found]
+        if summaries and all(s.waits for s in summaries):
+            return summaries[0]
+        return None

@@ -1,0 +1,1 @@
+"""The project a linted file belongs to: its other modules, and what their functions do."""

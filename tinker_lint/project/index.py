@@ -1,0 +1,419 @@
+"""The project a file belongs to: its modules, found from import names, and what their functions
+do (``model/summaries.py``), each module summarised once per process.
+
+A module of the project is a file under the project root (the nearest directory above the linted
+file with ``pyproject.toml``, ``setup.cfg``, ``setup.py``, ``.git`` or requirements; else the
+file's own directory) that an import names: ``from .steps import f``, ``from pkg.steps import f``,
+``import pkg.steps as steps``. Names are looked up as Python would find them from the file: in its
+own directory (a script's ``sys.path[0]``), the directories above it up to the root (the top of its
+package), and ``src/``. Anything else (the standard library, installed packages) is not the
+project's: it stays unknown.
+
+Summarising a module parses it (CPython first, libcst only for one that may submit or wait) and
+builds its model, whose own calls of other project modules come back here: recursion and import
+cycles are cut (a module being summarised answers nothing), and chains are at most ``MAX_DEPTH``
+modules deep. Every file read is recorded with the SHA-256 of its bytes, so a file's findings can
+be cached under the contents of the project files they depend on (``dependencies``).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import re
+import warnings
+from dataclasses import dataclass, field
+
+from tinker_lint.deps.kinds import project_root
+from tinker_lint.io.files import DecodeError, decode_source
+from tinker_lint.model.helpers import Helpers
+from tinker_lint.model.sdk import Role
+from tinker_lint.model.summaries import ClassSummary, Summary, is_abstract
+from tinker_lint.prefilter.sketch import sketch
+from tinker_lint.syntax.parse import parse_module
+
+MAX_DEPTH = 4
+_REQUESTS = frozenset({Role.TRAIN, Role.SAMPLE, Role.SAVE})
+# Bigger files are generated data, not helpers (the engine does not analyse them either).
+_MAX_HELPER_BYTES = 2_000_000
+# A module that may submit or wait: the words a summary needs (else it is summarised from its
+# imports alone, without libcst).
+_MAY_MATTER = re.compile(
+    r"\b(?:tinker|result|await|asyncio|forward_backward\w*|optim_step\w*|sample\w*|"
+    r"compute_logprobs\w*|save_\w+)\b"
+)
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import\b|import[ \t]+([\w.]+))", re.M)
+
+
+@dataclass
+class ModuleFacts:
+    """What one module of the project offers to the others (plain data)."""
+
+    path: str
+    functions: dict[str, Summary] = field(default_factory=dict)
+    classes: dict[str, ClassSummary] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)  # re-exports: name -> qualified
+    # Every project file these facts were made from (this one included): path -> SHA-256.
+    depends: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def matters(self) -> bool:
+        return any(s.matters for s in self.functions.values()) or any(
+            s.matters for c in self.classes.values() for s in c.methods.values()
+        )
+
+
+class ProjectIndex:
+    """The modules of the projects of the files linted in one process, summarised once each."""
+
+    def __init__(self) -> None:
+        self._facts: dict[str, ModuleFacts | None] = {}  # by absolute path
+        self._loading: list[str] = []
+        self._roots: dict[str, str] = {}
+        self._stats: dict[str, tuple[int, int] | None] = {}
+
+    def view(self, path: str) -> FileView:
+        """What the file at ``path`` sees of its project."""
+        absolute = os.path.abspath(path)
+        directory = os.path.dirname(absolute)
+        root = self._roots.get(directory)
+        if root is None:
+            root = self._roots[directory] = _project_root(absolute)
+        return FileView(self, path, absolute, root)
+
+    # --- modules -----------------------------------------------------------------------------
+    def facts(self, path: str, view: FileView) -> ModuleFacts | None:
+        """The facts of the module at ``path`` (absolute), made once (again if the file changed
+        since); None while it is being made (a cycle) or beyond ``MAX_DEPTH``."""
+        if path in self._facts:
+            if self._stats.get(path) == _stat(path):
+                return self._facts[path]
+            del self._facts[path]
+        if path in self._loading or len(self._loading) >= MAX_DEPTH:
+            return None
+        self._loading.append(path)
+        try:
+            made = self._summarise(path, view)
+        finally:
+            self._loading.pop()
+        self._facts[path] = made
+        self._stats[path] = _stat(path)
+        return made
+
+    def _summarise(self, path: str, view: FileView) -> ModuleFacts | None:
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read(_MAX_HELPER_BYTES + 1)
+        except OSError:
+            return None
+        digest = hashlib.sha256(raw).hexdigest()
+        facts = ModuleFacts(view.display(path), depends={path: digest})
+        if len(raw) > _MAX_HELPER_BYTES:
+            return facts
+        try:
+            text = decode_source(raw).text
+        except DecodeError:
+            return facts
+        helper_view = FileView(self, path, path, view.root)
+        for local, qualified in helper_view.imported_names(text).items():
+            facts.aliases[local] = qualified
+        if _MAY_MATTER.search(text) is None:
+            return facts
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return facts
+        # CPython's tree says whether anything in it submits or waits, or calls another module
+        # of the project: only then is it worth libcst's parse and a model.
+        shape = sketch(tree)
+        if not (shape.called_roles & _REQUESTS or shape.waits):
+            return facts
+        try:
+            module = parse_module(text)
+        except Exception:  # a helper libcst cannot parse offers nothing
+            return facts
+        from tinker_lint.model.semantic import SemanticModel
+
+        model = SemanticModel(module, project=helper_view, module_name=helper_view.module_name)
+        helpers = model.helpers
+        for function in model.functions:
+            if function.parent is None and function.class_name is None:
+                facts.functions[function.name] = model.summary_of(function)
+        for name, node in model.index.classes.items():
+            facts.classes[name] = self._class(model, helpers, name, node)
+        for other in helper_view.consulted:
+            found = self._facts.get(other)
+            if found is not None:
+                facts.depends.update(found.depends)
+        return facts
+
+    @staticmethod
+    def _class(model: object, helpers: Helpers, name: str, node: object) -> ClassSummary:
+        from tinker_lint.model.semantic import SemanticModel
+
+        assert isinstance(model, SemanticModel)
+        bases: list[str] = []
+        for base in getattr(node, "bases", ()):
+            value = base.value
+            qualified = helpers.is_class(value, model.module_scope)
+            if qualified is not None:
+                bases.append(qualified)
+        methods: dict[str, Summary] = {}
+        abstract: set[str] = set()
+        for method_name, function in model.index.methods.get(name, {}).items():
+            if function.scope.parent is not None and function.scope.parent.kind != "class":
+                continue
+            methods[method_name] = model.summary_of(function)
+            if is_abstract(function.node):
+                abstract.add(method_name)
+        return ClassSummary(name, tuple(bases), methods, frozenset(abstract))
+
+
+class FileView:
+    """One file's view of its project (``model.summaries.ProjectView``)."""
+
+    def __init__(self, index: ProjectIndex, path: str, absolute: str, root: str) -> None:
+        self.index = index
+        self.given = path
+        self.file = absolute
+        self.root = root
+        self.directory = os.path.dirname(absolute)
+        self.package_parts = _package_parts(self.directory, root)
+        stem = os.path.splitext(os.path.basename(absolute))[0]
+        parts = self.package_parts if stem == "__init__" else [*self.package_parts, stem]
+        self.module_name = ".".join(parts)
+        self.package = ".".join(self.package_parts)
+        self.consulted: list[str] = []  # project files asked about, in order (absolute paths)
+
+    # --- ProjectView -------------------------------------------------------------------------
+    @property
+    def path(self) -> str:
+        return self.file
+
+    def display(self, path: str) -> str:
+        """A project file as messages show it: relative to this file's directory."""
+        try:
+            return os.path.relpath(path, self.directory)
+        except ValueError:
+            return path
+
+    def absolute_name(self, name: str) -> str:
+        dots = len(name) - len(name.lstrip("."))
+        if not dots:
+            return name
+        parts = (
+            self.package_parts[: len(self.package_parts) - (dots - 1)]
+            if dots > 1
+            else list(self.package_parts)
+        )
+        rest = name[dots:]
+        return ".".join([*parts, rest] if rest else parts)
+
+    def function(self, qualified: str) -> Summary | None:
+        found = self._lookup(qualified)
+        if found is None:
+            return None
+        facts, attribute = found
+        head, _, rest = attribute.partition(".")
+        if not rest:
+            summary = facts.functions.get(head)
+            if summary is not None:
+                return summary
+            alias = facts.aliases.get(head)
+            return self.function(alias) if alias is not None and alias != qualified else None
+        if head in facts.classes:
+            return self.method(f"{self._module_of(facts)}.{head}", rest)
+        alias = facts.aliases.get(head)
+        if alias is not None:
+            return self.function(f"{alias}.{rest}")
+        return None
+
+    def method(
+        self, qualified_class: str, name: str, seen: frozenset[str] = frozenset()
+    ) -> Summary | None:
+        if qualified_class in seen:
+            return None
+        found = self._lookup(qualified_class)
+        if found is None:
+            return None
+        facts, class_name = found
+        record = facts.classes.get(class_name)
+        if record is None:
+            alias = facts.aliases.get(class_name)
+            if alias is not None and alias != qualified_class:
+                return self.method(alias, name, seen | {qualified_class})
+            return None
+        own = record.methods.get(name)
+        if own is not None:
+            if name not in record.abstract:
+                return own
+            overrides = [
+                c.methods[name]
+                for c in facts.classes.values()
+                if qualified_class in c.bases and name in c.methods and name not in c.abstract
+            ]
+            if overrides and all(s.waits for s in overrides):
+                return sorted(overrides, key=lambda s: s.name)[0]
+            return None
+        for base in record.bases:
+            inherited = self.method(base, name, seen | {qualified_class})
+            if inherited is not None:
+                return inherited
+        return None
+
+    def is_class(self, qualified: str) -> bool:
+        found = self._lookup(qualified)
+        if found is None:
+            return False
+        facts, name = found
+        if name in facts.classes:
+            return True
+        alias = facts.aliases.get(name)
+        return alias is not None and alias != qualified and self.is_class(alias)
+
+    # --- imports -----------------------------------------------------------------------------
+    def imported_names(self, text: str) -> dict[str, str]:
+        """Names this module imports from other modules, qualified (``.steps.f`` made absolute):
+        what a re-export (``from .steps import f`` in ``__init__.py``) offers."""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return {}
+        names: dict[str, str] = {}
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom):
+                module = self.absolute_name("." * node.level + (node.module or ""))
+                if self._module_file(module) is None:
+                    continue  # not the project's
+                for alias in node.names:
+                    if alias.name != "*":
+                        names[alias.asname or alias.name] = f"{module}.{alias.name}".lstrip(".")
+        return names
+
+    def imports_helpers(self, text: str) -> bool:
+        """Whether the file imports a module of the project that submits or waits somewhere: its
+        own text and tree then tell nothing of what it may find (the pre-filters step aside)."""
+        for match in _IMPORT.finditer(text):
+            name = match.group(1) or match.group(2)
+            module = self.absolute_name(name)
+            if module and self._module_file(module) is not None:
+                path = self._module_file(module)
+                assert path is not None
+                facts = self.index.facts(path, self)
+                self._consult(path)
+                if facts is not None and facts.matters:
+                    return True
+        return False
+
+    def dependencies(self) -> dict[str, str]:
+        """Every project file the findings of this file depend on: path -> SHA-256."""
+        found: dict[str, str] = {}
+        for path in self.consulted:
+            facts = self.index._facts.get(path)
+            if facts is not None:
+                found.update(facts.depends)
+        found.pop(self.file, None)
+        return dict(sorted(found.items()))
+
+    def _lookup(self, qualified: str) -> tuple[ModuleFacts, str] | None:
+        """The module a qualified name's longest prefix names, and the rest of the name."""
+        parts = qualified.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            path = self._module_file(".".join(parts[:cut]))
+            if path is None:
+                continue
+            self._consult(path)
+            facts = self.index.facts(path, self)
+            return (facts, ".".join(parts[cut:])) if facts is not None else None
+        return None
+
+    def _consult(self, path: str) -> None:
+        if path not in self.consulted:
+            self.consulted.append(path)
+
+    def _module_of(self, facts: ModuleFacts) -> str:
+        for path, cached in self.index._facts.items():
+            if cached is facts:
+                return _module_name(path, self.root)
+        return ""
+
+    def _module_file(self, module: str) -> str | None:
+        # ``tinker`` is the SDK, never the project's (a checkout of the SDK is not linted for this).
+        if not module or module.split(".")[0] == "tinker":
+            return None
+        relative = module.replace(".", os.sep)
+        for directory in _search_dirs(self.directory, self.root):
+            for candidate in (relative + ".py", os.path.join(relative, "__init__.py")):
+                path = os.path.join(directory, candidate)
+                if os.path.isfile(path):
+                    return path
+        return None
+
+
+def _stat(path: str) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_mtime_ns, found.st_size
+
+
+_SHARED: ProjectIndex | None = None
+
+
+def project_index() -> ProjectIndex:
+    """The index of this process: every file linted in it shares what its helpers do."""
+    global _SHARED
+    if _SHARED is None:
+        _SHARED = ProjectIndex()
+    return _SHARED
+
+
+def _project_root(path: str) -> str:
+    """The nearest directory above ``path`` marking a project, or holding ``.git``."""
+    marked = project_root(path)
+    directory = os.path.dirname(path)
+    while True:
+        if os.path.isdir(os.path.join(directory, ".git")) or directory == marked:
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return marked
+        directory = parent
+
+
+def _package_parts(directory: str, root: str) -> list[str]:
+    """The package ``directory`` is, by its ``__init__.py`` files up to the root."""
+    parts: list[str] = []
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        parts.append(os.path.basename(directory))
+        if directory == root:
+            break
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return list(reversed(parts))
+
+
+def _search_dirs(directory: str, root: str) -> list[str]:
+    """Where an absolute import is looked for: the file's directory, those above it up to the
+    root, and the root's ``src``."""
+    found = [directory]
+    while directory != root and directory.startswith(root):
+        directory = os.path.dirname(directory)
+        found.append(directory)
+    found.append(os.path.join(root, "src"))
+    return found
+
+
+def _module_name(path: str, root: str) -> str:
+    directory = os.path.dirname(path)
+    parts = _package_parts(directory, root)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return ".".join(parts if stem == "__init__" else [*parts, stem])
