@@ -55,6 +55,11 @@ def project_root(path: str) -> str:
         directory = parent
 
 
+def marks_a_project(directory: str) -> bool:
+    """Whether ``directory`` holds a project's configuration or requirements."""
+    return _marks_a_project(directory)
+
+
 def _marks_a_project(directory: str) -> bool:
     try:
         names = os.listdir(directory)

@@ -9,7 +9,7 @@ import libcst as cst
 
 # *_every, *_interval, *_freq, should_log, is_eval_step, ... (spec: "Cadence guard").
 DEFAULT_CADENCE_NAME = re.compile(
-    r"(^|_)(every|interval|freq|frequency|period|cadence)(_|$)|^should_|^is_\w*(step|time)$",
+    r"(^|_)(every|interval|freq|frequency|period|cadence)(_|$)|^_*should_|^_*is_\w*(step|time)$",
     re.IGNORECASE,
 )
 

@@ -47,6 +47,28 @@ _CONTAINER_STORES = {
 }
 
 _IF = cst.If
+_BLOCK = cst.IndentedBlock
+
+
+def _only_exits(body: cst.BaseSuite) -> bool:
+    """A block that only leaves: ``return``, ``continue``, ``raise`` (a ``pass`` or a log call
+    does not count as work)."""
+    statements = body.body if isinstance(body, cst.IndentedBlock) else (body,)
+    exits = False
+    for statement in statements:
+        smalls = (
+            statement.body
+            if isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite)
+            else None
+        )
+        if smalls is None:
+            return False
+        for small in smalls:
+            if isinstance(small, cst.Return | cst.Continue | cst.Raise):
+                exits = True
+            elif not isinstance(small, cst.Pass):
+                return False
+    return exits
 
 
 @dataclass(eq=False)
@@ -70,6 +92,9 @@ class ModuleIndex:
     calls: list[CallSite] = field(default_factory=list)
     call_site_of: dict[int, CallSite] = field(default_factory=dict)
     guarded_blocks: set[int] = field(default_factory=set)  # bodies of cadence guards
+    # Statements after an early exit on the off-steps (``if not should_log(step): return``,
+    # ``if step % N: continue``): they run only on the cadence steps.
+    guarded_statements: set[int] = field(default_factory=set)
     module_scope: Scope = field(init=False)
 
     def __post_init__(self) -> None:
@@ -112,6 +137,8 @@ class _Collector:
             children = CHILDREN.get(cls) or children_getter(node)
             if cls is _IF:  # by exact type: ``isinstance`` on libcst's classes is slow
                 self._visit_if(cast(cst.If, node))
+            elif cls is _BLOCK:
+                self._visit_block(cast(cst.IndentedBlock, node))
             elif children is not no_children:
                 kids: list[cst.CSTNode] = []
                 parent_of = self.parent_of
@@ -132,6 +159,51 @@ class _Collector:
         leave = self.leave.get(cls)
         if leave is not None:
             leave(node)
+
+    def _visit_block(self, node: cst.IndentedBlock) -> None:
+        """A block's statements in order; those after an early exit on the off-steps of a cadence
+        (``if not should_log(step): return``) are guarded as an ``if`` body would be."""
+        kids: list[cst.CSTNode] = []
+        extra = 0
+        for statement in node.body:
+            kids.append(statement)
+            self.parent_of[id(statement)] = node
+            if extra:
+                self.index.guarded_statements.add(id(statement))
+            self.visit(statement)
+            if isinstance(statement, cst.If) and self._exits_off_cadence(statement):
+                extra += 1
+                self.guards[-1] += 1
+        self.guards[-1] -= extra
+        if kids:
+            self.children_of[id(node)] = kids
+
+    def _exits_off_cadence(self, node: cst.If) -> bool:
+        """``if not should_log(step): return``, ``if step % N: continue``, ``if step % N != 0:
+        return``: what follows runs on the cadence steps only."""
+        if node.orelse is not None or not _only_exits(node.body):
+            return False
+        test = node.test
+        negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+        inner = test.expression if isinstance(test, cst.UnaryOperation) and negated else test
+        if not is_cadence_test(self.index.tree.walk(inner), self.index.cadence_names):
+            return False
+        if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Modulo):
+            return not negated  # ``step % N`` is true off the cadence steps
+        if isinstance(inner, cst.Comparison) and len(inner.comparisons) == 1:
+            target = inner.comparisons[0]
+            modulo = isinstance(inner.left, cst.BinaryOperation) and isinstance(
+                inner.left.operator, cst.Modulo
+            )
+            if (
+                modulo
+                and isinstance(target.comparator, cst.Integer)
+                and target.comparator.value == "0"
+            ):
+                equal = isinstance(target.operator, cst.Equal)
+                return equal == negated  # ``!= 0`` exits off-cadence; ``not ... == 0`` too
+            return False
+        return negated  # ``not should_log(step)``, ``not log_every``
 
     def _visit_if(self, node: cst.If) -> None:
         """``visit_If_body``/``leave_If_body``: the cadence guard covers the body, not the else."""

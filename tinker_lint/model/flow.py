@@ -15,7 +15,7 @@ import libcst as cst
 
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.names import BLOCKING_WAIT_FUNCTIONS
-from tinker_lint.model.scopes import Scope, SdkCall
+from tinker_lint.model.scopes import Scope, SdkCall, resolve_function
 from tinker_lint.model.sdk import Client, Returns, Role
 from tinker_lint.model.summaries import MethodRef, Summary
 from tinker_lint.model.types import Kind, TType, future
@@ -65,6 +65,9 @@ class Submit:
     node: cst.Call
     call: SdkCall | None
     helper: Summary | None = None  # set when a call of a project function submits
+    # What a nested function called here reads from the scopes around it (its closure): the
+    # request it sends may use a result through them.
+    closure_reads: frozenset[str] = frozenset()
 
     @property
     def roles(self) -> frozenset[Role]:
@@ -271,12 +274,12 @@ def helper_events(model: SemanticModel, call: cst.Call, scope: Scope) -> list[Ev
         if isinstance(inner, cst.Call):
             helper = model.helper_of(inner, scope)
             if helper is not None and helper.is_async:
-                return _run(call, helper, blocking=True)
+                return _run(call, helper, blocking=True, reads=_closure_reads(model, inner, scope))
         return []
     helper = model.helper_of(call, scope)
     if helper is None or helper.is_async:
         return []
-    events = _run(call, helper, blocking=True)
+    events = _run(call, helper, blocking=True, reads=_closure_reads(model, call, scope))
     passed: set[TType] = set()
     for position in helper.waits_params:
         if position < len(call.args) and not call.args[position].keyword:
@@ -295,14 +298,29 @@ def awaited_helper_events(model: SemanticModel, node: cst.Await, scope: Scope) -
     helper = model.helper_of(inner, scope)
     if helper is None or not helper.is_async:
         return []
-    events = _run(inner, helper, blocking=False)
+    events = _run(inner, helper, blocking=False, reads=_closure_reads(model, inner, scope))
     return [replace(e, node=node) if isinstance(e, Wait) else e for e in events]
 
 
-def _run(call: cst.Call, helper: Summary, *, blocking: bool) -> list[Event]:
+def submit_reads(model: SemanticModel, submit: Submit) -> set[str]:
+    """What a submit reads: its call's arguments and receiver, and a called closure's names."""
+    reads = names_read(model, submit.node)
+    return reads | submit.closure_reads if submit.closure_reads else reads
+
+
+def _closure_reads(model: SemanticModel, call: cst.Call, scope: Scope) -> frozenset[str]:
+    target = resolve_function(model.methods, call.func, scope)
+    if target is None or target.parent is None:
+        return frozenset()
+    return frozenset(names_read(model, target.node.body))
+
+
+def _run(
+    call: cst.Call, helper: Summary, *, blocking: bool, reads: frozenset[str] = frozenset()
+) -> list[Event]:
     events: list[Event] = []
     if helper.submits:
-        events.append(Submit(call, None, helper))
+        events.append(Submit(call, None, helper, reads))
     if helper.waits:
         requests = []
         first = helper.wait.request if helper.wait is not None else None
@@ -490,8 +508,9 @@ def linear_steps(
     guarded: bool = False,
     depth: int = 0,
 ) -> Iterator[Step]:
+    guarded_statements = model.index.guarded_statements
     for stmt in body:
-        yield from _steps_of(model, stmt, scope, guarded, depth)
+        yield from _steps_of(model, stmt, scope, guarded or id(stmt) in guarded_statements, depth)
 
 
 def _steps_of(

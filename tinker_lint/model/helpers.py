@@ -34,16 +34,44 @@ class Helpers:
         self.module_name = module_name
         self.summaries = Summaries(model, project.path if project is not None else "")
         self._of_call: dict[int, Summary | None] = {}
+        self._targets: dict[int, FunctionInfo | Summary | tuple[FunctionInfo, ...] | None] = {}
 
-    # --- the question ----------------------------------------------------------------------
+    # --- the questions ---------------------------------------------------------------------
     def of_call(self, call: cst.Call, scope: Scope) -> Summary | None:
         """The summary of the project function ``call`` runs, if it is plain to see which."""
         key = id(call)
         if key in self._of_call:
             return self._of_call[key]
-        self._of_call[key] = None  # a call inside its own resolution counts as nothing
-        found = self._resolve(call.func, scope)
+        if not self.summaries.settled:
+            # Every function of the module is summarised first, in source order, so that no
+            # answer depends on which question came first.
+            self.summaries.settle()
+            if key in self._of_call:
+                return self._of_call[key]
+        target = self.target(call, scope)
+        found: Summary | None
+        if target is None or isinstance(target, Summary):
+            found = target
+        elif isinstance(target, tuple):
+            # An interface: what its overrides do, when they all wait (``PreferenceModel``).
+            summaries = [self.summaries.of_function(f) for f in target]
+            found = summaries[0] if summaries and all(s.waits for s in summaries) else None
+        else:
+            found = self.summaries.of_function(target)
         self._of_call[key] = found
+        return found
+
+    def target(
+        self, call: cst.Call, scope: Scope
+    ) -> FunctionInfo | Summary | tuple[FunctionInfo, ...] | None:
+        """What ``call`` runs, without summarising this module's functions (type inference asks
+        this while the summaries may not be made yet)."""
+        key = id(call)
+        if key in self._targets:
+            return self._targets[key]
+        self._targets[key] = None  # a call inside its own resolution counts as nothing
+        found = self._resolve(call.func, scope)
+        self._targets[key] = found
         return found
 
     def qualified_class(self, name: str) -> str:
@@ -63,13 +91,15 @@ class Helpers:
         return None
 
     # --- resolution ------------------------------------------------------------------------
-    def _resolve(self, func: cst.BaseExpression, scope: Scope) -> Summary | None:
+    def _resolve(
+        self, func: cst.BaseExpression, scope: Scope
+    ) -> FunctionInfo | Summary | tuple[FunctionInfo, ...] | None:
         model = self.model
         if isinstance(func, cst.Name):
             bindings = scope.lookup(func.value)
             for binding in bindings:
                 if binding.kind == "def" and binding.function is not None:
-                    return self.summaries.of_function(binding.function)
+                    return binding.function
             if bindings:
                 return self._instance_call(func, scope)
             return self._external(func, scope)
@@ -84,17 +114,23 @@ class Helpers:
             and function.class_name is not None
             and receiver.value in (function.self_name, "cls")
         ):
-            return self.method(self.qualified_class(function.class_name), name)
-        for t in sorted(model.types(receiver, scope), key=lambda t: t.name):
+            own = self.method(self.qualified_class(function.class_name), name)
+            if own is not None:
+                return own
+            return self._instance_call(func, scope)  # ``self.model(x)``: an attribute called
+        types = model.types(receiver, scope)
+        for t in sorted(types, key=lambda t: t.name):
             if t.kind is Kind.INSTANCE:
                 found = self.method(t.name, name)
                 if found is not None:
                     return found
-        if model.types(receiver, scope):
+        if types:
             return self._instance_call(func, scope)
         return self._external(func, scope)
 
-    def _instance_call(self, func: cst.BaseExpression, scope: Scope) -> Summary | None:
+    def _instance_call(
+        self, func: cst.BaseExpression, scope: Scope
+    ) -> FunctionInfo | Summary | tuple[FunctionInfo, ...] | None:
         """``policy(prompt)``: the ``__call__`` of the project class ``policy`` is an instance of."""
         for t in sorted(self.model.types(func, scope), key=lambda t: t.name):
             if t.kind is Kind.INSTANCE:
@@ -120,7 +156,9 @@ class Helpers:
             return None  # a constructor: its ``__init__`` is setup, not a step
         return self.project.function(qualified)
 
-    def method(self, qualified_class: str, name: str) -> Summary | None:
+    def method(
+        self, qualified_class: str, name: str
+    ) -> FunctionInfo | Summary | tuple[FunctionInfo, ...] | None:
         """``name`` on an instance of ``qualified_class``: this module's classes (through their
         bases), or the project's."""
         module, _, class_name = qualified_class.rpartition(".")
@@ -130,19 +168,20 @@ class Helpers:
             return self.project.method(qualified_class, name)
         return self._local_method(class_name, name, set())
 
-    def _local_method(self, class_name: str, name: str, seen: set[str]) -> Summary | None:
+    def _local_method(
+        self, class_name: str, name: str, seen: set[str]
+    ) -> FunctionInfo | Summary | tuple[FunctionInfo, ...] | None:
         if class_name in seen:
             return None
         seen.add(class_name)
         methods = self.model.index.methods.get(class_name, {})
         own = methods.get(name)
         if own is not None:
-            if not is_abstract(own.node):
-                return self.summaries.of_function(own)
-            return self._overrides(class_name, name)
+            return own if not is_abstract(own.node) else self._overrides(class_name, name)
         node = self.model.index.classes[class_name]
         for base in node.bases:
             value = base.value
+            found: FunctionInfo | Summary | tuple[FunctionInfo, ...] | None
             if isinstance(value, cst.Name) and value.value in self.model.index.classes:
                 found = self._local_method(value.value, name, seen)
             else:
@@ -156,9 +195,8 @@ class Helpers:
                 return found
         return None
 
-    def _overrides(self, class_name: str, name: str) -> Summary | None:
-        """A method without a body (an interface): what its overrides in this module do, when
-        they all agree that it waits (``PreferenceModel.__call__`` and its one implementation)."""
+    def _overrides(self, class_name: str, name: str) -> tuple[FunctionInfo, ...] | None:
+        """A method without a body (an interface): its overrides in this module's subclasses."""
         found: list[FunctionInfo] = []
         for other, node in self.model.index.classes.items():
             if other == class_name:
@@ -169,7 +207,4 @@ class Helpers:
                 override = self.model.index.methods.get(other, {}).get(name)
                 if override is not None and not is_abstract(override.node):
                     found.append(override)
-        summaries = [self.summaries.of_function(f) for f in found]
-        if summaries and all(s.waits for s in summaries):
-            return summaries[0]
-        return None
+        return tuple(found) or None

@@ -35,6 +35,7 @@ from tinker_lint.model.scopes import (
     resolve_function,
 )
 from tinker_lint.model.sdk import Returns, SdkMethod
+from tinker_lint.model.summaries import Summary
 from tinker_lint.model.types import (
     ARRAY,
     TOKENIZER,
@@ -351,17 +352,22 @@ class TypeInference:
         if qualified is not None:
             yield instance(qualified)
             return
-        summary = self.helpers.of_call(call, scope)
-        if summary is None:
+        target = self.helpers.target(call, scope)
+        if isinstance(target, tuple):
+            target = target[0]
+        if target is None:
+            return
+        if not isinstance(target, Summary):
+            yield from self._function_call_types(target)  # a method through an instance
             return
         made: list[TType] = []
-        for ref in summary.returns:
+        for ref in target.returns:
             method = ref.method
             if method is not None:
                 made.append(future(result_of(method, call), method, call))
-        made.extend(client(kind) for kind in sorted(summary.returns_clients, key=str))
+        made.extend(client(kind) for kind in sorted(target.returns_clients, key=str))
         for t in made:
-            yield TType(Kind.COROUTINE, inner=t) if summary.is_async else t
+            yield TType(Kind.COROUTINE, inner=t) if target.is_async else t
 
     def _infer_builtin(self, name: str, call: cst.Call, scope: Scope) -> Iterator[TType]:
         """``enumerate``, ``zip``, ``list`` and friends keep track of the futures they carry."""

@@ -25,6 +25,7 @@ from tinker_lint.model.flow import (
     names_read,
     names_written,
     rebound_mutations,
+    submit_reads,
     target_keys,
 )
 from tinker_lint.model.sdk import Client, Role
@@ -72,8 +73,12 @@ class _PathWalker:
         self._guard_depth = 0
 
     def block(self, body: Sequence[cst.CSTNode], state: list[_Pending]) -> list[_Pending]:
+        guarded_statements = self.model.index.guarded_statements
         for stmt in body:
+            guarded = id(stmt) in guarded_statements
+            self._guard_depth += guarded
             state = self.statement(stmt, state)
+            self._guard_depth -= guarded
         return state
 
     def suite(self, suite: cst.BaseSuite | None, state: list[_Pending]) -> list[_Pending]:
@@ -99,7 +104,7 @@ class _PathWalker:
         fresh: list[_Pending] = []
         for event in events_in(self.model, node, self.scope):
             if isinstance(event, Submit):
-                reads = names_read(self.model, event.node)
+                reads = submit_reads(self.model, event)
                 for pending in [*state, *fresh]:
                     dependent = bool(reads & pending.tainted) or self.model.contains(
                         event.node, pending.wait.node
@@ -349,7 +354,7 @@ def _needed_next_iteration(
     for step in steps:
         for event in step.events:
             if isinstance(event, Submit):
-                return bool(names_read(model, event.node) & tainted), False
+                return bool(submit_reads(model, event) & tainted), False
         if step.reads & tainted:
             if step.kind == "test":
                 return True, step.exits

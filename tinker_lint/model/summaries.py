@@ -17,6 +17,7 @@ kept across files and runs.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -77,6 +78,7 @@ class Summary:
     # Requests it waits for before it returns (for an ``async def``: once awaited).
     waits: frozenset[Role] = frozenset()
     wait: WaitSite | None = None  # its first such wait
+    last_wait: WaitSite | None = None  # its last: where a step that ends waiting ends
     blocks: bool = False  # a wait that blocks the calling thread (``.result()``, ``asyncio.run``)
     # Its waits all sit in loops of its own: it serialises (or fans out) by itself, and is
     # reported there, not as one request per call.
@@ -84,6 +86,14 @@ class Summary:
     returns: tuple[MethodRef, ...] = ()  # futures of requests it submitted, handed back unwaited
     returns_clients: frozenset[Client] = frozenset()
     waits_params: tuple[int, ...] = ()  # positions of parameters it waits on (``resolve(fut)``)
+    # It makes a client (calls a factory): per-model or per-run setup, not one request.
+    makes_clients: bool = False
+    # It saves weights for a new sampler (``save_weights_and_get_sampling_client``): an RL step
+    # that ends refreshing what the next one samples from.
+    refreshes_sampler: bool = False
+    # A method that changes its object's state (``self.history.append(reply)``): calls on one
+    # object depend on each other (a chat session, a multi-turn environment).
+    mutates_self: bool = False
 
     @property
     def matters(self) -> bool:
@@ -102,20 +112,25 @@ class Summary:
         def ref(r: MethodRef | None) -> list[str] | None:
             return None if r is None else [r.client.value, r.name]
 
+        def site(w: WaitSite | None) -> list[Any] | None:
+            return None if w is None else [ref(w.request), w.path, w.line]
+
         return {
             "name": self.name,
             "async": self.is_async,
             "submits": sorted(r.value for r in self.submits),
             "submit": ref(self.submit),
             "waits": sorted(r.value for r in self.waits),
-            "wait": None
-            if self.wait is None
-            else [ref(self.wait.request), self.wait.path, self.wait.line],
+            "wait": site(self.wait),
+            "last_wait": site(self.last_wait),
             "blocks": self.blocks,
             "waits_in_loop": self.waits_in_loop,
             "returns": [ref(r) for r in self.returns],
             "returns_clients": sorted(c.value for c in self.returns_clients),
             "waits_params": list(self.waits_params),
+            "makes_clients": self.makes_clients,
+            "mutates_self": self.mutates_self,
+            "refreshes_sampler": self.refreshes_sampler,
         }
 
     @classmethod
@@ -123,19 +138,25 @@ class Summary:
         def ref(r: list[str] | None) -> MethodRef | None:
             return None if r is None else MethodRef(Client(r[0]), r[1])
 
-        wait = data["wait"]
+        def site(w: list[Any] | None) -> WaitSite | None:
+            return None if w is None else WaitSite(ref(w[0]), w[1], w[2])
+
         return cls(
             name=data["name"],
             is_async=data["async"],
             submits=frozenset(Role(r) for r in data["submits"]),
             submit=ref(data["submit"]),
             waits=frozenset(Role(r) for r in data["waits"]),
-            wait=None if wait is None else WaitSite(ref(wait[0]), wait[1], wait[2]),
+            wait=site(data["wait"]),
+            last_wait=site(data["last_wait"]),
             blocks=data["blocks"],
             waits_in_loop=data["waits_in_loop"],
             returns=tuple(r for r in map(ref, data["returns"]) if r is not None),
             returns_clients=frozenset(Client(c) for c in data["returns_clients"]),
             waits_params=tuple(data["waits_params"]),
+            makes_clients=data["makes_clients"],
+            mutates_self=data["mutates_self"],
+            refreshes_sampler=data["refreshes_sampler"],
         )
 
 
@@ -212,6 +233,9 @@ def _raised(node: cst.Raise) -> str:
 
 
 _REQUESTS = frozenset({Role.TRAIN, Role.SAMPLE, Role.SAVE})
+# The saves that give the next sampler: ``save_weights_and_get_sampling_client``,
+# ``save_weights_for_sampler`` (and their ``_async`` forms).
+_REFRESHES = re.compile(r"^save_weights_(?:and_get_sampling_client|for_sampler)")
 
 
 class Summaries:
@@ -223,6 +247,7 @@ class Summaries:
         self.path = path
         self._done: dict[int, Summary] = {}
         self._in_progress: set[int] = set()
+        self._functions: dict[int, FunctionInfo] = {}  # id(summary) -> its function
         self.settled = False
 
     def settle(self) -> None:
@@ -246,7 +271,12 @@ class Summaries:
         finally:
             self._in_progress.discard(key)
         self._done[key] = summary
+        self._functions[id(summary)] = function
         return summary
+
+    def function_of(self, summary: Summary) -> FunctionInfo | None:
+        """The function of this module ``summary`` was made of, if it is one of this module's."""
+        return self._functions.get(id(summary))
 
     def _summarise(self, function: FunctionInfo, name: str) -> Summary:
         from tinker_lint.model.flow import Submit, Wait, linear_steps
@@ -259,17 +289,27 @@ class Summaries:
         first_submit: MethodRef | None = None
         waits: set[Role] = set()
         first_wait: WaitSite | None = None
+        last_wait: WaitSite | None = None
+        makes_clients = False
         blocks = False
         in_loop = True
+        mutates = False
+        refreshes = False
+        own = f"={function.self_name}." if function.self_name else None
         for step in linear_steps(model, body.body, function.scope):
+            if own is not None and any(key.startswith(own) for key in step.writes):
+                mutates = True
             if step.guarded:
                 continue  # under a cadence guard: not on every call
             for event in step.events:
                 if isinstance(event, Submit):
                     submits |= event.roles
                     first_submit = first_submit or event.request
+                    if event.helper is not None and event.helper.mutates_self and own:
+                        mutates = True
+                    if event.helper is not None and event.helper.refreshes_sampler:
+                        refreshes = True
                 elif isinstance(event, Wait):
-                    # Requests only: a helper that waits for a new client is setup, not a step.
                     # Requests only: a helper that waits for a new client (a factory, or a
                     # sampler from saved weights) is setup, not a step.
                     roles = (
@@ -280,32 +320,57 @@ class Summaries:
                         )
                         & _REQUESTS
                     )
+                    if event.helper is not None and event.helper.makes_clients:
+                        makes_clients = True
                     if not roles:
                         continue
                     waits |= roles
                     blocks = blocks or event.blocking
                     in_loop = in_loop and self._in_own_loop(event.node, function)
+                    last_wait = self._site(event, last=True)
                     if first_wait is None:
                         first_wait = self._site(event)
+        for site in function.calls:
+            if site.guarded:
+                continue  # under a cadence guard: not on every call
+            call = model.sdk_call(site.node, site.scope)
+            if call is not None and call.method.role is Role.FACTORY:
+                makes_clients = True
+            if call is not None and _REFRESHES.search(call.method.name):
+                refreshes = True
+            elif own is not None and not mutates:
+                func = site.node.func
+                if (
+                    isinstance(func, cst.Attribute)
+                    and isinstance(func.value, cst.Name)
+                    and func.value.value == function.self_name
+                ):
+                    helper = model.helper_of(site.node, site.scope)
+                    mutates = helper is not None and helper.mutates_self
         returns, clients = self._returned(function)
         return Summary(
             name,
             function.is_async,
-            frozenset(submits),
-            first_submit,
-            frozenset(waits),
-            first_wait,
-            blocks,
-            bool(waits) and in_loop,
-            returns,
-            clients,
-            self._waited_params(function),
+            submits=frozenset(submits),
+            submit=first_submit,
+            waits=frozenset(waits),
+            wait=first_wait,
+            last_wait=last_wait,
+            blocks=blocks,
+            waits_in_loop=bool(waits) and in_loop,
+            returns=returns,
+            returns_clients=clients,
+            waits_params=self._waited_params(function),
+            makes_clients=makes_clients,
+            refreshes_sampler=refreshes,
+            mutates_self=mutates,
         )
 
-    def _site(self, wait: Any) -> WaitSite:
+    def _site(self, wait: Any, *, last: bool = False) -> WaitSite:
         helper: Summary | None = wait.helper
-        if helper is not None and helper.wait is not None:
-            return helper.wait  # the helper's own wait is the one to name
+        inner = None if helper is None else helper.last_wait if last else helper.wait
+        if inner is not None:
+            return inner  # the helper's own wait is the one to name
         request = None
         for t in sorted(wait.futures, key=lambda t: t.method.name if t.method else ""):
             if t.method is not None:

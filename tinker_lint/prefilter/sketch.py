@@ -47,6 +47,8 @@ _CLIENT_FUTURE_METHODS = frozenset(
     if method.returns is sdk.Returns.CLIENT_FUTURE
 )
 _WAIT_METHODS = frozenset({"result", "result_async", "coroutine"})
+# What a call of a helper that submits a step stands for, to the rules' declarations.
+_HELPER_METHODS = frozenset({"forward_backward", "sample"})
 # ``wait``, ``as_completed``: the last parts of the blocking functions, however imported.
 _BLOCKING_FUNCTIONS = frozenset(name.rsplit(".", 1)[1] for name in BLOCKING_WAIT_FUNCTIONS)
 # Calls the model may give a future's type whatever the function called is (``_infer_call``): an
@@ -88,6 +90,39 @@ class Sketch:
     # A loop that submits any request, directly or through a function of the module (TNK102,
     # TNK103: a wait on a request made in the same iteration).
     submit_loop: bool
+    # The module's functions and methods (by name) that submit a training or sampling request,
+    # any request, or wait, directly or through another: what a module importing them may call.
+    step_functions: frozenset[str] = frozenset()
+    submit_functions: frozenset[str] = frozenset()
+    waiting_functions: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class HelperNames:
+    """Names a file imports from the project's modules, or calls as methods of their classes,
+    whose functions submit or wait (from those modules' sketches): a call of one is taken as the
+    submit and the wait it makes, as the model's function summaries take it."""
+
+    steps: frozenset[str] = frozenset()
+    submits: frozenset[str] = frozenset()
+    waits: frozenset[str] = frozenset()
+
+    def __bool__(self) -> bool:
+        return bool(self.submits or self.waits)
+
+    # An instance called as a function (``self.preference_model(c)``) runs its class's
+    # ``__call__``, whatever the name it is called by: when one submits or waits, any call may.
+    def submits_by(self, name: str) -> bool:
+        return name in self.submits or "__call__" in self.submits
+
+    def steps_by(self, name: str) -> bool:
+        return name in self.steps or "__call__" in self.steps
+
+    def waits_by(self, name: str) -> bool:
+        return name in self.waits or "__call__" in self.waits
+
+
+_NO_HELPERS = HelperNames()
 
 
 class _Where(NamedTuple):
@@ -102,8 +137,14 @@ class _Where(NamedTuple):
     in_async: bool = False
 
 
-def sketch(tree: ast.AST, hot_loop_calls: re.Pattern[str] | None = None) -> Sketch:
-    """One walk of ``tree`` (iterative: CPython's trees can be deeper than Python's stack)."""
+def sketch(
+    tree: ast.AST,
+    hot_loop_calls: re.Pattern[str] | None = None,
+    helpers: HelperNames | None = None,
+) -> Sketch:
+    """One walk of ``tree`` (iterative: CPython's trees can be deeper than Python's stack).
+    ``helpers``: the project's functions the file may call, and what they do."""
+    helpers = helpers or _NO_HELPERS
     methods: set[str] = set()
     waits = blocks_in_async = unwaited_client_future = False
     blocking_names = _imported_names(tree, "concurrent", _BLOCKING_FUNCTIONS)
@@ -150,6 +191,15 @@ def sketch(tree: ast.AST, hot_loop_calls: re.Pattern[str] | None = None) -> Sket
                 func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
             )
             step = False
+            if name is not None and helpers and helpers.submits_by(name):
+                # A helper of the project: its requests go out here (and its waits, below).
+                step = helpers.steps_by(name)
+                methods.update(_HELPER_METHODS if step else ())
+                submitting_any.update(where.functions)
+                submit_in_loop = submit_in_loop or where.in_loop
+                if step:
+                    end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
+                    submits.append((where.owner, where.in_loop, end, where.waits_around))
             if isinstance(func, ast.Attribute):
                 method_roles = _ROLES.get(func.attr, frozenset())
                 if method_roles:
@@ -166,6 +216,9 @@ def sketch(tree: ast.AST, hot_loop_calls: re.Pattern[str] | None = None) -> Sket
                 is_wait = name in _WAIT_METHODS
                 if name == "result" and where.in_async:
                     blocks_in_async = True
+            if name is not None and helpers and helpers.waits_by(name):
+                is_wait = True
+                blocks_in_async = blocks_in_async or where.in_async
             if name in blocking_names:
                 is_wait = True
                 if where.in_async:
@@ -225,6 +278,9 @@ def sketch(tree: ast.AST, hot_loop_calls: re.Pattern[str] | None = None) -> Sket
         ),
         hot_loop=step_in_loop or bool(called_in_loops & submitting),
         submit_loop=submit_in_loop or bool(called_in_loops & submitting_any),
+        step_functions=frozenset(submitting),
+        submit_functions=frozenset(submitting_any),
+        waiting_functions=frozenset(waiting),
     )
 
 

@@ -23,14 +23,15 @@ import hashlib
 import os
 import re
 import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from tinker_lint.deps.kinds import project_root
+from tinker_lint.deps.kinds import marks_a_project
 from tinker_lint.io.files import DecodeError, decode_source
 from tinker_lint.model.helpers import Helpers
 from tinker_lint.model.sdk import Role
 from tinker_lint.model.summaries import ClassSummary, Summary, is_abstract
-from tinker_lint.prefilter.sketch import sketch
+from tinker_lint.prefilter.sketch import HelperNames, sketch
 from tinker_lint.syntax.parse import parse_module
 
 MAX_DEPTH = 4
@@ -64,6 +65,20 @@ class ModuleFacts:
         )
 
 
+@dataclass(frozen=True)
+class ModuleSketch:
+    """A project module as CPython's tree shows it: its functions that submit or wait."""
+
+    helpers: HelperNames
+
+    @property
+    def matters(self) -> bool:
+        return bool(self.helpers)
+
+
+_EMPTY_SKETCH = ModuleSketch(HelperNames())
+
+
 class ProjectIndex:
     """The modules of the projects of the files linted in one process, summarised once each."""
 
@@ -72,6 +87,9 @@ class ProjectIndex:
         self._loading: list[str] = []
         self._roots: dict[str, str] = {}
         self._stats: dict[str, tuple[int, int] | None] = {}
+        self._sketches: dict[str, tuple[tuple[int, int] | None, ModuleSketch]] = {}
+        self._sketching: list[str] = []
+        self._files: dict[tuple[str, str], str | None] = {}  # (directory, module) -> file
 
     def view(self, path: str) -> FileView:
         """What the file at ``path`` sees of its project."""
@@ -83,6 +101,40 @@ class ProjectIndex:
         return FileView(self, path, absolute, root)
 
     # --- modules -----------------------------------------------------------------------------
+    def module_sketch(self, path: str, view: FileView) -> ModuleSketch:
+        """What CPython's tree of a project module says its functions do (by name), with the
+        helpers it imports in turn; made once (again if the file changed)."""
+        cached = self._sketches.get(path)
+        if cached is not None and cached[0] == _stat(path):
+            return cached[1]
+        if path in self._sketching or len(self._sketching) >= MAX_DEPTH:
+            return _EMPTY_SKETCH
+        self._sketching.append(path)
+        try:
+            made = self._sketch(path, view)
+        finally:
+            self._sketching.pop()
+        self._sketches[path] = (_stat(path), made)
+        return made
+
+    def _sketch(self, path: str, view: FileView) -> ModuleSketch:
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read(_MAX_HELPER_BYTES + 1)
+            if len(raw) > _MAX_HELPER_BYTES:
+                return _EMPTY_SKETCH
+            text = decode_source(raw).text
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text)
+        except (OSError, DecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+            return _EMPTY_SKETCH
+        helper_view = FileView(self, path, path, view.root)
+        found = sketch(tree, helpers=helper_view.helper_names(tree))
+        return ModuleSketch(
+            HelperNames(found.step_functions, found.submit_functions, found.waiting_functions)
+        )
+
     def facts(self, path: str, view: FileView) -> ModuleFacts | None:
         """The facts of the module at ``path`` (absolute), made once (again if the file changed
         since); None while it is being made (a cycle) or beyond ``MAX_DEPTH``."""
@@ -296,19 +348,38 @@ class FileView:
         return names
 
     def imports_helpers(self, text: str) -> bool:
-        """Whether the file imports a module of the project that submits or waits somewhere: its
-        own text and tree then tell nothing of what it may find (the pre-filters step aside)."""
+        """Whether the file imports a module of the project with a function that submits or
+        waits (by that module's CPython sketch): its own text then tells nothing of what it
+        may find, and the text pre-filter lets the rules that see helpers through."""
         for match in _IMPORT.finditer(text):
-            name = match.group(1) or match.group(2)
-            module = self.absolute_name(name)
-            if module and self._module_file(module) is not None:
-                path = self._module_file(module)
-                assert path is not None
-                facts = self.index.facts(path, self)
-                self._consult(path)
-                if facts is not None and facts.matters:
-                    return True
+            path = self._module_file(self.absolute_name(match.group(1) or match.group(2)))
+            if path is not None and self.index.module_sketch(path, self).matters:
+                return True
         return False
+
+    def helper_names(self, tree: ast.Module) -> HelperNames:
+        """What the file may call of its project's modules that submits or waits: every name
+        their sketches say does (so ``obj.method()`` on an instance of their class counts), and
+        each name imported under another (``from .steps import fwd as step``)."""
+        steps: set[str] = set()
+        submits: set[str] = set()
+        waits: set[str] = set()
+        for module, names in _imports(tree, self.absolute_name):
+            path = self._module_file(module)
+            if path is None:
+                continue
+            found = self.index.module_sketch(path, self).helpers
+            steps |= found.steps
+            submits |= found.submits
+            waits |= found.waits
+            for name, local in names:
+                if name in found.steps:
+                    steps.add(local)
+                if name in found.submits:
+                    submits.add(local)
+                if name in found.waits:
+                    waits.add(local)
+        return HelperNames(frozenset(steps), frozenset(submits), frozenset(waits))
 
     def dependencies(self) -> dict[str, str]:
         """Every project file the findings of this file depend on: path -> SHA-256."""
@@ -343,6 +414,13 @@ class FileView:
         return ""
 
     def _module_file(self, module: str) -> str | None:
+        key = (self.directory, module)
+        files = self.index._files
+        if key not in files:
+            files[key] = self._find_module_file(module)
+        return files[key]
+
+    def _find_module_file(self, module: str) -> str | None:
         # ``tinker`` is the SDK, never the project's (a checkout of the SDK is not linted for this).
         if not module or module.split(".")[0] == "tinker":
             return None
@@ -353,6 +431,30 @@ class FileView:
                 if os.path.isfile(path):
                     return path
         return None
+
+
+def _imports(
+    tree: ast.Module, absolute: Callable[[str], str]
+) -> Iterator[tuple[str, list[tuple[str, str]]]]:
+    """Each module a tree imports (made absolute), with the names taken from it (name, local);
+    ``from pkg import steps`` also yields ``pkg.steps``, which may be the module meant."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        # Imports are statements: only blocks of statements are walked.
+        for field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, field_name, None)
+            if isinstance(block, list):
+                stack.extend(block)
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, []
+        elif isinstance(node, ast.ImportFrom):
+            module = absolute("." * node.level + (node.module or ""))
+            names = [(a.name, a.asname or a.name) for a in node.names if a.name != "*"]
+            yield module, names
+            for name, _ in names:
+                yield f"{module}.{name}".lstrip("."), []
 
 
 def _stat(path: str) -> tuple[int, int] | None:
@@ -375,16 +477,22 @@ def project_index() -> ProjectIndex:
 
 
 def _project_root(path: str) -> str:
-    """The nearest directory above ``path`` marking a project, or holding ``.git``."""
-    marked = project_root(path)
-    directory = os.path.dirname(path)
+    """The nearest directory above ``path`` that marks a project (``pyproject.toml``,
+    ``setup.cfg``, ``setup.py``, requirements, ``.git``); without one, the directory holding the
+    top package ``path`` is in (an unpacked wheel, a bare checkout), or the file's own."""
+    start = os.path.dirname(path)
+    directory = start
     while True:
-        if os.path.isdir(os.path.join(directory, ".git")) or directory == marked:
+        if marks_a_project(directory) or os.path.isdir(os.path.join(directory, ".git")):
             return directory
         parent = os.path.dirname(directory)
         if parent == directory:
-            return marked
+            break
         directory = parent
+    top = start
+    while os.path.isfile(os.path.join(top, "__init__.py")) and os.path.dirname(top) != top:
+        top = os.path.dirname(top)
+    return top
 
 
 def _package_parts(directory: str, root: str) -> list[str]:

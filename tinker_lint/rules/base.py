@@ -141,6 +141,10 @@ class Rule:
     prefilter: ClassVar[Needs] = TINKER
     # True for a rule that reports only what runs in a hot loop: it needs ``HOT_LOOP`` too.
     needs_hot_loop: ClassVar[bool] = False
+    # True for a rule that judges calls of the project's helpers by what they do (their
+    # summaries): a file that imports such a helper may hold its findings whatever its own text
+    # says, so the pre-filters let it through then.
+    sees_helpers: ClassVar[bool] = False
 
     @classmethod
     def needs(cls) -> Needs:

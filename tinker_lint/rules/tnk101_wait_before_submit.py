@@ -99,6 +99,7 @@ for batch in batches:
     )
 
     # A wait before a training or sampling submit (one before a save is never reported).
+    sees_helpers = True
     prefilter = TINKER & Needs(text=(STEP_METHODS,), tree=(lambda s: s.wait_then_submit,))
 
     def check(self, ctx: Context) -> Iterator[Finding]:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
+from tinker_lint.model.flow import Wait, linear_steps
 from tinker_lint.model.pipeline import loop_waits, refreshes_sampling_client
 from tinker_lint.model.sdk import Role
 from tinker_lint.prefilter.mentions import TINKER, methods
@@ -20,8 +23,8 @@ class StepNotOverlapped(Rule):
         "`tinker_cookbook.supervised.train` does"
     )
     message = (
-        "Each step waits for its own results before the next step is submitted, and the next "
-        "step does not need them: submit step i+1, then wait for step i (as "
+        "Each step waits for its own results before the next step is submitted{through}, and the "
+        "next step does not need them: submit step i+1, then wait for step i (as "
         "`tinker_cookbook.supervised.train` does)"
     )
     why = """\
@@ -76,6 +79,7 @@ if pending is not None:
         ),
     )
 
+    sees_helpers = True
     prefilter = TINKER & Needs(
         text=(methods(lambda method: method.role is Role.TRAIN),),
         tree=(lambda s: Role.TRAIN in s.called_roles and s.waits and s.submit_loop,),
@@ -99,7 +103,33 @@ if pending is not None:
                     and not item.guarded
                     and not item.loop_gated
                 ):
-                    if id(item.wait.node) not in reported:
-                        reported.add(id(item.wait.node))
-                        yield self.finding(item.wait.node)
+                    helper = item.wait.helper
+                    if helper is not None and helper.refreshes_sampler:
+                        break  # the step ends refreshing the sampler the next one samples from
+                    node, through = _where(ctx, item.wait)
+                    if id(node) not in reported:
+                        reported.add(id(node))
+                        yield self.finding(node, through=through)
                     break
+
+
+def _where(ctx: Context, wait: Wait) -> tuple[cst.CSTNode, str]:
+    """Where the step's last wait is reported: at the wait; for a step made by a function of this
+    module, at that function's last wait (the one to move), naming the loop's call; for one in
+    another module, at the call."""
+    helper = wait.helper
+    if helper is None:
+        return wait.node, ""
+    model = ctx.model
+    line = ctx.line_of(wait.node)
+    function = model.helpers.summaries.function_of(helper)
+    if function is not None and isinstance(function.node.body, cst.IndentedBlock):
+        last = None
+        for step in linear_steps(model, function.node.body.body, function.scope):
+            if not step.guarded:
+                last = next((e for e in reversed(step.events) if isinstance(e, Wait)), last)
+        if last is not None:
+            return last.node, f" (`{helper.name}()`, called by the step loop at line {line})"
+    site = helper.last_wait
+    where = f", at {site.where(ctx.path)}" if site is not None else ""
+    return wait.node, f" (in `{helper.name}()`{where})"

@@ -25,7 +25,7 @@ class SequentialSampling(Rule):
         "the futures and call `.result()` afterwards)"
     )
     message = (
-        "Sampling one request at a time: each `{method}` is waited for before the next is "
+        "Sampling one request at a time: {waited} before the next is "
         "submitted, though the iterations are independent; submit all requests, then gather them"
     )
     why = """\
@@ -69,6 +69,7 @@ for turn in range(max_turns):
         ),
     )
 
+    sees_helpers = True
     prefilter = TINKER & Needs(
         text=(methods(lambda method: method.role is Role.SAMPLE),),
         tree=(lambda s: Role.SAMPLE in s.called_roles and s.waits and s.submit_loop,),
@@ -87,13 +88,38 @@ for turn in range(max_turns):
                     and not item.needed_next
                     and not item.branches_on_result
                     and not item.loop_gated
+                    and _samples_only(item, model.loop_submit_roles(loop))
                 ):
                     if id(item.wait.node) not in reported:
                         reported.add(id(item.wait.node))
-                        yield self.finding(item.wait.node, method=_method(item))
+                        yield self.finding(item.wait.node, waited=_waited(item, ctx.path))
                     break
 
 
-def _method(item: LoopWait) -> str:
+def _samples_only(item: LoopWait, loop_roles: frozenset[Role]) -> bool:
+    """A helper waited for per iteration counts as one sampling request when that is all it is:
+    it only samples (no training step, no save), once (no loop of its own, which is reported
+    there), makes no client (a loop over models or configs is setup, not sampling), keeps no
+    state of its object (a chat session's history: each call depends on the last); and the loop
+    around it is no training loop."""
+    helper = item.wait.helper
+    if helper is None:
+        return True
+    return (
+        helper.submits <= {Role.SAMPLE}
+        and not helper.waits_in_loop
+        and not helper.makes_clients
+        and not helper.mutates_self
+        and Role.TRAIN not in loop_roles
+    )
+
+
+def _waited(item: LoopWait, here: str) -> str:
+    helper = item.wait.helper
     names = sorted(n for n in item.wait.methods if n in ("sample", "compute_logprobs"))
-    return names[0] if names else "sample"
+    method = names[0] if names else "sample"
+    if helper is not None:
+        site = helper.wait
+        where = f" ({site.where(here)})" if site is not None else ""
+        return f"each `{helper.name}()` call waits for its `{method}`{where}"
+    return f"each `{method}` is waited for"

@@ -8,7 +8,7 @@ import libcst as cst
 
 from tinker_lint.model.flow import Wait, exact_paths, linear_steps, may_block, names_read
 from tinker_lint.model.names import BLOCKING_WAIT_FUNCTIONS
-from tinker_lint.model.semantic import SemanticModel
+from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.prefilter.mentions import TINKER
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
@@ -20,8 +20,8 @@ class BlockingWaitInAsync(Rule):
     level = "error"
     summary = "Use `await fut` instead of `fut.result()` inside `async def`"
     message = (
-        "Blocking wait inside `async def` freezes the event loop and every concurrent rollout: "
-        "use `await fut` instead of `fut.result()`"
+        "Blocking wait{through} inside `async def` freezes the event loop and every concurrent "
+        "rollout: {remedy}"
     )
     why = """\
 `fut.result()`, `fut.future().result()` and `concurrent.futures.wait(...)` block the calling thread.
@@ -71,6 +71,7 @@ async def rollouts(sampling_client, prompts, params):
 
     # ``async``, and a wait ``flow.may_block`` takes for blocking: ``.result()`` or a blocking
     # function (``concurrent.futures.wait``), by the last part of its name.
+    sees_helpers = True
     prefilter = TINKER & Needs(
         text=(
             words({"async"}),
@@ -86,7 +87,10 @@ async def rollouts(sampling_client, prompts, params):
                 continue
             # Its calls are known (those of nested functions are theirs): without one shaped like
             # a blocking wait there is nothing to find, and the body is not flattened.
-            if not any(may_block(model, site.node, site.scope) for site in function.calls):
+            if not any(
+                may_block(model, site.node, site.scope) or _blocking_helper(model, site)
+                for site in function.calls
+            ):
                 continue
             # What this function has already awaited: by name (``await fut`` then
             # ``fut.result()``) and by the request that made the future (``await
@@ -105,7 +109,8 @@ async def rollouts(sampling_client, prompts, params):
                                 awaited_names |= exact_paths(names_read(model, expr))
                         awaited_origins |= {t.origin_id for t in event.futures if t.origin_id}
                     elif not _already_awaited(model, event, awaited_names, awaited_origins):
-                        yield self.finding(event.node)
+                        through, remedy = _message_fields(event, ctx.path)
+                        yield self.finding(event.node, through=through, remedy=remedy)
 
 
 def _already_awaited(model: SemanticModel, wait: Wait, names: set[str], origins: set[int]) -> bool:
@@ -114,3 +119,25 @@ def _already_awaited(model: SemanticModel, wait: Wait, names: set[str], origins:
     if all(t.origin_id for t in wait.futures):
         return all(t.origin_id in origins for t in wait.futures)
     return any(exact_paths(names_read(model, expr)) & names for expr in wait.waited)
+
+
+def _blocking_helper(model: SemanticModel, site: CallSite) -> bool:
+    """A call of a sync function of the project that blocks on a Tinker request: the event loop
+    blocks just the same."""
+    helper = model.helper_of(site.node, site.scope)
+    return (
+        helper is not None and not helper.is_async and (helper.blocks or bool(helper.waits_params))
+    )
+
+
+def _message_fields(wait: Wait, here: str) -> tuple[str, str]:
+    """Where the wait blocks, and the remedy: for a helper's, name it and its wait."""
+    helper = wait.helper
+    if helper is None:
+        return "", "use `await fut` instead of `fut.result()`"
+    site = helper.wait
+    where = f" for `{site.what}` at {site.where(here)}" if site is not None else ""
+    return f" in `{helper.name}()`{where}", (
+        f"make `{helper.name}` an `async def` that awaits, and await it, or call it through "
+        "`await asyncio.to_thread(...)`"
+    )

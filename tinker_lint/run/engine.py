@@ -104,10 +104,13 @@ def lint_text(
         if settings.is_enabled(rule.code, path) and rule.applies_at(settings.tinker_version)
     ]
     view = project.view(path) if project is not None else None
-    if prefilter and view is not None and view.imports_helpers(text):
-        # What it finds depends on the helpers it imports, which its own text and tree do not
-        # show: the pre-filters, which read only those, step aside.
-        prefilter = False
+    # The rules that see through the project's helpers (``Rule.sees_helpers``) may find what the
+    # file's own text and tree do not show, when it imports a module of the project that submits
+    # or waits: the pre-filters, which read only the file, then let them through.
+    through_helpers: list[type[Rule]] = []
+    if prefilter and view is not None:
+        through_helpers = [rule for rule in rules if rule.sees_helpers]
+    enabled = rules
     needs = {rule: rule.needs() for rule in rules} if prefilter else {}
     if prefilter:
         # Each rule's declaration (``prefilter/needs.py``), tested against facts of the text
@@ -122,6 +125,7 @@ def lint_text(
             rules = [
                 rule for rule in rules if needs[rule].admits_text(facts, hot_loop_calls, hot_names)
             ]
+        rules = _with_helper_rules(enabled, rules, through_helpers, view, text)
     warnings = _noqa_warnings(text, path)
     if not rules and not settings.is_enabled("TNK001", path):
         return FileResult(path, [], warnings=warnings)
@@ -150,7 +154,9 @@ def lint_text(
         # errors ``ast.parse`` does not); flake8 hands its plugins the tree it already built.
         tree = tree or _python_tree(text)
         if tree is not None:
-            found = sketch(tree, settings.hot_loop_pattern)
+            # The project's helpers it may call count as the submits and waits they make.
+            helpers = view.helper_names(tree) if view is not None else None
+            found = sketch(tree, settings.hot_loop_pattern, helpers)
             rules = [rule for rule in rules if needs[rule].admits_tree(found)]
         if not rules:
             return FileResult(path, [], warnings=warnings)
@@ -172,6 +178,22 @@ def lint_text(
     if view is not None:
         result.depends = view.dependencies()
     return result
+
+
+def _with_helper_rules(
+    before: Sequence[type[Rule]],
+    admitted: list[type[Rule]],
+    through_helpers: Sequence[type[Rule]],
+    view: FileView | None,
+    text: str,
+) -> list[type[Rule]]:
+    """``admitted``, and back the rules of ``through_helpers`` the text pre-filter dropped, when
+    the file imports a helper module that submits or waits (asked only then: it reads those
+    modules' trees). The tree pre-filter then judges them with the helpers in view."""
+    dropped = [rule for rule in through_helpers if rule in before and rule not in admitted]
+    if not dropped or view is None or not view.imports_helpers(text):
+        return admitted
+    return [rule for rule in before if rule in admitted or rule in dropped]
 
 
 def _python_tree(text: str) -> ast.Module | None:
