@@ -6,7 +6,8 @@
 `materialise` copies the files pinned in bench/ecosystem.toml out of the git mirrors
 (DIR/OWNER+NAME/repo, by default /work/.mirror) into DEST/OWNER+NAME/, each at its path in its
 repository, so that a helper imported from another module of the project sits where the import
-says. `--dense` copies only the files that call Tinker themselves (the speed corpus).
+says. `--dense` copies only the files that call Tinker themselves, of the projects in the speed
+corpus (/work/corpora/tinker-dense was made so).
 
 `compare` lints the materialised corpus with tinker-lint at two git revisions of this checkout:
 the base in a temporary `git worktree`, the head in this working tree unless `--head` names a
@@ -53,6 +54,7 @@ class Project:
     note: str
     dense: tuple[str, ...]
     helpers: tuple[str, ...]
+    speed: bool  # part of the speed corpus (`materialise --dense`)
 
     @property
     def dirname(self) -> str:
@@ -69,6 +71,7 @@ def load_projects(path: Path = PINS) -> list[Project]:
             note=p.get("note", ""),
             dense=tuple(p.get("dense", ())),
             helpers=tuple(p.get("helpers", ())),
+            speed=p.get("speed", True),
         )
         for p in data["project"]
     ]
@@ -90,7 +93,7 @@ def git_show(git_dir: Path, commit: str, path: str) -> bytes:
 
 
 def materialise(dest: Path, mirrors: Path, dense_only: bool) -> None:
-    projects = load_projects()
+    projects = [p for p in load_projects() if p.speed or not dense_only]
     files = lines = 0
     for project in projects:
         git_dir = mirrors / project.dirname / "repo"
