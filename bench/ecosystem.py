@@ -2,6 +2,7 @@
 
     python3 bench/ecosystem.py materialise DEST [--dense] [--mirrors DIR]
     python3 bench/ecosystem.py compare --base REF [--head REF] [--corpus DIR] [--project NAME]
+    python3 bench/ecosystem.py score [--ref REF] [--corpus DIR] [--codes TNK101,...] [--verbose]
 
 `materialise` copies the files pinned in bench/ecosystem.toml out of the git mirrors
 (DIR/OWNER+NAME/repo, by default /work/.mirror) into DEST/OWNER+NAME/, each at its path in its
@@ -16,6 +17,10 @@ revision (then a second worktree). Each project directory is linted on its own, 
 revision's tree, so the project root is the project's own directory. It prints, per project, the
 findings the head adds and removes (code, file:line:col, message), then the totals per code, in a
 fixed order, to be read by hand (as ruff's ecosystem check before a rule change).
+
+`score` lints the files labelled by hand in bench/ecosystem-labels.toml (at the working tree, or
+at `--ref`) and prints recall on the serial waits and the false findings (on required waits, on
+harmless blocking, on nothing), per rule.
 
 Installs nothing and never imports or runs the corpus code: the files are read by git and by
 tinker-lint only.
@@ -43,6 +48,8 @@ except ModuleNotFoundError:  # Python 3.10
 HERE = Path(__file__).resolve().parent
 CHECKOUT = HERE.parent
 PINS = HERE / "ecosystem.toml"
+LABELS = HERE / "ecosystem-labels.toml"
+PIPELINE_CODES = ("TNK101", "TNK102", "TNK103", "TNK104")
 DEFAULT_MIRRORS = Path("/work/.mirror")
 DEFAULT_CORPUS = Path("/tmp/tinker-ecosystem")
 
@@ -255,6 +262,156 @@ def compare(base: str, head: str | None, corpus: Path, only: str | None) -> int:
         return 1 if failures else 0
 
 
+# --- score ------------------------------------------------------------------------------------
+
+COUNTED = ("serial",)  # the kinds recall is measured on
+FALSE_WHEN_FLAGGED = ("required", "harmless")
+
+
+@dataclass(frozen=True)
+class Label:
+    repo: str
+    path: str
+    wait: int
+    span: tuple[int, int]
+    call_site: int | None
+    kind: str
+    rule: str
+    why: str
+
+    def distance(self, line: int) -> int | None:
+        """How far a finding on `line` is from this wait, or None if it is not about it."""
+        if line == self.wait or line == self.call_site:
+            return 0
+        if self.span[0] <= line <= self.span[1]:
+            return abs(line - self.wait)
+        return None
+
+
+def load_labels(path: Path = LABELS) -> list[Label]:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    labels = []
+    for raw in data["label"]:
+        wait = int(raw["wait"])
+        first, last = raw.get("span", [wait, wait])
+        labels.append(
+            Label(
+                repo=raw["repo"],
+                path=raw["path"],
+                wait=wait,
+                span=(min(first, wait), max(last, wait)),
+                call_site=raw.get("call_site"),
+                kind=raw["kind"],
+                rule=raw.get("rule", ""),
+                why=raw.get("why", ""),
+            )
+        )
+    return labels
+
+
+def score(ref: str | None, corpus: Path, codes: tuple[str, ...], verbose: bool) -> int:
+    labels = load_labels()
+    by_project: dict[str, list[Label]] = {}
+    for label in labels:
+        by_project.setdefault(label.repo.replace("/", "+"), []).append(label)
+    missing = [name for name in sorted(by_project) if not (corpus / name).is_dir()]
+    if missing:
+        raise SystemExit(
+            f"{corpus}: not materialised: {', '.join(missing)}\n"
+            f"  python3 bench/ecosystem.py materialise {corpus}"
+        )
+    with contextlib.ExitStack() as stack:
+        tree = stack.enter_context(worktree(ref)) if ref else CHECKOUT
+        print(f"tinker-lint: {describe(tree) if ref else 'working tree of ' + str(CHECKOUT)}")
+        # Each label gets the nearest finding about it; a finding about no label is false.
+        found: dict[Label, Finding] = {}
+        extra: list[tuple[Label, Finding]] = []  # a second finding about the same wait
+        unmatched: list[tuple[str, Finding]] = []
+        failures = 0
+        for name in sorted(by_project):
+            project_labels = by_project[name]
+            findings, error = lint(tree, corpus / name)
+            if error:
+                failures += 1
+                print(f"{name}: tinker-lint failed: {error}")
+            files = {label.path for label in project_labels}
+            for finding in sorted(f for f in findings if f.code in codes and f.path in files):
+                candidates = [
+                    (distance, label.wait, label)
+                    for label in project_labels
+                    if label.path == finding.path
+                    and (distance := label.distance(finding.line)) is not None
+                ]
+                if not candidates:
+                    unmatched.append((name, finding))
+                    continue
+                label = min(candidates, key=lambda c: (c[0], c[1]))[2]
+                if label in found:
+                    extra.append((label, finding))
+                else:
+                    found[label] = finding
+
+    def where(label: Label) -> str:
+        return f"{label.repo}/{label.path}:{label.wait}"
+
+    print()
+    print("labels (found: the finding; missed; on a required or harmless wait: a false finding):")
+    for label in labels:
+        finding = found.get(label)
+        if finding is None:
+            state = "missed" if label.kind in COUNTED else "-"
+        else:
+            offset = finding.line - label.wait
+            at = "at the wait" if offset == 0 else f"{offset:+d} lines"
+            state = f"{finding.code} ({at})"
+        if verbose or label.kind in COUNTED or finding is not None:
+            print(f"  [{label.kind}] {where(label)} {label.rule}: {state}")
+            if verbose:
+                print(f"      {label.why}")
+
+    counted = [label for label in labels if label.kind in COUNTED]
+    hits = [label for label in counted if label in found]
+    exact = [label for label in hits if found[label].line in (label.wait, label.call_site)]
+    print()
+    print(
+        f"recall (serial waits found / labelled): {len(hits)}/{len(counted)}"
+        f"; reported at the wait or the helper's call site: {len(exact)}/{len(hits)}"
+    )
+    rules = sorted({label.rule for label in counted})
+    for rule in rules:
+        of_rule = [label for label in counted if label.rule == rule]
+        got = [label for label in of_rule if label in found]
+        same = [label for label in got if found[label].code == rule]
+        print(f"  {rule}: {len(got)}/{len(of_rule)} (by {rule} itself: {len(same)})")
+    false_per_code: Counter[str] = Counter()
+    print()
+    print("false findings:")
+    for label, finding in sorted(found.items(), key=lambda item: where(item[0])):
+        if label.kind in FALSE_WHEN_FLAGGED:
+            false_per_code[finding.code] += 1
+            print(f"  on a {label.kind} wait: {finding.show()}  [{where(label)}]")
+    for name, finding in unmatched:
+        false_per_code[finding.code] += 1
+        print(f"  on nothing: {name}/{finding.show()}")
+    for label, finding in extra:
+        print(f"  (a second finding about {where(label)}: {finding.show()})")
+    if not false_per_code:
+        print("  none")
+    for code in codes:
+        print(f"  {code}: {false_per_code[code]}")
+    others = [
+        (label, found[label])
+        for label in labels
+        if label.kind in ("medium", "deliberate") and label in found
+    ]
+    if others:
+        print()
+        print("findings on medium or deliberate waits (not counted):")
+        for label, finding in others:
+            print(f"  [{label.kind}] {where(label)}: {finding.show()}")
+    return 1 if failures else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -267,10 +424,17 @@ def main(argv: list[str] | None = None) -> int:
     cmp_.add_argument("--head", help="git revision to compare to (default: the working tree)")
     cmp_.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     cmp_.add_argument("--project", help="only this project (owner/name)")
+    sco = sub.add_parser("score", help="recall and false findings on the hand-labelled files")
+    sco.add_argument("--ref", help="git revision of tinker-lint (default: the working tree)")
+    sco.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    sco.add_argument("--codes", default=",".join(PIPELINE_CODES), help="codes to score")
+    sco.add_argument("--verbose", action="store_true", help="every label, with its reason")
     args = parser.parse_args(argv)
     if args.command == "materialise":
         materialise(args.dest, args.mirrors, args.dense)
         return 0
+    if args.command == "score":
+        return score(args.ref, args.corpus, tuple(args.codes.split(",")), args.verbose)
     return compare(args.base, args.head, args.corpus, args.project)
 
 
