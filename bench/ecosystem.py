@@ -264,7 +264,7 @@ def compare(base: str, head: str | None, corpus: Path, only: str | None) -> int:
 
 # --- score ------------------------------------------------------------------------------------
 
-COUNTED = ("serial",)  # the kinds recall is measured on
+COUNTED = ("serial", "blocking")  # the kinds recall is measured on
 FALSE_WHEN_FLAGGED = ("required", "harmless")
 
 
@@ -374,7 +374,7 @@ def score(ref: str | None, corpus: Path, codes: tuple[str, ...], verbose: bool) 
     exact = [label for label in hits if found[label].line in (label.wait, label.call_site)]
     print()
     print(
-        f"recall (serial waits found / labelled): {len(hits)}/{len(counted)}"
+        f"recall (serial and blocking waits found / labelled): {len(hits)}/{len(counted)}"
         f"; reported at the wait or the helper's call site: {len(exact)}/{len(hits)}"
     )
     rules = sorted({label.rule for label in counted})
