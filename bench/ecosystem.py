@@ -1,6 +1,6 @@
 """The ecosystem check: lint pinned real projects at two revisions and print what changed.
 
-    python3 bench/ecosystem.py materialise DEST [--dense] [--mirrors DIR]
+    python3 bench/ecosystem.py materialise DEST [--dense] [--mirrors DIR] [--force]
     python3 bench/ecosystem.py compare --base REF [--head REF] [--corpus DIR] [--project NAME]
     python3 bench/ecosystem.py score [--ref REF] [--corpus DIR] [--codes TNK101,...] [--verbose]
 
@@ -99,7 +99,10 @@ def git_show(git_dir: Path, commit: str, path: str) -> bytes:
     return done.stdout
 
 
-def materialise(dest: Path, mirrors: Path, dense_only: bool) -> None:
+def materialise(dest: Path, mirrors: Path, dense_only: bool, force: bool) -> None:
+    # A file left from an older pin would be linted as if it were pinned: start from nothing.
+    if dest.exists() and any(dest.iterdir()) and not force:
+        raise SystemExit(f"{dest} is not empty: give a new directory (or --force to write over it)")
     projects = [p for p in load_projects() if p.speed or not dense_only]
     files = lines = 0
     for project in projects:
@@ -419,6 +422,7 @@ def main(argv: list[str] | None = None) -> int:
     mat.add_argument("dest", type=Path)
     mat.add_argument("--dense", action="store_true", help="only the files that call Tinker")
     mat.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS)
+    mat.add_argument("--force", action="store_true", help="write into a non-empty DEST")
     cmp_ = sub.add_parser("compare", help="lint the corpus at two revisions, print the changes")
     cmp_.add_argument("--base", required=True, help="git revision of tinker-lint to compare from")
     cmp_.add_argument("--head", help="git revision to compare to (default: the working tree)")
@@ -431,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
     sco.add_argument("--verbose", action="store_true", help="every label, with its reason")
     args = parser.parse_args(argv)
     if args.command == "materialise":
-        materialise(args.dest, args.mirrors, args.dense)
+        materialise(args.dest, args.mirrors, args.dense, args.force)
         return 0
     if args.command == "score":
         return score(args.ref, args.corpus, tuple(args.codes.split(",")), args.verbose)
