@@ -1,0 +1,446 @@
+"""The ecosystem check: lint pinned real projects at two revisions and print what changed.
+
+    python3 bench/ecosystem.py materialise DEST [--dense] [--mirrors DIR] [--force]
+    python3 bench/ecosystem.py compare --base REF [--head REF] [--corpus DIR] [--project NAME]
+    python3 bench/ecosystem.py score [--ref REF] [--corpus DIR] [--codes TNK101,...] [--verbose]
+
+`materialise` copies the files pinned in bench/ecosystem.toml out of the git mirrors
+(DIR/OWNER+NAME/repo, by default /work/.mirror) into DEST/OWNER+NAME/, each at its path in its
+repository, so that a helper imported from another module of the project sits where the import
+says. `--dense` copies only the files that call Tinker themselves, of the projects in the speed
+corpus (/work/corpora/tinker-dense was made so).
+
+`compare` lints the materialised corpus with tinker-lint at two git revisions of this checkout:
+the base in a temporary `git worktree`, the head in this working tree unless `--head` names a
+revision (then a second worktree). Each project directory is linted on its own, by
+`python3 -m tinker_lint --output-format json --no-cache DIR` with PYTHONPATH set to that
+revision's tree, so the project root is the project's own directory. It prints, per project, the
+findings the head adds and removes (code, file:line:col, message), then the totals per code, in a
+fixed order, to be read by hand (as ruff's ecosystem check before a rule change).
+
+`score` lints the files labelled by hand in bench/ecosystem-labels.toml (at the working tree, or
+at `--ref`) and prints recall on the serial waits and the false findings (on required waits, on
+harmless blocking, on nothing), per rule.
+
+Installs nothing and never imports or runs the corpus code: the files are read by git and by
+tinker-lint only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+HERE = Path(__file__).resolve().parent
+CHECKOUT = HERE.parent
+PINS = HERE / "ecosystem.toml"
+LABELS = HERE / "ecosystem-labels.toml"
+PIPELINE_CODES = ("TNK101", "TNK102", "TNK103", "TNK104")
+DEFAULT_MIRRORS = Path("/work/.mirror")
+DEFAULT_CORPUS = Path("/tmp/tinker-ecosystem")
+
+
+@dataclass(frozen=True)
+class Project:
+    repo: str
+    commit: str
+    note: str
+    dense: tuple[str, ...]
+    helpers: tuple[str, ...]
+    speed: bool  # part of the speed corpus (`materialise --dense`)
+
+    @property
+    def dirname(self) -> str:
+        # The mirrors' spelling: one directory per repository, no nesting by owner.
+        return self.repo.replace("/", "+")
+
+
+def load_projects(path: Path = PINS) -> list[Project]:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    projects = [
+        Project(
+            repo=p["repo"],
+            commit=p["commit"],
+            note=p.get("note", ""),
+            dense=tuple(p.get("dense", ())),
+            helpers=tuple(p.get("helpers", ())),
+            speed=p.get("speed", True),
+        )
+        for p in data["project"]
+    ]
+    names = [p.dirname for p in projects]
+    if len(set(names)) != len(names):
+        raise SystemExit(f"{path}: a repository is listed twice")
+    return projects
+
+
+def git_show(git_dir: Path, commit: str, path: str) -> bytes:
+    done = subprocess.run(
+        ["git", f"--git-dir={git_dir}", "show", f"{commit}:{path}"],
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{git_dir}: no {path} at {commit[:12]}: {done.stderr.decode().strip()}")
+    return done.stdout
+
+
+def materialise(dest: Path, mirrors: Path, dense_only: bool, force: bool) -> None:
+    # A file left from an older pin would be linted as if it were pinned: start from nothing.
+    if dest.exists() and any(dest.iterdir()) and not force:
+        raise SystemExit(f"{dest} is not empty: give a new directory (or --force to write over it)")
+    projects = [p for p in load_projects() if p.speed or not dense_only]
+    files = lines = 0
+    for project in projects:
+        git_dir = mirrors / project.dirname / "repo"
+        if not git_dir.is_dir():
+            raise SystemExit(f"no mirror at {git_dir}: fetch github:{project.repo} first")
+        paths = project.dense if dense_only else project.dense + project.helpers
+        for rel in paths:
+            target = dest / project.dirname / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            content = git_show(git_dir, project.commit, rel)
+            target.write_bytes(content)
+            if rel.endswith(".py"):
+                files += 1
+                lines += content.count(b"\n")
+    print(f"{dest}: {len(projects)} projects, {files} Python files, {lines} lines")
+
+
+# --- compare ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    path: str  # relative to the project directory
+    line: int
+    column: int
+    code: str
+    message: str
+
+    def show(self) -> str:
+        return f"{self.code} {self.path}:{self.line}:{self.column} {self.message}"
+
+
+@contextlib.contextmanager
+def worktree(ref: str) -> Iterator[Path]:
+    """A detached worktree of this checkout at `ref`, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="tinker-lint-eco-") as tmp:
+        tree = Path(tmp) / "tree"
+        subprocess.run(
+            ["git", "-C", str(CHECKOUT), "worktree", "add", "--detach", "--quiet", str(tree), ref],
+            check=True,
+        )
+        try:
+            yield tree
+        finally:
+            subprocess.run(
+                ["git", "-C", str(CHECKOUT), "worktree", "remove", "--force", str(tree)],
+                check=False,
+            )
+
+
+def lint(tree: Path, project_dir: Path) -> tuple[list[Finding], str]:
+    """tinker-lint of `tree` over one project directory: its findings and any error text."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tinker_lint",
+            "--output-format",
+            "json",
+            "--no-cache",
+            str(project_dir),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=project_dir,
+        check=False,
+    )
+    # Exit status 1 means "findings"; anything else, or no JSON, is a failure worth showing.
+    try:
+        records = json.loads(done.stdout or "[]")
+    except json.JSONDecodeError:
+        return [], f"exit {done.returncode}: {done.stderr.strip() or done.stdout[:500]}"
+    error = "" if done.returncode in (0, 1) else f"exit {done.returncode}: {done.stderr.strip()}"
+    return [to_finding(r, project_dir) for r in records], error
+
+
+def to_finding(record: dict[str, object], project_dir: Path) -> Finding:
+    raw = str(record.get("filename") or record.get("path") or "")
+    path = Path(raw)
+    if path.is_absolute():
+        with contextlib.suppress(ValueError):
+            path = path.relative_to(project_dir)
+    location = record.get("location")
+    if isinstance(location, dict):
+        line, column = location.get("row", 0), location.get("column", 0)
+    else:
+        line, column = record.get("line", 0), record.get("column", 0)
+    return Finding(
+        path=path.as_posix(),
+        line=int(str(line)),
+        column=int(str(column)),
+        code=str(record.get("code", "")),
+        message=str(record.get("message", "")),
+    )
+
+
+def describe(tree: Path) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(tree), "log", "-1", "--format=%h %s"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout.strip()
+
+
+def compare(base: str, head: str | None, corpus: Path, only: str | None) -> int:
+    projects = [p for p in load_projects() if only in (None, p.repo, p.dirname)]
+    missing = [p.dirname for p in projects if not (corpus / p.dirname).is_dir()]
+    if missing:
+        raise SystemExit(
+            f"{corpus}: not materialised: {', '.join(missing)}\n"
+            f"  python3 bench/ecosystem.py materialise {corpus}"
+        )
+    with contextlib.ExitStack() as stack:
+        base_tree = stack.enter_context(worktree(base))
+        head_tree = stack.enter_context(worktree(head)) if head else CHECKOUT
+        print(f"base: {describe(base_tree)}")
+        print(f"head: {describe(head_tree) if head else 'working tree of ' + str(CHECKOUT)}")
+        print()
+        added_per_code: Counter[str] = Counter()
+        removed_per_code: Counter[str] = Counter()
+        base_per_code: Counter[str] = Counter()
+        head_per_code: Counter[str] = Counter()
+        failures = 0
+        for project in projects:
+            project_dir = corpus / project.dirname
+            before, base_error = lint(base_tree, project_dir)
+            after, head_error = lint(head_tree, project_dir)
+            base_per_code.update(f.code for f in before)
+            head_per_code.update(f.code for f in after)
+            added = sorted(set(after) - set(before))
+            removed = sorted(set(before) - set(after))
+            added_per_code.update(f.code for f in added)
+            removed_per_code.update(f.code for f in removed)
+            for label, error in (("base", base_error), ("head", head_error)):
+                if error:
+                    failures += 1
+                    print(f"{project.repo}: {label} failed: {error}")
+            if not (added or removed):
+                continue
+            print(f"{project.repo} @ {project.commit[:12]}: +{len(added)} -{len(removed)}")
+            for f in added:
+                print(f"  + {f.show()}")
+            for f in removed:
+                print(f"  - {f.show()}")
+            print()
+        print("totals per code (base -> head, +added -removed):")
+        codes = sorted(set(base_per_code) | set(head_per_code))
+        for code in codes:
+            print(
+                f"  {code}: {base_per_code[code]} -> {head_per_code[code]}"
+                f"  (+{added_per_code[code]} -{removed_per_code[code]})"
+            )
+        if not codes:
+            print("  no findings at either revision")
+        return 1 if failures else 0
+
+
+# --- score ------------------------------------------------------------------------------------
+
+COUNTED = ("serial", "blocking")  # the kinds recall is measured on
+FALSE_WHEN_FLAGGED = ("required", "harmless")
+
+
+@dataclass(frozen=True)
+class Label:
+    repo: str
+    path: str
+    wait: int
+    span: tuple[int, int]
+    call_site: int | None
+    kind: str
+    rule: str
+    why: str
+
+    def distance(self, line: int) -> int | None:
+        """How far a finding on `line` is from this wait, or None if it is not about it."""
+        if line == self.wait or line == self.call_site:
+            return 0
+        if self.span[0] <= line <= self.span[1]:
+            return abs(line - self.wait)
+        return None
+
+
+def load_labels(path: Path = LABELS) -> list[Label]:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    labels = []
+    for raw in data["label"]:
+        wait = int(raw["wait"])
+        first, last = raw.get("span", [wait, wait])
+        labels.append(
+            Label(
+                repo=raw["repo"],
+                path=raw["path"],
+                wait=wait,
+                span=(min(first, wait), max(last, wait)),
+                call_site=raw.get("call_site"),
+                kind=raw["kind"],
+                rule=raw.get("rule", ""),
+                why=raw.get("why", ""),
+            )
+        )
+    return labels
+
+
+def score(ref: str | None, corpus: Path, codes: tuple[str, ...], verbose: bool) -> int:
+    labels = load_labels()
+    by_project: dict[str, list[Label]] = {}
+    for label in labels:
+        by_project.setdefault(label.repo.replace("/", "+"), []).append(label)
+    missing = [name for name in sorted(by_project) if not (corpus / name).is_dir()]
+    if missing:
+        raise SystemExit(
+            f"{corpus}: not materialised: {', '.join(missing)}\n"
+            f"  python3 bench/ecosystem.py materialise {corpus}"
+        )
+    with contextlib.ExitStack() as stack:
+        tree = stack.enter_context(worktree(ref)) if ref else CHECKOUT
+        print(f"tinker-lint: {describe(tree) if ref else 'working tree of ' + str(CHECKOUT)}")
+        # Each label gets the nearest finding about it; a finding about no label is false.
+        found: dict[Label, Finding] = {}
+        extra: list[tuple[Label, Finding]] = []  # a second finding about the same wait
+        unmatched: list[tuple[str, Finding]] = []
+        failures = 0
+        for name in sorted(by_project):
+            project_labels = by_project[name]
+            findings, error = lint(tree, corpus / name)
+            if error:
+                failures += 1
+                print(f"{name}: tinker-lint failed: {error}")
+            files = {label.path for label in project_labels}
+            for finding in sorted(f for f in findings if f.code in codes and f.path in files):
+                candidates = [
+                    (distance, label.wait, label)
+                    for label in project_labels
+                    if label.path == finding.path
+                    and (distance := label.distance(finding.line)) is not None
+                ]
+                if not candidates:
+                    unmatched.append((name, finding))
+                    continue
+                label = min(candidates, key=lambda c: (c[0], c[1]))[2]
+                if label in found:
+                    extra.append((label, finding))
+                else:
+                    found[label] = finding
+
+    def where(label: Label) -> str:
+        return f"{label.repo}/{label.path}:{label.wait}"
+
+    print()
+    print("labels (found: the finding; missed; on a required or harmless wait: a false finding):")
+    for label in labels:
+        finding = found.get(label)
+        if finding is None:
+            state = "missed" if label.kind in COUNTED else "-"
+        else:
+            offset = finding.line - label.wait
+            at = "at the wait" if offset == 0 else f"{offset:+d} lines"
+            state = f"{finding.code} ({at})"
+        if verbose or label.kind in COUNTED or finding is not None:
+            print(f"  [{label.kind}] {where(label)} {label.rule}: {state}")
+            if verbose:
+                print(f"      {label.why}")
+
+    counted = [label for label in labels if label.kind in COUNTED]
+    hits = [label for label in counted if label in found]
+    exact = [label for label in hits if found[label].line in (label.wait, label.call_site)]
+    print()
+    print(
+        f"recall (serial and blocking waits found / labelled): {len(hits)}/{len(counted)}"
+        f"; reported at the wait or the helper's call site: {len(exact)}/{len(hits)}"
+    )
+    rules = sorted({label.rule for label in counted})
+    for rule in rules:
+        of_rule = [label for label in counted if label.rule == rule]
+        got = [label for label in of_rule if label in found]
+        same = [label for label in got if found[label].code == rule]
+        print(f"  {rule}: {len(got)}/{len(of_rule)} (by {rule} itself: {len(same)})")
+    false_per_code: Counter[str] = Counter()
+    print()
+    print("false findings:")
+    for label, finding in sorted(found.items(), key=lambda item: where(item[0])):
+        if label.kind in FALSE_WHEN_FLAGGED:
+            false_per_code[finding.code] += 1
+            print(f"  on a {label.kind} wait: {finding.show()}  [{where(label)}]")
+    for name, finding in unmatched:
+        false_per_code[finding.code] += 1
+        print(f"  on nothing: {name}/{finding.show()}")
+    for label, finding in extra:
+        print(f"  (a second finding about {where(label)}: {finding.show()})")
+    if not false_per_code:
+        print("  none")
+    for code in codes:
+        print(f"  {code}: {false_per_code[code]}")
+    others = [
+        (label, found[label])
+        for label in labels
+        if label.kind in ("medium", "deliberate") and label in found
+    ]
+    if others:
+        print()
+        print("findings on medium or deliberate waits (not counted):")
+        for label, finding in others:
+            print(f"  [{label.kind}] {where(label)}: {finding.show()}")
+    return 1 if failures else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    mat = sub.add_parser("materialise", help="copy the pinned files out of the mirrors")
+    mat.add_argument("dest", type=Path)
+    mat.add_argument("--dense", action="store_true", help="only the files that call Tinker")
+    mat.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS)
+    mat.add_argument("--force", action="store_true", help="write into a non-empty DEST")
+    cmp_ = sub.add_parser("compare", help="lint the corpus at two revisions, print the changes")
+    cmp_.add_argument("--base", required=True, help="git revision of tinker-lint to compare from")
+    cmp_.add_argument("--head", help="git revision to compare to (default: the working tree)")
+    cmp_.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    cmp_.add_argument("--project", help="only this project (owner/name)")
+    sco = sub.add_parser("score", help="recall and false findings on the hand-labelled files")
+    sco.add_argument("--ref", help="git revision of tinker-lint (default: the working tree)")
+    sco.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    sco.add_argument("--codes", default=",".join(PIPELINE_CODES), help="codes to score")
+    sco.add_argument("--verbose", action="store_true", help="every label, with its reason")
+    args = parser.parse_args(argv)
+    if args.command == "materialise":
+        materialise(args.dest, args.mirrors, args.dense, args.force)
+        return 0
+    if args.command == "score":
+        return score(args.ref, args.corpus, tuple(args.codes.split(",")), args.verbose)
+    return compare(args.base, args.head, args.corpus, args.project)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
