@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 from functools import lru_cache
@@ -77,6 +78,11 @@ def _may_concern(facts: TextFacts, directory: str, tinker_version: str | None) -
     return names is None or facts.holds(names)
 
 
+# A file that imports something (every one that can call a helper of its project does): only
+# then is the project index (and libcst) brought in for a file that names no Tinker call itself.
+_PROJECT_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+\S+[ \t]+import|import[ \t]+\w)", re.M)
+
+
 class TinkerLintPlugin:
     name = "tinker-lint"
     version = __version__
@@ -105,7 +111,14 @@ class TinkerLintPlugin:
         # flake8 names stdin "stdin" (pylsp passes the real name with --stdin-display-name).
         directory = os.path.dirname(os.path.abspath(self.filename or "stdin"))
         facts = TextFacts(text)  # worked out once: the gate here, the engine's pre-filter after
-        if not _may_concern(facts, directory, self._tinker_version):
+        project = None
+        if _PROJECT_IMPORT.search(text) is not None:
+            from tinker_lint.project.index import project_index
+
+            project = project_index()  # the CLI's: helpers in the project's other modules
+        if not _may_concern(facts, directory, self._tinker_version) and (
+            project is None or not project.view(self.filename or "stdin").imports_helpers(text)
+        ):
             return  # no rule's text test can pass: libcst is not needed
         settings = _project_settings(directory, self._tinker_version)
         if isinstance(settings, ConfigError):
@@ -115,7 +128,9 @@ class TinkerLintPlugin:
         from tinker_lint.run.engine import lint_text
 
         tree = self.tree if isinstance(self.tree, ast.Module) else None
-        result = lint_text(text, self.filename, settings, tree=tree, fixes=False, facts=facts)
+        result = lint_text(
+            text, self.filename, settings, tree=tree, fixes=False, facts=facts, project=project
+        )
         for d in result.diagnostics:
             if d.code == "TNK001":
                 continue  # flake8 reports syntax errors itself (E999)

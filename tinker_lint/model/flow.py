@@ -132,7 +132,10 @@ def waited_text(wait: Wait, here: str) -> str:
         methods = ", ".join(sorted(wait.methods))
         return f"`{methods}`" if methods else "a Tinker request"
     if helper.wait is None:
-        return f"`{helper.name}()`"
+        methods = ", ".join(sorted(wait.methods))
+        return (
+            f"`{helper.name}()`, which waits for `{methods}`," if methods else f"`{helper.name}()`"
+        )
     site = helper.wait
     return f"`{helper.name}()`, which waits for `{site.what}` ({site.where(here)}),"
 
@@ -153,9 +156,15 @@ def wait_of(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> Wait | Non
         if isinstance(func, cst.Attribute) and func.attr.value == "result":
             futures = frozenset(t for t in model.types(func.value, scope) if t.is_future)
             return Wait(node, futures, True, (func.value,)) if futures else None
-        if model.qualify(func, scope) in BLOCKING_WAIT_FUNCTIONS and node.args:
+        qualified = model.qualify(func, scope)
+        if qualified in BLOCKING_WAIT_FUNCTIONS and node.args:
             futures = _futures_in(model, node.args[0].value, scope)
             return Wait(node, futures, True, (node.args[0].value,)) if futures else None
+        if qualified == "asyncio.run" and node.args:
+            # ``asyncio.run(sc.sample_async(p))``: the coroutine runs to the end, blocking.
+            value = node.args[0].value
+            futures = frozenset(t for t in model.types(value, scope) if _is_waitable(t))
+            return Wait(node, futures, True, (value,)) if futures else None
         return None
     if not isinstance(node, cst.Await):
         return None

@@ -25,14 +25,16 @@ import re
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tinker_lint.deps.kinds import marks_a_project
 from tinker_lint.io.files import DecodeError, decode_source
-from tinker_lint.model.helpers import Helpers
 from tinker_lint.model.sdk import Role
-from tinker_lint.model.summaries import ClassSummary, Summary, is_abstract
 from tinker_lint.prefilter.sketch import HelperNames, sketch
-from tinker_lint.syntax.parse import parse_module
+
+if TYPE_CHECKING:  # libcst is imported only when a helper module is summarised
+    from tinker_lint.model.helpers import Helpers
+    from tinker_lint.model.summaries import ClassSummary, Summary
 
 MAX_DEPTH = 4
 _REQUESTS = frozenset({Role.TRAIN, Role.SAMPLE, Role.SAVE})
@@ -183,11 +185,13 @@ class ProjectIndex:
         shape = sketch(tree)
         if not (shape.called_roles & _REQUESTS or shape.waits):
             return facts
+        from tinker_lint.model.semantic import SemanticModel
+        from tinker_lint.syntax.parse import parse_module
+
         try:
             module = parse_module(text)
         except Exception:  # a helper libcst cannot parse offers nothing
             return facts
-        from tinker_lint.model.semantic import SemanticModel
 
         model = SemanticModel(module, project=helper_view, module_name=helper_view.module_name)
         helpers = model.helpers
@@ -205,6 +209,7 @@ class ProjectIndex:
     @staticmethod
     def _class(model: object, helpers: Helpers, name: str, node: object) -> ClassSummary:
         from tinker_lint.model.semantic import SemanticModel
+        from tinker_lint.model.summaries import ClassSummary, is_abstract
 
         assert isinstance(model, SemanticModel)
         bases: list[str] = []
