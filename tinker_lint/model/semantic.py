@@ -151,6 +151,12 @@ class SemanticModel:
         """Roles of the requests each function of this module submits (``submits.py``)."""
         return self._submits.function_roles
 
+    def use_positions(self, positions: NodePositions) -> NodePositions:
+        """The module's positions: these, unless some were worked out already."""
+        if self._positions is None:
+            self._positions = positions
+        return self._positions
+
     def line_of(self, node: cst.CSTNode) -> int:
         """The line ``node`` starts on (positions worked out for the nodes asked about only)."""
         if self._positions is None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -49,7 +49,17 @@ class WaitSite:
 
     request: MethodRef | None  # the request waited for, when known
     path: str
-    line: int
+    # The line, or how to find it: positions cost a pass over the module's code, so a site of
+    # the module being linted is located only when a message names it.
+    at: int | Callable[[], int] = field(compare=False)
+
+    @property
+    def line(self) -> int:
+        return self.at if isinstance(self.at, int) else self.at()
+
+    def located(self) -> WaitSite:
+        """The same site with its line worked out (plain data, holding no tree)."""
+        return self if isinstance(self.at, int) else replace(self, at=self.line)
 
     @property
     def what(self) -> str:
@@ -376,7 +386,8 @@ class Summaries:
             if t.method is not None:
                 request = MethodRef(t.method.client, t.method.name)
                 break
-        return WaitSite(request, self.path, self.model.line_of(wait.anchor))
+        model, anchor = self.model, wait.anchor
+        return WaitSite(request, self.path, lambda: model.line_of(anchor))
 
     def _in_own_loop(self, node: cst.CSTNode, function: FunctionInfo) -> bool:
         loops = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
@@ -436,6 +447,15 @@ def _flatten(types: frozenset[Any]) -> Iterator[Any]:
             yield t.inner
         else:
             yield t
+
+
+def located(summary: Summary) -> Summary:
+    """``summary`` with its wait sites' lines worked out: plain data, for another module."""
+    return replace(
+        summary,
+        wait=summary.wait.located() if summary.wait else None,
+        last_wait=summary.last_wait.located() if summary.last_wait else None,
+    )
 
 
 def without_waits(summary: Summary) -> Summary:

@@ -56,7 +56,6 @@ class ModuleFacts:
     path: str
     functions: dict[str, Summary] = field(default_factory=dict)
     classes: dict[str, ClassSummary] = field(default_factory=dict)
-    aliases: dict[str, str] = field(default_factory=dict)  # re-exports: name -> qualified
     # Every project file these facts were made from (this one included): path -> SHA-256.
     depends: dict[str, str] = field(default_factory=dict)
 
@@ -69,13 +68,21 @@ class ModuleFacts:
 
 @dataclass(frozen=True)
 class ModuleSketch:
-    """A project module as CPython's tree shows it: its functions that submit or wait."""
+    """A project module as CPython's tree shows it: its functions (and methods) that submit or
+    wait, by name; its classes with their bases (qualified); the project names it re-exports."""
 
     helpers: HelperNames
+    classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
 
     @property
     def matters(self) -> bool:
         return bool(self.helpers)
+
+    def may_matter(self, name: str) -> bool:
+        """Whether the function or method ``name`` may submit or wait (then its summary is worth
+        libcst's parse of the module)."""
+        return name in self.helpers.submits or name in self.helpers.waits
 
 
 _EMPTY_SKETCH = ModuleSketch(HelperNames())
@@ -133,9 +140,26 @@ class ProjectIndex:
             return _EMPTY_SKETCH
         helper_view = FileView(self, path, path, view.root)
         found = sketch(tree, helpers=helper_view.helper_names(tree))
-        return ModuleSketch(
-            HelperNames(found.step_functions, found.submit_functions, found.waiting_functions)
-        )
+        aliases = helper_view.project_aliases(tree)
+        module = helper_view.module_name
+        classes: dict[str, tuple[str, ...]] = {}
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                bases = []
+                for base in node.bases:
+                    dotted = _dotted(base)
+                    if dotted is None:
+                        continue
+                    head, _, rest = dotted.partition(".")
+                    if head in aliases:
+                        bases.append(f"{aliases[head]}.{rest}" if rest else aliases[head])
+                    elif not rest and any(
+                        isinstance(n, ast.ClassDef) and n.name == head for n in tree.body
+                    ):
+                        bases.append(f"{module}.{head}" if module else head)
+                classes[node.name] = tuple(bases)
+        helpers = HelperNames(found.step_functions, found.submit_functions, found.waiting_functions)
+        return ModuleSketch(helpers, classes, aliases)
 
     def facts(self, path: str, view: FileView) -> ModuleFacts | None:
         """The facts of the module at ``path`` (absolute), made once (again if the file changed
@@ -170,8 +194,6 @@ class ProjectIndex:
         except DecodeError:
             return facts
         helper_view = FileView(self, path, path, view.root)
-        for local, qualified in helper_view.imported_names(text).items():
-            facts.aliases[local] = qualified
         if _MAY_MATTER.search(text) is None:
             return facts
         try:
@@ -186,6 +208,7 @@ class ProjectIndex:
         if not (shape.called_roles & _REQUESTS or shape.waits):
             return facts
         from tinker_lint.model.semantic import SemanticModel
+        from tinker_lint.model.summaries import located
         from tinker_lint.syntax.parse import parse_module
 
         try:
@@ -197,7 +220,7 @@ class ProjectIndex:
         helpers = model.helpers
         for function in model.functions:
             if function.parent is None and function.class_name is None:
-                facts.functions[function.name] = model.summary_of(function)
+                facts.functions[function.name] = located(model.summary_of(function))
         for name, node in model.index.classes.items():
             facts.classes[name] = self._class(model, helpers, name, node)
         for other in helper_view.consulted:
@@ -209,7 +232,7 @@ class ProjectIndex:
     @staticmethod
     def _class(model: object, helpers: Helpers, name: str, node: object) -> ClassSummary:
         from tinker_lint.model.semantic import SemanticModel
-        from tinker_lint.model.summaries import ClassSummary, is_abstract
+        from tinker_lint.model.summaries import ClassSummary, is_abstract, located
 
         assert isinstance(model, SemanticModel)
         bases: list[str] = []
@@ -223,7 +246,7 @@ class ProjectIndex:
         for method_name, function in model.index.methods.get(name, {}).items():
             if function.scope.parent is not None and function.scope.parent.kind != "class":
                 continue
-            methods[method_name] = model.summary_of(function)
+            methods[method_name] = located(model.summary_of(function))
             if is_abstract(function.node):
                 abstract.add(method_name)
         return ClassSummary(name, tuple(bases), methods, frozenset(abstract))
@@ -269,54 +292,46 @@ class FileView:
         rest = name[dots:]
         return ".".join([*parts, rest] if rest else parts)
 
-    def function(self, qualified: str) -> Summary | None:
+    def function(self, qualified: str, seen: frozenset[str] = frozenset()) -> Summary | None:
         found = self._lookup(qualified)
-        if found is None:
+        if found is None or qualified in seen:
             return None
-        facts, attribute = found
+        path, shape, attribute = found
+        seen = seen | {qualified}
         head, _, rest = attribute.partition(".")
-        if not rest:
-            summary = facts.functions.get(head)
-            if summary is not None:
-                return summary
-            alias = facts.aliases.get(head)
-            return self.function(alias) if alias is not None and alias != qualified else None
-        if head in facts.classes:
-            return self.method(f"{self._module_of(facts)}.{head}", rest)
-        alias = facts.aliases.get(head)
+        alias = shape.aliases.get(head)
         if alias is not None:
-            return self.function(f"{alias}.{rest}")
-        return None
+            return self.function(f"{alias}.{rest}" if rest else alias, seen)
+        if head in shape.classes:
+            if not rest:
+                return None  # a constructor: its ``__init__`` is setup, not a step
+            return self.method(f"{_module_name(path, self.root)}.{head}", rest, seen)
+        if rest or not shape.may_matter(head):
+            return None  # by its module's sketch, it neither submits nor waits: no libcst needed
+        facts = self.index.facts(path, self)
+        return facts.functions.get(head) if facts is not None else None
 
     def method(
         self, qualified_class: str, name: str, seen: frozenset[str] = frozenset()
     ) -> Summary | None:
-        if qualified_class in seen:
-            return None
         found = self._lookup(qualified_class)
-        if found is None:
+        if found is None or qualified_class in seen:
             return None
-        facts, class_name = found
-        record = facts.classes.get(class_name)
-        if record is None:
-            alias = facts.aliases.get(class_name)
-            if alias is not None and alias != qualified_class:
-                return self.method(alias, name, seen | {qualified_class})
+        seen = seen | {qualified_class}
+        path, shape, class_name = found
+        alias = shape.aliases.get(class_name)
+        if alias is not None:
+            return self.method(alias, name, seen)
+        bases = shape.classes.get(class_name)
+        if bases is None:
             return None
-        own = record.methods.get(name)
-        if own is not None:
-            if name not in record.abstract:
-                return own
-            overrides = [
-                c.methods[name]
-                for c in facts.classes.values()
-                if qualified_class in c.bases and name in c.methods and name not in c.abstract
-            ]
-            if overrides and all(s.waits for s in overrides):
-                return sorted(overrides, key=lambda s: s.name)[0]
-            return None
-        for base in record.bases:
-            inherited = self.method(base, name, seen | {qualified_class})
+        if shape.may_matter(name):
+            facts = self.index.facts(path, self)
+            record = facts.classes.get(class_name) if facts is not None else None
+            if facts is not None and record is not None and name in record.methods:
+                return _own_or_overrides(facts, record, qualified_class, name)
+        for base in bases:
+            inherited = self.method(base, name, seen)
             if inherited is not None:
                 return inherited
         return None
@@ -325,31 +340,21 @@ class FileView:
         found = self._lookup(qualified)
         if found is None:
             return False
-        facts, name = found
-        if name in facts.classes:
+        _, shape, name = found
+        if name in shape.classes:
             return True
-        alias = facts.aliases.get(name)
+        alias = shape.aliases.get(name)
         return alias is not None and alias != qualified and self.is_class(alias)
 
     # --- imports -----------------------------------------------------------------------------
-    def imported_names(self, text: str) -> dict[str, str]:
-        """Names this module imports from other modules, qualified (``.steps.f`` made absolute):
-        what a re-export (``from .steps import f`` in ``__init__.py``) offers."""
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return {}
+    def project_aliases(self, tree: ast.Module) -> dict[str, str]:
+        """Names this module imports from the project's other modules, qualified: what a
+        re-export (``from .steps import f`` in ``__init__.py``) offers, and what its bases name."""
         names: dict[str, str] = {}
-        for node in tree.body:
-            if isinstance(node, ast.ImportFrom):
-                module = self.absolute_name("." * node.level + (node.module or ""))
-                if self._module_file(module) is None:
-                    continue  # not the project's
-                for alias in node.names:
-                    if alias.name != "*":
-                        names[alias.asname or alias.name] = f"{module}.{alias.name}".lstrip(".")
+        for module, taken in _imports(tree, self.absolute_name):
+            if taken and self._module_file(module) is not None:
+                for name, local in taken:
+                    names[local] = f"{module}.{name}".lstrip(".")
         return names
 
     def imports_helpers(self, text: str) -> bool:
@@ -396,27 +401,21 @@ class FileView:
         found.pop(self.file, None)
         return dict(sorted(found.items()))
 
-    def _lookup(self, qualified: str) -> tuple[ModuleFacts, str] | None:
-        """The module a qualified name's longest prefix names, and the rest of the name."""
+    def _lookup(self, qualified: str) -> tuple[str, ModuleSketch, str] | None:
+        """The module a qualified name's longest prefix names (its path and sketch), and the
+        rest of the name."""
         parts = qualified.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             path = self._module_file(".".join(parts[:cut]))
             if path is None:
                 continue
             self._consult(path)
-            facts = self.index.facts(path, self)
-            return (facts, ".".join(parts[cut:])) if facts is not None else None
+            return path, self.index.module_sketch(path, self), ".".join(parts[cut:])
         return None
 
     def _consult(self, path: str) -> None:
         if path not in self.consulted:
             self.consulted.append(path)
-
-    def _module_of(self, facts: ModuleFacts) -> str:
-        for path, cached in self.index._facts.items():
-            if cached is facts:
-                return _module_name(path, self.root)
-        return ""
 
     def _module_file(self, module: str) -> str | None:
         key = (self.directory, module)
@@ -460,6 +459,35 @@ def _imports(
             yield module, names
             for name, _ in names:
                 yield f"{module}.{name}".lstrip("."), []
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _own_or_overrides(
+    facts: ModuleFacts, record: ClassSummary, qualified_class: str, name: str
+) -> Summary | None:
+    """A method's summary; for one without a body (an interface), what its overrides in the
+    class's module do, when they all wait."""
+    own = record.methods[name]
+    if name not in record.abstract:
+        return own
+    overrides = [
+        c.methods[name]
+        for c in facts.classes.values()
+        if qualified_class in c.bases and name in c.methods and name not in c.abstract
+    ]
+    if overrides and all(s.waits for s in overrides):
+        return sorted(overrides, key=lambda s: s.name)[0]
+    return None
 
 
 def _stat(path: str) -> tuple[int, int] | None:

@@ -101,7 +101,10 @@ class Context:
             starts = (
                 None if self.python_tree is None else statement_starts(self.python_tree, module)
             )
-            self._positions = NodePositions(module, starts, self.model.parent)
+            # One set of positions per module: the model's own (its helpers' wait sites) too.
+            self._positions = self.model.use_positions(
+                NodePositions(module, starts, self.model.parent)
+            )
         return self._positions
 
     def line_of(self, node: cst.CSTNode) -> int:
