@@ -74,6 +74,19 @@ class Wait:
     def methods(self) -> set[str]:
         return {t.method.plain_name for t in self.futures if t.method is not None}
 
+    @property
+    def anchor(self) -> cst.CSTNode:
+        """Where a finding about this wait is reported: the ``result`` of ``fut.result()`` (so a
+        multi-line ``tc.forward_backward(\n...\n).result()`` is reported on the line of
+        ``.result()``, not where the statement starts), the ``await`` keyword, the call of
+        ``concurrent.futures.wait(...)``. Fixes still rewrite ``node``, the whole wait."""
+        node = self.node
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "result":
+                return func.attr
+        return node
+
 
 Event = Submit | Wait
 

@@ -71,7 +71,7 @@ for batch in batches:
     result = tc.forward_backward(batch, loss_fn="cross_entropy").result()
     tc.optim_step(tinker.AdamParams(learning_rate=1e-4)).result()
 """,
-            expect=((5, 14),),
+            expect=((5, 66),),
             fixed="""\
 import tinker
 
@@ -132,7 +132,7 @@ for batch in batches:
                 submit = group[0].submit.call.method.plain_name
                 waited = ", ".join(sorted(wait.methods)) or "a Tinker request"
                 yield self.finding(
-                    wait.node,
+                    wait.anchor,
                     partial(plan_move_wait, ctx, wait, scope, [p.submit.node for p in group]),
                     waited=waited,
                     submit=submit,

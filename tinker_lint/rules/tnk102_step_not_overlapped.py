@@ -51,7 +51,7 @@ for batch in batches:
     print(fwd.result().loss)
     opt.result()
 """,
-            expect=((4, 11),),
+            expect=((4, 15),),
         ),
     )
     VALID = (
@@ -101,5 +101,5 @@ if pending is not None:
                 ):
                     if id(item.wait.node) not in reported:
                         reported.add(id(item.wait.node))
-                        yield self.finding(item.wait.node)
+                        yield self.finding(item.wait.anchor)
                     break

@@ -49,7 +49,7 @@ responses = []
 for prompt in prompts:
     responses.append(sampling_client.sample(prompt, num_samples=1, sampling_params=params).result())
 """,
-            expect=((3, 22),),
+            expect=((3, 92),),
         ),
     )
     VALID = (
@@ -90,7 +90,7 @@ for turn in range(max_turns):
                 ):
                     if id(item.wait.node) not in reported:
                         reported.add(id(item.wait.node))
-                        yield self.finding(item.wait.node, method=_method(item))
+                        yield self.finding(item.wait.anchor, method=_method(item))
                     break
 
 

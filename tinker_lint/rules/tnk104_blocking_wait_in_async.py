@@ -47,7 +47,7 @@ the function must block, make it a plain `def` and call it from sync code or thr
 async def rollout(sampling_client, prompt, params):
     return sampling_client.sample(prompt, num_samples=1, sampling_params=params).result()
 """,
-            expect=((2, 12),),
+            expect=((2, 82),),
         ),
     )
     VALID = (
@@ -105,7 +105,7 @@ async def rollouts(sampling_client, prompts, params):
                                 awaited_names |= exact_paths(names_read(model, expr))
                         awaited_origins |= {t.origin_id for t in event.futures if t.origin_id}
                     elif not _already_awaited(model, event, awaited_names, awaited_origins):
-                        yield self.finding(event.node)
+                        yield self.finding(event.anchor)
 
 
 def _already_awaited(model: SemanticModel, wait: Wait, names: set[str], origins: set[int]) -> bool:
