@@ -20,6 +20,10 @@ class SequentialSampling(Rule):
     code = "TNK103"
     name = "sequential-sampling"
     level = "error"
+    # A sampling wait in a loop is often also a wait before the next submit (the next prompt's
+    # `sample`, another request of the same iteration): that is TNK101's finding, said more
+    # generally; this one says what to do about the loop.
+    supersedes = ("TNK101",)
     summary = (
         "Submit all sampling requests, then gather them (`asyncio.gather(*futures)`, or collect "
         "the futures and call `.result()` afterwards)"
