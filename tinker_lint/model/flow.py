@@ -69,6 +69,9 @@ class Wait:
     futures: frozenset[TType]  # what is waited on
     blocking: bool  # blocks the thread (``.result()``, concurrent.futures.wait)
     waited: tuple[cst.BaseExpression, ...]  # the expressions that hold the futures
+    # ``asyncio.gather(...)`` or ``concurrent.futures.wait(...)``: one wait for requests that were
+    # all submitted before it, the fan-out already done (never "one request at a time").
+    fan_in: bool = False
 
     @property
     def methods(self) -> set[str]:
@@ -109,7 +112,7 @@ def wait_of(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> Wait | Non
             return Wait(node, futures, True, (func.value,)) if futures else None
         if model.qualify(func, scope) in BLOCKING_WAIT_FUNCTIONS and node.args:
             futures = _futures_in(model, node.args[0].value, scope)
-            return Wait(node, futures, True, (node.args[0].value,)) if futures else None
+            return Wait(node, futures, True, (node.args[0].value,), True) if futures else None
         return None
     if not isinstance(node, cst.Await):
         return None
@@ -123,7 +126,7 @@ def wait_of(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> Wait | Non
         if model.is_gather(inner, scope):
             values = [arg.value for arg in inner.args]
             futures = frozenset(t for v in values for t in _futures_in(model, v, scope))
-            return Wait(node, futures, False, tuple(values)) if futures else None
+            return Wait(node, futures, False, tuple(values), True) if futures else None
     futures = frozenset(t for t in model.types(inner, scope) if _is_waitable(t))
     return Wait(node, futures, False, (inner,)) if futures else None
 

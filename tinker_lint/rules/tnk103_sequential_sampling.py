@@ -39,7 +39,9 @@ request and waits for it before submitting the next pays a full round trip per p
 iterations are independent, submit every request first and wait afterwards.
 
 Not reported: multi-turn rollouts, where the next prompt is built from this result (data or control
-dependence), and loops that sample from a client refreshed in the loop.
+dependence), loops that sample from a client refreshed in the loop, and a wait that is already the
+fan-out: `await asyncio.gather(...)` (or `concurrent.futures.wait(...)`) of the requests of a batch
+or group, once per iteration, is submitting all requests and then gathering them, in chunks.
 """
     fix_description = """\
 Submit every request first and keep the futures (a list comprehension of
@@ -88,6 +90,7 @@ for turn in range(max_turns):
                 if (
                     item.fresh
                     and Role.SAMPLE in item.roles
+                    and not item.wait.fan_in  # a gather per batch or group is the fan-out
                     and not item.needed_next
                     and not item.branches_on_result
                     and not item.loop_gated
