@@ -15,6 +15,7 @@ from tinker_lint.fix.apply import apply_fixes
 from tinker_lint.io.settings import Settings
 from tinker_lint.rules import PYTHON_RULES
 from tinker_lint.rules.tnk101_wait_before_submit import CONCURRENT, IN_ORDER, INDEPENDENT
+from tinker_lint.rules.tnk104_blocking_wait_in_async import FREEZES, SDK_WARNS, SETUP
 from tinker_lint.run.engine import lint_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -196,3 +197,79 @@ def test_flake8_select_tnk101_still_gets_the_wait(tmp_path, argv, want):
     assert [line.split(": ")[0] + ": " + line.split(": ")[1][:6] for line in lines] == [
         f"train.py:{BOTH_AT[0]}:{BOTH_AT[1]}: {want}"
     ]
+
+
+# --- TNK104: a one-off setup wait says what is true there -----------------------------------------
+ENTRY = """\
+import asyncio
+
+import tinker
+
+service = tinker.ServiceClient()
+
+
+async def main(prompts):
+    sc = service.create_sampling_client(base_model="m").result()
+{rest}
+
+asyncio.run(main([]))
+"""
+
+
+def tnk104(text: str) -> list[tuple[int, int, str]]:
+    return [(line, col, m) for code, line, col, m in lint(text, select=("TNK104",))]
+
+
+def blocking(effect: str) -> str:
+    rule = next(rule for rule in PYTHON_RULES if rule.code == "TNK104")
+    return rule.message.format(effect=effect)
+
+
+def test_a_setup_wait_in_the_entry_coroutine_says_the_loop_blocks_and_the_sdk_warns():
+    text = ENTRY.format(rest="    await asyncio.gather(*[sc.sample(p, 1, None) for p in prompts])")
+    assert tnk104(text) == [(9, 57, blocking(SETUP + SDK_WARNS))]
+    assert blocking(SETUP + SDK_WARNS) == (
+        "Blocking wait inside `async def` blocks the event loop before any task runs; the SDK "
+        "logs a warning with a stack trace for it: use `await fut` instead of `fut.result()`"
+    )
+
+
+def test_a_training_futures_setup_wait_claims_no_sdk_warning():
+    text = ENTRY.format(
+        rest="    tc = service.create_lora_training_client(base_model='m').result()\n"
+        "    tc.forward_backward([], loss_fn='cross_entropy').result()"
+    )
+    assert tnk104(text) == [
+        (9, 57, blocking(SETUP + SDK_WARNS)),
+        (10, 62, blocking(SETUP + SDK_WARNS)),
+        (11, 54, blocking(SETUP)),
+    ]
+
+
+@pytest.mark.parametrize(
+    "rest",
+    [
+        # after a task is started: it is frozen by the wait
+        "    task = asyncio.create_task(work())\n"
+        "    sc2 = service.create_sampling_client(base_model='m').result()\n"
+        "    await task",
+        # after a gather
+        "    await asyncio.gather(work(), work())\n"
+        "    sc2 = service.create_sampling_client(base_model='m').result()",
+        # repeated by a loop
+        "    for p in prompts:\n"
+        "        sc2 = service.create_sampling_client(base_model='m').result()",
+    ],
+    ids=["after-create-task", "after-gather", "in-a-loop"],
+)
+def test_a_wait_after_tasks_start_or_in_a_loop_freezes_them(rest):
+    text = ENTRY.format(rest=rest).replace(
+        "async def main", "async def work():\n    pass\n\n\nasync def main"
+    )
+    found = tnk104(text)
+    assert [m for *_, m in found] == [blocking(SETUP + SDK_WARNS), blocking(FREEZES)]
+
+
+def test_a_coroutine_not_run_by_asyncio_run_may_run_beside_others():
+    text = ENTRY.replace("asyncio.run(main([]))", "")
+    assert tnk104(text) == [(9, 57, blocking(FREEZES))]
