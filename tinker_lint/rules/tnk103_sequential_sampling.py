@@ -73,6 +73,18 @@ for turn in range(max_turns):
     messages.append(reply)
 """
         ),
+        Example(
+            """\
+import asyncio
+
+async def sample_in_batches(batches):
+    results = []
+    for batch in batches:  # one gather per batch: the requests of a batch run concurrently
+        futures = [sampling_client.sample(p, num_samples=1, sampling_params=params) for p in batch]
+        results.extend(await asyncio.gather(*futures))
+    return results
+"""
+        ),
     )
 
     prefilter = TINKER & Needs(
