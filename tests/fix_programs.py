@@ -214,6 +214,23 @@ def _at(tree: ast.AST, line: int, col: int, kinds: tuple[type, ...]) -> list[ast
     ]
 
 
+def _wait_at(tree: ast.AST, line: int, col: int) -> list[ast.AST]:
+    """The wait a finding at (line, col) is about: an ``await`` starting there, or a
+    ``x.result()`` whose ``result`` starts there (where the pipelining rules report a wait)."""
+    return [
+        node
+        for node in ast.walk(tree)
+        if (isinstance(node, ast.Await) and (node.lineno, node.col_offset) == (line, col - 1))
+        or (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "result"
+            and node.func.end_lineno == line
+            and node.func.end_col_offset == col - 1 + len("result")
+        )
+    ]
+
+
 def _statement(node: ast.AST, parents: dict[int, ast.AST]) -> tuple[ast.stmt, list[ast.stmt]]:
     """The statement holding ``node`` and the list (block) it sits in."""
     while not isinstance(node, ast.stmt):
@@ -282,15 +299,7 @@ def expected_tree(source: str, code: str, line: int, col: int, fixed: str) -> as
         _replace(parents[id(call)], call, wrapped)
         return tree
     assert code == "TNK101", code
-    # The outermost wait that starts there: ``tc.forward_backward(b).result()`` starts where its
-    # submit does.
-    candidates = [
-        n
-        for n in _at(tree, line, col, (ast.Call, ast.Await))
-        if isinstance(n, ast.Await)
-        or (isinstance(n.func, ast.Attribute) and n.func.attr in ("result", "result_async"))
-    ]
-    wait = max(candidates, key=lambda n: n.end_col_offset + 1000 * n.end_lineno)
+    (wait,) = _wait_at(tree, line, col)
     statement, block = _statement(wait, parents)
     index = next(i for i, s in enumerate(block) if s is statement)
     target = next(i for i in range(index + 1, len(block)) if _submits(block[i]))
@@ -386,7 +395,7 @@ def finding_key(source: str, code: str, line: int, col: int) -> tuple[str, str, 
     statement of the next submit in the same block (the pair it is about)."""
     tree = ast.parse(source)
     parents = _parents(tree)
-    nodes = _at(tree, line, col, (ast.Call, ast.Await))
+    nodes = _at(tree, line, col, (ast.Call, ast.Await)) or _wait_at(tree, line, col)
     assert nodes, (code, line, col)
     statement, block = _statement(nodes[0], parents)
     call = ast.dump(nodes[-1])

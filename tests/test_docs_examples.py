@@ -153,8 +153,8 @@ def test_workflow_steps_run(tmp_path):
 
     assert github_rc == 1
     assert [line.split("::")[1] for line in github_out.splitlines()] == [
-        "error title=tinker-lint (TNK101),file=src/train.py,line=5,col=14,endLine=5,endColumn=74",
-        "error title=tinker-lint (TNK102),file=src/train.py,line=6,col=5,endLine=6,endColumn=66",
+        "error title=tinker-lint (TNK101),file=src/train.py,line=5,col=66,endLine=5,endColumn=72",
+        "error title=tinker-lint (TNK102),file=src/train.py,line=6,col=58,endLine=6,endColumn=64",
     ]
     assert (stats_rc, stats) == (
         0,

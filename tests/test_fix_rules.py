@@ -263,7 +263,7 @@ def test_tnk101_moves_the_wait_after_the_next_submit():
         opt.result()
         """
     )
-    assert fixes(code) == [("TNK101", 6, 13, "safe")]
+    assert fixes(code) == [("TNK101", 6, 17, "safe")]
     assert fixed(code) == loop(
         """
         fwd = tc.forward_backward(batch, loss_fn="cross_entropy")
@@ -453,7 +453,7 @@ def test_tnk101_result_read_by_a_nested_function_is_unsafe():
             tc.optim_step(adam)
             report()
     """
-    assert fixes(code) == [("TNK101", 7, 13, "unsafe")]
+    assert fixes(code) == [("TNK101", 7, 17, "unsafe")]
 
 
 def test_tnk101_caller_in_try_is_unsafe():
@@ -471,7 +471,7 @@ def test_tnk101_caller_in_try_is_unsafe():
             except RuntimeError:
                 pass
     """
-    assert fixes(code) == [("TNK101", 3, 9, "unsafe")]
+    assert fixes(code) == [("TNK101", 3, 13, "unsafe")]
 
 
 def test_noqa_findings_are_not_fixed():

@@ -239,5 +239,5 @@ def test_the_plugin_works_out_the_text_facts_once_per_file(tmp_path, monkeypatch
     path.write_text(text)
     plugin = TinkerLintPlugin(ast.parse(text), str(path), text.splitlines(keepends=True))
     found = [(line, col, message.split()[0]) for line, col, message, _ in plugin.run()]
-    assert found == [(5, 13, "TNK101")]
+    assert found == [(5, 65, "TNK101")]
     assert made == [text]

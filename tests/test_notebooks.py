@@ -24,7 +24,7 @@ TARGET = ("--tinker-version", "0.38.0")  # TNK105 applies from 0.38, and its fix
 
 # (cell, line, column, code) of what train.ipynb holds: all in cell 3. Cell 4 (``%%time``) has
 # the same loop and is not linted; the masked lines of cells 2 and 6 give nothing.
-TRAIN_FINDINGS = [(3, 3, 14, "TNK101"), (3, 4, 5, "TNK102"), (3, 8, 17, "TNK105")]
+TRAIN_FINDINGS = [(3, 3, 66, "TNK101"), (3, 4, 58, "TNK102"), (3, 8, 17, "TNK105")]
 
 
 @pytest.fixture
@@ -93,7 +93,7 @@ def test_a_named_notebook_is_not_parsed_as_a_dict_literal(work, capsys):
         (d["cell"], d["location"]["row"], d["location"]["column"], d["code"]) for d in found
     ] == (TRAIN_FINDINGS)
     tnk101 = found[0]
-    assert tnk101["end_location"] == {"row": 3, "column": 74}
+    assert tnk101["end_location"] == {"row": 3, "column": 72}
     # The fix's edit is in the cell's lines too (ruff's JSON does the same).
     edit = tnk101["fix"]["edits"][0]
     assert (edit["location"], edit["end_location"]) == (
@@ -106,13 +106,13 @@ def test_full_text_shows_the_cells_lines(work, capsys):
     code, out, _ = run(capsys, "nb/train.ipynb")
     assert code == 1
     first = out.split("\n\n")[0].splitlines()
-    assert first[0].startswith("nb/train.ipynb:cell 3:3:14: TNK101 [*] ")
+    assert first[0].startswith("nb/train.ipynb:cell 3:3:66: TNK101 [*] ")
     assert first[1:6] == [
         "  |",
         '1 | tc = tinker.ServiceClient().create_lora_training_client(base_model="m").result()',
         "2 | for batch in batches:",
         '3 |     result = tc.forward_backward(batch, loss_fn="cross_entropy").result()',
-        "  |              " + "^" * 60 + " TNK101 wait-before-submit (error)",
+        "  |" + " " * 66 + "^" * 6 + " TNK101 wait-before-submit (error)",
     ]
 
 
@@ -149,7 +149,7 @@ def test_fix_rewrites_only_the_changed_source_lines(work, capsys):
     before = path.read_bytes()
     code, out, err = run(capsys, "--fix", "--output-format", "concise", str(path))
     assert code == 1, err  # TNK102 has no fix
-    assert concise(out) == [f"{path}:cell 3:4:5: TNK102" + concise_tail(out, "TNK102")]
+    assert concise(out) == [f"{path}:cell 3:4:58: TNK102" + concise_tail(out, "TNK102")]
     after = path.read_bytes()
     old, new = before.decode().splitlines(True), after.decode().splitlines(True)
     changed = [
@@ -244,8 +244,8 @@ def test_a_fix_over_a_masked_magic_line_is_dropped(tmp_path, capsys):
     code, out, _ = run(capsys, "--fix", "--output-format", "concise", str(path))
     assert code == 1
     assert [line.split(" ")[0:2] for line in concise(out)] == [
-        [f"{path}:cell", "1:4:14:"],
-        [f"{path}:cell", "1:6:5:"],
+        [f"{path}:cell", "1:4:66:"],
+        [f"{path}:cell", "1:6:58:"],
     ]
     assert "[*]" not in out
     assert path.read_bytes() == before
@@ -287,7 +287,7 @@ def test_a_fix_after_a_cached_lint(tmp_path, capsys, monkeypatch):
     first = concise(capsys.readouterr().out)
     assert main([*argv, str(path)]) == 1
     assert concise(capsys.readouterr().out) == first  # answered from the cache, same cells
-    assert first[0].startswith(f"{path}:cell 2:4:14: TNK101")
+    assert first[0].startswith(f"{path}:cell 2:4:66: TNK101")
     assert main([*argv, "--fix", str(path)]) == 1
     capsys.readouterr()
     assert (

@@ -43,12 +43,12 @@ def test_text_shows_the_source_with_a_caret_under_the_finding(loop, capsys):
     code, out = run(capsys, "loop.py")
     assert code == 1
     assert out == (
-        f"loop.py:5:11: TNK101 [*] {MESSAGE}\n"
+        f"loop.py:5:63: TNK101 [*] {MESSAGE}\n"
         "  |\n"
         '3 | tc = tinker.ServiceClient().create_lora_training_client(base_model="m").result()\n'
         "4 | for batch in batches:\n"
         '5 |     result = tc.forward_backward(batch, loss_fn="cross_entropy").result()\n'
-        f"  |              {'^' * 60} TNK101 wait-before-submit (error)\n"
+        f"  |{' ' * 66}{'^' * 6} TNK101 wait-before-submit (error)\n"
         "6 |     tc.optim_step(adam)\n"
         "  |\n"
         "  = help: Keep the future in `result_future` and wait for it after `optim_step(\u2026)`\n"
@@ -62,7 +62,7 @@ def test_concise_is_one_line_per_finding(loop, capsys):
     code, out = run(capsys, "--output-format", "concise", "loop.py")
     assert code == 1
     assert out == (
-        f"loop.py:5:11: TNK101 [*] {MESSAGE}\n"
+        f"loop.py:5:63: TNK101 [*] {MESSAGE}\n"
         "Found 1 error in 1 file checked.\n"
         "[*] 1 fixable with the `--fix` option.\n"
     )

@@ -259,8 +259,8 @@ def test_both_hooks_on_a_project_pinning_tinker_0_36_with_an_excluded_file_and_a
     assert _findings(output) == [
         ("requirements.txt", 3, 1, "TNK302"),
         ("tools/sample.py", 2, 18, "TNK105"),
-        ("train.py", 12, 14, "TNK101"),
-        ("train.py", 13, 5, "TNK102"),
+        ("train.py", 12, 66, "TNK101"),
+        ("train.py", 13, 58, "TNK102"),
     ], output
 
     fixed = _pre_commit(project, home, "try-repo", str(ROOT), "tinker-lint-fix")
@@ -272,7 +272,7 @@ def test_both_hooks_on_a_project_pinning_tinker_0_36_with_an_excluded_file_and_a
     assert _findings(output) == [
         ("requirements.txt", 3, 1, "TNK302"),
         ("tools/sample.py", 2, 18, "TNK105"),
-        ("train.py", 13, 5, "TNK102"),
+        ("train.py", 13, 58, "TNK102"),
     ], output
     # `create_lora_training_client(...)` and `await sc.sample_async(...)` are kept as 0.36 needs.
     assert (project / "train.py").read_text() == LOOP_FOR_0_36_FIXED

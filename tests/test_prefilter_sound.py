@@ -71,7 +71,7 @@ REGRESSIONS = [
         "async  def rollout(sampling_client, prompt, params):\n"
         "    return sampling_client.sample(prompt, num_samples=1, sampling_params=params).result()\n",
         SETTINGS,
-        [("TNK104", 2, 12)],
+        [("TNK104", 2, 82)],
     ),
     (
         'for batch in batches:\n    train_step(batch)\n    with open("log.txt") as f:\n'

@@ -148,8 +148,8 @@ def test_pylsp_flake8_publishes_tnk101(tmp_path):
         (d["code"], d["range"]["start"]["line"], d["range"]["start"]["character"])
         for d in diagnostics
     ]
-    # 0-based LSP positions of TNK101 at 5:14 and TNK102 at 6:5.
-    assert got == [("TNK101", 4, 13), ("TNK102", 5, 4)]
+    # 0-based LSP positions of TNK101 at 5:66 and TNK102 at 6:58 (the waits' `result`).
+    assert got == [("TNK101", 4, 65), ("TNK102", 5, 57)]
     # pylsp takes the severity from the code alone: Warning (2) for every code outside its list of
     # pyflakes codes, so for every TNK code, error-level ones too (docs/configuration.md, "Levels
     # under flake8").

@@ -74,8 +74,8 @@ def test_stdin_form_runs_as_written(tmp_path):
     found = tinker_lint([*args, "--output-format", "concise"], tmp_path, stdin=SERIALIZED_LOOP)
     assert found.returncode == 1, found.stderr
     assert re.findall(r"^(train\.py:\d+:\d+: TNK\d+)", found.stdout, re.M) == [
-        "train.py:5:14: TNK101",
-        "train.py:6:5: TNK102",
+        "train.py:5:66: TNK101",
+        "train.py:6:58: TNK102",
     ]
     fixed = tinker_lint(["--fix", *args], tmp_path, stdin=SERIALIZED_LOOP)
     assert "result_future = tc.forward_backward(" in fixed.stdout, fixed.stderr

@@ -30,7 +30,7 @@ for batch in batches:
     tc.optim_step(tinker.AdamParams(learning_rate=1e-4)).result()
 """
 # (code, line, col, end line, end col) of what BAD_LOOP gets.
-BAD_LOOP_FINDINGS = [("TNK101", 5, 14, 5, 74), ("TNK102", 6, 5, 6, 66)]
+BAD_LOOP_FINDINGS = [("TNK101", 5, 66, 5, 72), ("TNK102", 6, 58, 6, 64)]
 
 
 @pytest.fixture
@@ -135,12 +135,12 @@ def test_github_annotations(project, capsys):
     lines = out.splitlines()
     assert len(lines) == 2
     assert lines[0].startswith(
-        "::error title=tinker-lint (TNK101),file=src/train loop.py,line=5,col=14,endLine=5,"
-        "endColumn=74::src/train loop.py:5:14: TNK101 Waiting for `forward_backward` before"
+        "::error title=tinker-lint (TNK101),file=src/train loop.py,line=5,col=66,endLine=5,"
+        "endColumn=72::src/train loop.py:5:66: TNK101 Waiting for `forward_backward` before"
     )
     assert lines[1].startswith(
-        "::error title=tinker-lint (TNK102),file=src/train loop.py,line=6,col=5,endLine=6,"
-        "endColumn=66::src/train loop.py:6:5: TNK102 "
+        "::error title=tinker-lint (TNK102),file=src/train loop.py,line=6,col=58,endLine=6,"
+        "endColumn=64::src/train loop.py:6:58: TNK102 "
     )
 
 

@@ -20,7 +20,7 @@ from tinker_lint.io.config import default_settings
 from tinker_lint.run.engine import MAX_ANALYSED_CHARS, lint_bytes, lint_text
 
 SETTINGS = default_settings()
-CODE, FOUND = sample()  # TNK104's example and its finding, [(2, 12, "TNK104")]
+CODE, FOUND = sample()  # TNK104's example and its finding, [(2, 82, "TNK104")]
 
 
 def shifted(by: int) -> list[tuple[int, int, str]]:
@@ -91,7 +91,7 @@ ANALYSED = {
     "cr.py": (CODE.replace("\n", "\r").encode(), FOUND),
     "latin1.py": (("# -*- coding: latin-1 -*-\n# caf\xe9\n" + CODE).encode("latin-1"), shifted(2)),
     "formfeed.py": (("\x0c\n# section\x0c\n" + CODE).encode(), shifted(2)),
-    "tabs.py": (CODE.replace("    ", "\t").encode(), [(2, 9, "TNK104")]),  # a tab is one column
+    "tabs.py": (CODE.replace("    ", "\t").encode(), [(2, 79, "TNK104")]),  # a tab is one column
 }  # fmt: skip
 
 
@@ -208,7 +208,7 @@ def test_thousand_deep_expression_is_analysed(tmp_path):
         f"    return {terms} + sampling_client.sample(prompt, 1, params).result()\n"
     )
     run = one_file(tmp_path, "deep.py", source.encode())
-    col = len(f"    return {terms} + ") + 1
+    col = len(f"    return {terms} + sampling_client.sample(prompt, 1, params).") + 1
     assert run.diagnostics() == [("deep.py", 2, col, "TNK104")]
 
 
@@ -344,9 +344,9 @@ def test_paths_with_spaces_and_non_ascii_names(tmp_path):
         names = sorted(name for name, *_ in run.diagnostics())
         assert len(names) == 3
     run = cli(folder)
-    assert f"{folder}/entraînement v2.py:2:12: TNK104" in run.stdout
-    assert f"{folder}/訓練.py:2:12: TNK104" in run.stdout
-    assert f"{folder}/bad\\udcffname.py:2:12: TNK104" in run.stdout
+    assert f"{folder}/entraînement v2.py:2:82: TNK104" in run.stdout
+    assert f"{folder}/訓練.py:2:82: TNK104" in run.stdout
+    assert f"{folder}/bad\\udcffname.py:2:82: TNK104" in run.stdout
 
 
 @pytest.mark.slow

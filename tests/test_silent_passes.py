@@ -20,7 +20,7 @@ from tinker_lint.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
 
-# TNK101 at 5:14 when analysed.
+# TNK101 at 5:66 when analysed.
 LOOP = """\
 import tinker
 
@@ -56,7 +56,7 @@ def test_a_file_over_the_limit_is_a_finding_and_fails_the_run(loop, capsys):
     # The limit is the setting's: 0 lifts it, and the file is analysed.
     code, out, _ = run(capsys, "--output-format", "concise", "--max-file-chars", "0", "loop.py")
     assert code == 1
-    assert out.splitlines()[0].startswith("loop.py:5:14: TNK101 ")
+    assert out.splitlines()[0].startswith("loop.py:5:66: TNK101 ")
 
 
 def test_deselected_tnk003_still_says_so_on_stderr(loop, capsys):
@@ -125,7 +125,7 @@ def test_a_named_dangling_symlink_is_a_usage_error(loop, capsys):
     )
     # Beside a file that is checked, it is a warning, as a missing path is.
     code, out, err = run(capsys, "--output-format", "concise", "dangling.py", "loop.py")
-    assert code == 1 and out.startswith("loop.py:5:14: TNK101 ")
+    assert code == 1 and out.startswith("loop.py:5:66: TNK101 ")
     assert "error" not in err
 
 

@@ -198,5 +198,5 @@ def test_the_plugin_imports_no_libcst_for_a_file_without_tinker():
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env
     ).stdout.split("\n")
-    # flake8's columns are 0-based: TNK101 at 2:9 (1-based) is (2, 8).
-    assert out[:2] == ["False", "[(2, 8, 'TNK101')] True"]
+    # flake8's columns are 0-based: TNK101 at 2:32 (1-based, the wait's `result`) is (2, 31).
+    assert out[:2] == ["False", "[(2, 31, 'TNK101')] True"]

@@ -83,10 +83,27 @@ def _may_concern(facts: TextFacts, directory: str, tinker_version: str | None) -
 _PROJECT_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+\S+[ \t]+import|import[ \t]+\w)", re.M)
 
 
+def _not_shown(options: argparse.Namespace) -> tuple[str, ...]:
+    """The rule codes flake8's ``--select``/``--ignore`` (and their ``extend-`` forms) hide;
+    nothing when the options are not flake8's own (a test's bare namespace)."""
+    from tinker_lint.codes import PYTHON_CODES  # the registry: no rule, no libcst imported
+
+    try:
+        from flake8.style_guide import Decision, DecisionEngine  # type: ignore[import-untyped]
+
+        engine = DecisionEngine(options)
+        return tuple(c for c in PYTHON_CODES if engine.decision_for(c) is not Decision.Selected)
+    except (ImportError, AttributeError, TypeError):
+        return ()
+
+
 class TinkerLintPlugin:
     name = "tinker-lint"
     version = __version__
     _tinker_version: str | None = None
+    # The rule codes flake8's selection will not show: those rules do not run, so that a finding
+    # they would supersede (``Rule.supersedes``) stays, as with ``tinker-lint --select``.
+    _not_shown: tuple[str, ...] = ()
 
     def __init__(self, tree: Any, filename: str, lines: list[str]) -> None:
         self.tree = tree
@@ -105,6 +122,7 @@ class TinkerLintPlugin:
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
         cls._tinker_version = getattr(options, "tinker_version", None)
+        cls._not_shown = _not_shown(options)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         text = "".join(self.lines)
@@ -127,6 +145,8 @@ class TinkerLintPlugin:
             return
         from tinker_lint.run.engine import lint_text
 
+        if self._not_shown:
+            settings = replace(settings, ignore=(*settings.ignore, *self._not_shown))
         tree = self.tree if isinstance(self.tree, ast.Module) else None
         result = lint_text(
             text, self.filename, settings, tree=tree, fixes=False, facts=facts, project=project

@@ -95,6 +95,9 @@ class Wait:
     futures: frozenset[TType]  # what is waited on
     blocking: bool  # blocks the thread (``.result()``, concurrent.futures.wait)
     waited: tuple[cst.BaseExpression, ...]  # the expressions that hold the futures
+    # ``asyncio.gather(...)`` or ``concurrent.futures.wait(...)``: one wait for requests that were
+    # all submitted before it, the fan-out already done (never "one request at a time").
+    fan_in: bool = False
     helper: Summary | None = None  # set when the wait is inside a project function called here
 
     @property
@@ -159,7 +162,7 @@ def wait_of(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> Wait | Non
         qualified = model.qualify(func, scope)
         if qualified in BLOCKING_WAIT_FUNCTIONS and node.args:
             futures = _futures_in(model, node.args[0].value, scope)
-            return Wait(node, futures, True, (node.args[0].value,)) if futures else None
+            return Wait(node, futures, True, (node.args[0].value,), True) if futures else None
         if qualified == "asyncio.run" and node.args:
             # ``asyncio.run(sc.sample_async(p))``: the coroutine runs to the end, blocking.
             value = node.args[0].value
@@ -178,7 +181,7 @@ def wait_of(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> Wait | Non
         if model.is_gather(inner, scope):
             values = [arg.value for arg in inner.args]
             futures = frozenset(t for v in values for t in _futures_in(model, v, scope))
-            return Wait(node, futures, False, tuple(values)) if futures else None
+            return Wait(node, futures, False, tuple(values), True) if futures else None
     futures = frozenset(t for t in model.types(inner, scope) if _is_waitable(t))
     return Wait(node, futures, False, (inner,)) if futures else None
 
@@ -295,7 +298,7 @@ def helper_events(model: SemanticModel, call: cst.Call, scope: Scope) -> list[Ev
             value = call.args[position].value
             passed |= {t for t in model.types(value, scope) if t.is_future}
     if passed:
-        events.append(Wait(call, frozenset(passed), True, (call,), helper))
+        events.append(Wait(call, frozenset(passed), True, (call,), helper=helper))
     return events
 
 
@@ -342,7 +345,7 @@ def _run(
             method = ref.method if ref is not None else None
             if method is not None:
                 requests.append(future(TType(Kind.RESULT), method, call))
-        events.append(Wait(call, frozenset(requests), blocking, (call,), helper))
+        events.append(Wait(call, frozenset(requests), blocking, (call,), helper=helper))
     return events
 
 

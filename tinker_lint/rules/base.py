@@ -148,6 +148,11 @@ class Rule:
     # summaries): a file that imports such a helper may hold its findings whatever its own text
     # says, so the pre-filters let it through then.
     sees_helpers: ClassVar[bool] = False
+    # Codes whose findings this rule's finding at the same node replaces, being the more specific
+    # diagnosis of the same problem (TNK103 "sampling one request at a time" over TNK101 "waiting
+    # before the next submit" on one sampling wait): one finding per node (``without_superseded``).
+    # Only a rule that ran can supersede: with it deselected or ignored, the other stays.
+    supersedes: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def needs(cls) -> Needs:
@@ -195,3 +200,13 @@ class Rule:
     @classmethod
     def docs_path(cls) -> str:
         return f"docs/rules/{cls.code}.md"
+
+
+def without_superseded(found: list[tuple[type[Rule], Finding]]) -> list[tuple[type[Rule], Finding]]:
+    """``found`` without the findings another finding at the same node supersedes
+    (``Rule.supersedes``), in the same order. Applied before ``noqa``: silencing the more specific
+    finding silences the wait, it does not bring back the general one."""
+    dropped = {(id(finding.node), code) for rule, finding in found for code in rule.supersedes}
+    if not dropped:
+        return found
+    return [(rule, f) for rule, f in found if (id(f.node), rule.code) not in dropped]

@@ -7,7 +7,8 @@ from functools import partial
 
 import libcst as cst
 
-from tinker_lint.model.flow import Wait, waited_text
+from tinker_lint.model.flow import Submit, Wait, waited_text
+from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.pipeline import WaitThenSubmit, waits_and_next_submits
 from tinker_lint.model.sdk import Role
 from tinker_lint.model.semantic import Scope
@@ -27,8 +28,7 @@ class WaitBeforeSubmit(Rule):
     )
     message = (
         "Waiting for {waited} before submitting `{submit}`, which does not need its result: "
-        "submit `{submit}` first, then wait for both (requests run in submission order; "
-        "`tinker_cookbook.supervised.train` pipelines this)"
+        "submit `{submit}` first, then wait for both ({reason})"
     )
     why = """\
 Tinker assigns training requests to clock cycles when they are submitted. Waiting for
@@ -42,6 +42,13 @@ median speedup (0.54 s saved per update, tinker 0.23.4, 20 paired trials); tinke
 made the same fix in its DPO loop.
 
 `tinker_cookbook.supervised.train` pipelines this for you.
+
+Sampling requests are not ordered: a `SamplingClient` runs them concurrently, so a `sample` or
+`compute_logprobs` waited for before the next sampling request is submitted costs a whole round
+trip, and the message says so. The same holds between requests of different clients, or a
+sampling and a training request: they are independent, and their round trips can overlap. Inside a
+loop, a sampling wait whose iterations are independent is TNK103's finding instead (more specific:
+it says how to fan the loop out).
 
 The rule reports a wait on a Tinker future when the next request submitted after it, on every
 path through the function or loop body, does not use the result. It stays quiet when the next
@@ -71,7 +78,7 @@ for batch in batches:
     result = tc.forward_backward(batch, loss_fn="cross_entropy").result()
     tc.optim_step(tinker.AdamParams(learning_rate=1e-4)).result()
 """,
-            expect=((5, 14),),
+            expect=((5, 66),),
             fixed="""\
 import tinker
 
@@ -130,7 +137,7 @@ for batch in batches:
                     continue
                 if any(p.dependent or Role.SAVE in p.submit.roles for p in group):
                     continue
-                submit = group[0].submit.name
+                submit = group[0].submit
                 # A helper's wait is reported at its call, and moved by hand: no fix.
                 fix = (
                     None
@@ -138,5 +145,38 @@ for batch in batches:
                     else partial(plan_move_wait, ctx, wait, scope, [p.submit.node for p in group])
                 )
                 yield self.finding(
-                    wait.node, fix, waited=waited_text(wait, ctx.path), submit=submit
+                    wait.anchor,
+                    fix,
+                    waited=waited_text(wait, ctx.path),
+                    submit=submit.name,
+                    reason=_reason(wait, submit),
                 )
+
+
+# Why submitting first and waiting for both is right, by what is waited for and what is submitted.
+IN_ORDER = "requests run in submission order; `tinker_cookbook.supervised.train` pipelines this"
+CONCURRENT = "sampling requests are not ordered: they run concurrently, and the round trips overlap"
+INDEPENDENT = "the two requests are independent: their round trips overlap"
+_ONE_QUEUE = (Role.TRAIN, Role.SAVE)  # requests of a TrainingClient: one queue, in order
+
+
+def _reason(wait: Wait, submit: Submit) -> str:
+    """The true reason for one finding: a training client's requests run in submission order;
+    sampling requests, and requests of two different clients, are not ordered at all."""
+    roles = {t.method.role for t in wait.futures if t.method is not None}
+    submitted = submit.roles
+    if roles and roles <= {Role.SAMPLE} and submitted and submitted <= {Role.SAMPLE}:
+        return CONCURRENT
+    if roles and roles <= set(_ONE_QUEUE) and submitted and submitted <= set(_ONE_QUEUE):
+        clients = {_receiver(t.origin) for t in wait.futures} | {_receiver(submit.node)}
+        # Known to be two clients (a policy and its critic): their queues are not one.
+        return INDEPENDENT if None not in clients and len(clients) > 1 else IN_ORDER
+    return INDEPENDENT
+
+
+def _receiver(call: cst.CSTNode | None) -> str | None:
+    """The client a submit is made on, as written (``self.policy`` in ``self.policy.sample(...)``),
+    or None when it is not a plain dotted name."""
+    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+        return dotted_name(call.func.value)
+    return None

@@ -54,7 +54,7 @@ for batch in batches:
     print(fwd.result().loss)
     opt.result()
 """,
-            expect=((4, 11),),
+            expect=((4, 15),),
         ),
     )
     VALID = (
@@ -119,7 +119,7 @@ def _where(ctx: Context, wait: Wait) -> tuple[cst.CSTNode, str]:
     another module, at the call."""
     helper = wait.helper
     if helper is None:
-        return wait.node, ""
+        return wait.anchor, ""
     model = ctx.model
     line = ctx.line_of(wait.node)
     function = model.helpers.summaries.function_of(helper)
@@ -129,7 +129,7 @@ def _where(ctx: Context, wait: Wait) -> tuple[cst.CSTNode, str]:
             if not step.guarded:
                 last = next((e for e in reversed(step.events) if isinstance(e, Wait)), last)
         if last is not None:
-            return last.node, f" (`{helper.name}()`, called by the step loop at line {line})"
+            return last.anchor, f" (`{helper.name}()`, called by the step loop at line {line})"
     site = helper.last_wait
     where = f", at {site.where(ctx.path)}" if site is not None else ""
     return wait.node, f" (in `{helper.name}()`{where})"

@@ -20,6 +20,10 @@ class SequentialSampling(Rule):
     code = "TNK103"
     name = "sequential-sampling"
     level = "error"
+    # A sampling wait in a loop is often also a wait before the next submit (the next prompt's
+    # `sample`, another request of the same iteration): that is TNK101's finding, said more
+    # generally; this one says what to do about the loop.
+    supersedes = ("TNK101",)
     summary = (
         "Submit all sampling requests, then gather them (`asyncio.gather(*futures)`, or collect "
         "the futures and call `.result()` afterwards)"
@@ -35,7 +39,9 @@ request and waits for it before submitting the next pays a full round trip per p
 iterations are independent, submit every request first and wait afterwards.
 
 Not reported: multi-turn rollouts, where the next prompt is built from this result (data or control
-dependence), and loops that sample from a client refreshed in the loop.
+dependence), loops that sample from a client refreshed in the loop, and a wait that is already the
+fan-out: `await asyncio.gather(...)` (or `concurrent.futures.wait(...)`) of the requests of a batch
+or group, once per iteration, is submitting all requests and then gathering them, in chunks.
 """
     fix_description = """\
 Submit every request first and keep the futures (a list comprehension of
@@ -49,7 +55,7 @@ responses = []
 for prompt in prompts:
     responses.append(sampling_client.sample(prompt, num_samples=1, sampling_params=params).result())
 """,
-            expect=((3, 22),),
+            expect=((3, 92),),
         ),
     )
     VALID = (
@@ -65,6 +71,18 @@ messages = [first]
 for turn in range(max_turns):
     reply = sampling_client.sample(render(messages), num_samples=1, sampling_params=params).result()
     messages.append(reply)
+"""
+        ),
+        Example(
+            """\
+import asyncio
+
+async def sample_in_batches(batches):
+    results = []
+    for batch in batches:  # one gather per batch: the requests of a batch run concurrently
+        futures = [sampling_client.sample(p, num_samples=1, sampling_params=params) for p in batch]
+        results.extend(await asyncio.gather(*futures))
+    return results
 """
         ),
     )
@@ -85,6 +103,7 @@ for turn in range(max_turns):
                 if (
                     item.fresh
                     and Role.SAMPLE in item.roles
+                    and not item.wait.fan_in  # a gather per batch or group is the fan-out
                     and not item.needed_next
                     and not item.branches_on_result
                     and not item.loop_gated
@@ -92,7 +111,7 @@ for turn in range(max_turns):
                 ):
                     if id(item.wait.node) not in reported:
                         reported.add(id(item.wait.node))
-                        yield self.finding(item.wait.node, waited=_waited(item, ctx.path))
+                        yield self.finding(item.wait.anchor, waited=_waited(item, ctx.path))
                     break
 
 

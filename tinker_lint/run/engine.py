@@ -31,7 +31,7 @@ from tinker_lint.prefilter.needs import TextFacts
 from tinker_lint.prefilter.sketch import sketch
 from tinker_lint.project.index import FileView, ProjectIndex
 from tinker_lint.rules import ALL_CODES, PYTHON_RULES
-from tinker_lint.rules.base import Context, Finding, Rule
+from tinker_lint.rules.base import Context, Finding, Rule, without_superseded
 from tinker_lint.syntax.parse import parse_module
 from tinker_lint.syntax.positions import NodePositions
 
@@ -253,6 +253,7 @@ def _analyse(
         except Exception as error:
             where = f"rule {rule.code} ({getattr(rule, 'name', rule.__name__)})"
             diagnostics.extend(_internal_error(path, where, error, settings))
+    found = without_superseded(found)  # one finding per wait: the most specific
     plans: dict[Diagnostic, FixPlan | Callable[[], FixPlan | None]] = {}
     if found:
         try:
