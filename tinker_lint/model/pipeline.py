@@ -27,7 +27,7 @@ from tinker_lint.model.flow import (
     rebound_mutations,
     target_keys,
 )
-from tinker_lint.model.sdk import Client, Role
+from tinker_lint.model.sdk import Client, Returns, Role
 from tinker_lint.model.semantic import LoopInfo, Scope, SemanticModel
 from tinker_lint.model.types import Kind
 
@@ -391,3 +391,118 @@ def refreshes_sampling_client(model: SemanticModel, loop: LoopInfo) -> bool:
             ):
                 return True
     return False
+
+
+# ==========================================================================================
+# Coroutines awaited one by one
+# ==========================================================================================
+@dataclass
+class CoroutineAwait:
+    """``await c`` in a loop, where ``c`` is a coroutine made before the loop that samples when
+    it runs: it runs only now, so the loop samples one request at a time."""
+
+    node: cst.Await
+    what: str  # what the coroutine runs: ``sample_async``, or ``rollout()`` of this module
+
+
+def coroutines_awaited_one_by_one(model: SemanticModel, loop: LoopInfo) -> list[CoroutineAwait]:
+    """The awaits in ``loop`` (a ``for`` loop or a comprehension) of coroutines collected before
+    it (``coros = [sc.sample_async(p) for p in prompts]``, or calls of an ``async def`` of this
+    module that samples). A coroutine, unlike an ``APIFuture`` or a task, starts its request only
+    when awaited. Not listed: an await whose result a later test of the iteration decides on
+    (``if good(r): break``: stopping at the first good sample is meant to be sequential)."""
+    node = loop.node
+    if isinstance(node, cst.While | cst.DictComp):
+        return []  # a ``while`` loop does not step through a collection of coroutines
+    if isinstance(node, cst.For):
+        steps = list(linear_steps(model, _body_statements(node.body), loop.scope))
+    else:
+        assert isinstance(node, cst.ListComp | cst.SetComp | cst.GeneratorExp)
+        steps = [Step(node.elt, "stmt", set(), set(), [], False)]
+    found = []
+    for index, step in enumerate(steps):
+        searched = step.node.iter if isinstance(step.node, cst.For) else step.node
+        for awaited in model.walk(searched, NESTED_CODE):
+            if not isinstance(awaited, cst.Await):
+                continue
+            what = _unstarted_sampling(model, awaited.expression, loop, 0)
+            if not what or _decided_on(model, steps, index, loop.scope):
+                continue
+            found.append(CoroutineAwait(awaited, what))
+    return found
+
+
+def _decided_on(model: SemanticModel, steps: list[Step], index: int, scope: Scope) -> bool:
+    """Whether a later test of the iteration reads what step ``index`` produced and decides
+    something with it (jumps, or submits a request)."""
+    tainted = set(steps[index].writes)
+    for later in steps[index + 1 :]:
+        if later.reads & tainted:
+            if later.kind == "test" and _decides(model, later, scope):
+                return True
+            tainted |= later.writes
+    return False
+
+
+# How far a coroutine is followed back through names (``c`` <- ``coros`` <- a comprehension).
+_COROUTINE_TRACE_DEPTH = 4
+
+
+def _unstarted_sampling(
+    model: SemanticModel, expr: cst.BaseExpression, loop: LoopInfo, depth: int
+) -> str | None:
+    """What ``expr`` runs when awaited, if every value it can hold is a coroutine that samples and
+    was made outside ``loop`` (so not yet started); None when any source is something else (a
+    future, a task, a value we cannot follow); "" for an empty container literal (``coros = []``,
+    filled by ``append`` elsewhere)."""
+    if depth > _COROUTINE_TRACE_DEPTH:
+        return None
+    scope = loop.scope
+    sources: list[cst.BaseExpression] = []
+    if isinstance(expr, cst.Name):
+        bindings = scope.lookup(expr.value)
+        if not bindings:
+            return None
+        for binding in bindings:
+            if binding.kind not in ("value", "iter", "element", "elements", "iter-unpack"):
+                return None
+            if binding.scope is not scope or not isinstance(binding.expr, cst.BaseExpression):
+                return None
+            sources.append(binding.expr)
+    elif isinstance(expr, cst.Subscript):
+        sources.append(expr.value)
+    elif isinstance(expr, cst.ListComp | cst.GeneratorExp | cst.SetComp):
+        sources.append(expr.elt)
+    elif isinstance(expr, cst.List | cst.Tuple):
+        if not expr.elements:
+            return ""  # ``coros = []``, filled later: holds nothing of its own
+        sources.extend(element.value for element in expr.elements)
+    elif isinstance(expr, cst.Call):
+        if model.contains(loop.body, expr):
+            return None  # made in this iteration: the plain submit-and-wait that TNK103 sees
+        return _sampling_coroutine_call(model, expr, scope)
+    else:
+        return None
+    described = [_unstarted_sampling(model, source, loop, depth + 1) for source in sources]
+    if any(what is None for what in described):
+        return None
+    return min((what for what in described if what), default="")
+
+
+def _sampling_coroutine_call(model: SemanticModel, call: cst.Call, scope: Scope) -> str | None:
+    """``sc.sample_async(...)`` / ``sc.compute_logprobs_async(...)`` (their coroutine submits and
+    waits in one), or a call of an ``async def`` of this module that samples."""
+    sdk_call = model.submit_of(call, scope)
+    if sdk_call is not None:
+        method = sdk_call.method
+        if method.role is Role.SAMPLE and method.returns is Returns.VALUE_AFTER_AWAIT:
+            return method.name
+        return None
+    target = model.resolve_function(call.func, scope)
+    if (
+        target is not None
+        and target.is_async
+        and Role.SAMPLE in model.function_submit_roles.get(target, frozenset())
+    ):
+        return f"{target.name}()"
+    return None
