@@ -506,3 +506,98 @@ def _sampling_coroutine_call(model: SemanticModel, call: cst.Call, scope: Scope)
     ):
         return f"{target.name}()"
     return None
+
+
+# ==========================================================================================
+# Gradient accumulation: a wait per micro-batch, then optim_step
+# ==========================================================================================
+# The requests that accumulate gradients; the loop around them submits nothing else.
+_ACCUMULATING = frozenset({"forward_backward", "forward_backward_custom"})
+
+
+@dataclass
+class AccumulationWait:
+    """In a loop that only submits ``forward_backward`` (one per micro-batch) and is followed by
+    ``optim_step``, the wait for each one, when nothing in the loop decides on its result: the
+    next micro-batch does not need it, and the wait only idles the server between them."""
+
+    wait: Wait
+    optim_step: Submit  # the first submit after the loop
+    needed_by_step: bool  # the ``optim_step`` uses the results (e.g. a learning rate from them)
+
+
+def accumulation_waits(model: SemanticModel, loop: LoopInfo) -> list[AccumulationWait]:
+    node = loop.node
+    if not isinstance(node, cst.For):
+        return []
+    for site in loop.calls:
+        submit = model.submit_of(site.node, site.scope)
+        if submit is not None:
+            if submit.method.plain_name not in _ACCUMULATING:
+                return []
+        elif model.roles_submitted_by_call(site.node, site.scope):
+            return []  # a function of the module that submits: what it does is not looked into
+    after = _first_submit_after(model, node, loop.scope)
+    if after is None:
+        return []
+    between, statement, optim_step = after
+    if optim_step.call.method.plain_name != "optim_step":
+        return []
+    steps = list(linear_steps(model, _body_statements(node.body), loop.scope))
+    found = []
+    for item in loop_waits(model, loop):
+        if (
+            not item.fresh
+            or item.submitted_after
+            or item.needed_next
+            or item.branches_on_result
+            or item.guarded
+            or item.loop_gated
+            or not item.wait.methods
+            or not {m.removesuffix("_async") for m in item.wait.methods} <= _ACCUMULATING
+        ):
+            continue
+        # What the loop makes of the result (``losses.append(out.loss)``) must not reach the
+        # statement that submits ``optim_step``, directly or through the statements in between
+        # (``lr = schedule(total)``); it may be read afterwards, e.g. to log it.
+        tainted = _made_from(model, steps, item.wait)
+        for earlier in linear_steps(model, between, loop.scope):
+            if earlier.reads & tainted:
+                tainted |= earlier.writes
+        # ``optim_step`` built from the losses (``lr = schedule(total)``) needs them all, but the
+        # next micro-batch's ``forward_backward`` still does not: that is the submit kept waiting.
+        needed_by_step = bool(names_read(model, statement) & tainted)
+        found.append(AccumulationWait(item.wait, optim_step, needed_by_step))
+    return found
+
+
+def _made_from(model: SemanticModel, steps: list[Step], wait: Wait) -> set[str]:
+    """The names the iteration binds or fills from ``wait``'s result."""
+    tainted: set[str] = set()
+    for step in steps:
+        waits_here = any(event.node is wait.node for event in step.events)
+        if waits_here or step.reads & tainted:
+            tainted |= step.writes
+    return tainted
+
+
+def _first_submit_after(
+    model: SemanticModel, loop_node: cst.For, scope: Scope
+) -> tuple[list[cst.CSTNode], cst.CSTNode, Submit] | None:
+    """The statements after ``loop_node`` in its block up to the first that submits a request,
+    that statement, and its first submit (None when no statement after the loop submits, or one
+    returns or raises first)."""
+    block = model.parent(loop_node)
+    if not isinstance(block, cst.IndentedBlock | cst.Module):
+        return None
+    statements = list(block.body)
+    index = next(i for i, stmt in enumerate(statements) if stmt is loop_node)
+    between: list[cst.CSTNode] = []
+    for statement in statements[index + 1 :]:
+        for event in events_in(model, statement, scope):
+            if isinstance(event, Submit):
+                return between, statement, event
+        if any(isinstance(n, cst.Return | cst.Raise) for n in model.walk(statement, NESTED_CODE)):
+            return None
+        between.append(statement)
+    return None

@@ -8,7 +8,11 @@ from functools import partial
 import libcst as cst
 
 from tinker_lint.model.flow import Wait
-from tinker_lint.model.pipeline import WaitThenSubmit, waits_and_next_submits
+from tinker_lint.model.pipeline import (
+    WaitThenSubmit,
+    accumulation_waits,
+    waits_and_next_submits,
+)
 from tinker_lint.model.sdk import Role
 from tinker_lint.model.semantic import Scope
 from tinker_lint.prefilter.mentions import STEP_METHODS, TINKER
@@ -48,6 +52,14 @@ path through the function or loop body, does not use the result. It stays quiet 
 request needs the result (data or control dependence), and when the next request is a save
 (`save_state`, `save_weights_for_sampler`, `save_weights_and_get_sampling_client`) that ends an RL
 step.
+
+Gradient accumulation counts too: a loop that submits one `forward_backward` per micro-batch and
+waits for each (`for mb in micro_batches: tc.forward_backward(mb, ...).result()`) before the
+`optim_step` after the loop idles the server between micro-batches, though neither the next
+micro-batch nor (usually) `optim_step` needs the result. Collect the futures, submit `optim_step`,
+then wait. When `optim_step` is built from the losses, the finding names the next micro-batch's
+`forward_backward` instead. Not reported when the loop decides on a micro-batch's result before
+the next submit (a NaN check that breaks or skips).
 
 Not reported either: a wait under a cadence guard (`if step % eval_every == 0:`, a test naming
 `log_every`, `save_interval`, `should_eval`..., or a name listed in `cadence-names`), even when a
@@ -118,6 +130,13 @@ for batch in batches:
             body = function.node.body
             if isinstance(body, cst.IndentedBlock) and id(function.node) in submitting:
                 bodies.append((body.body, function.scope))
+        # Gradient accumulation: a wait per micro-batch, then ``optim_step`` after the loop.
+        for loop in model.loops:
+            for item in accumulation_waits(model, loop):
+                waited = ", ".join(sorted(item.wait.methods))
+                # The next micro-batch's request, when the optimizer step needs the results.
+                submit = waited if item.needed_by_step else "optim_step"
+                yield self.finding(item.wait.node, waited=waited, submit=submit)
         for statements, scope in bodies:
             pairs, guarded = waits_and_next_submits(model, statements, scope)
             by_wait: dict[int, list[WaitThenSubmit]] = {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tinker_lint.model.pipeline import loop_waits, refreshes_sampling_client
+from tinker_lint.model.pipeline import accumulation_waits, loop_waits, refreshes_sampling_client
 from tinker_lint.model.sdk import Role
 from tinker_lint.prefilter.mentions import TINKER, methods
 from tinker_lint.prefilter.needs import Needs
@@ -89,7 +89,11 @@ if pending is not None:
                 continue
             if Role.TRAIN not in model.loop_submit_roles(loop):
                 continue
+            # A micro-batch's wait before the ``optim_step`` after the loop is TNK101's.
+            accumulated = {id(item.wait.node) for item in accumulation_waits(model, loop)}
             for item in loop_waits(model, loop):
+                if id(item.wait.node) in accumulated:
+                    continue
                 if (
                     item.fresh
                     and Role.TRAIN in item.roles
