@@ -27,6 +27,7 @@ from tinker_lint.model.flow import (
     rebound_mutations,
     target_keys,
 )
+from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.sdk import Client, Returns, Role
 from tinker_lint.model.semantic import LoopInfo, Scope, SemanticModel
 from tinker_lint.model.types import Kind
@@ -601,3 +602,66 @@ def _first_submit_after(
             return None
         between.append(statement)
     return None
+
+
+# ==========================================================================================
+# Two clients
+# ==========================================================================================
+def separate_clients(
+    model: SemanticModel, wait: Wait, submit: Submit, scope: Scope
+) -> tuple[str, str] | None:
+    """The receivers (as written) of the request ``wait`` waits for and of ``submit``, when they
+    are plainly two different clients: a SamplingClient and a TrainingClient (a DPO reference and
+    its policy), or two receivers with different names, neither assigned from another name (a
+    PPO policy and its critic). None when it is one client, or we cannot tell. Requests of two
+    clients are not ordered with each other at all."""
+    if not isinstance(submit.node.func, cst.Attribute):
+        return None
+    submitted_on = submit.node.func.value
+    submit_name = dotted_name(submitted_on)
+    waited_on: list[cst.BaseExpression] = []
+    for t in wait.futures:
+        origin = t.origin
+        if not isinstance(origin, cst.Call) or not isinstance(origin.func, cst.Attribute):
+            return None
+        waited_on.append(origin.func.value)
+    names = {dotted_name(expr) for expr in waited_on}
+    if len(names) != 1 or None in names or submit_name is None:
+        return None
+    (wait_name,) = names
+    assert wait_name is not None
+    kinds = {t.method.client for t in wait.futures if t.method is not None}
+    if kinds and submit.call.method.client not in kinds:
+        return wait_name, submit_name  # a sampling and a training client
+    if wait_name == submit_name or submit.call.method.client is not Client.TRAINING:
+        return None
+    if _may_alias(model, waited_on[0], scope) or _may_alias(model, submitted_on, scope):
+        return None
+    return wait_name, submit_name
+
+
+def _may_alias(model: SemanticModel, receiver: cst.BaseExpression, scope: Scope) -> bool:
+    """Whether ``receiver`` (a name, or ``self.x``) may have been assigned from another name or
+    attribute (``critic = policy``, ``self.critic = critic``): it may then be the same client as
+    another receiver, so two names do not show two clients. Unknown receivers may alias."""
+    if isinstance(receiver, cst.Name):
+        bindings = scope.lookup(receiver.value)
+    elif isinstance(receiver, cst.Attribute):
+        function = scope.function
+        if (
+            function is None
+            or function.class_name is None
+            or not isinstance(receiver.value, cst.Name)
+            or receiver.value.value != function.self_name
+        ):
+            return True
+        bindings = model.class_attrs.get(function.class_name, {}).get(receiver.attr.value, [])
+    else:
+        return True
+    if not bindings:
+        return True
+    return any(
+        binding.kind not in ("value", "annotation")
+        or (binding.kind == "value" and isinstance(binding.expr, cst.Name | cst.Attribute))
+        for binding in bindings
+    )

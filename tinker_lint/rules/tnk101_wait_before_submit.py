@@ -11,6 +11,7 @@ from tinker_lint.model.flow import Wait
 from tinker_lint.model.pipeline import (
     WaitThenSubmit,
     accumulation_waits,
+    separate_clients,
     waits_and_next_submits,
 )
 from tinker_lint.model.sdk import Role
@@ -19,6 +20,11 @@ from tinker_lint.prefilter.mentions import STEP_METHODS, TINKER
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule
 from tinker_lint.rules.fixes.tnk101 import plan_move_wait
+
+# Why submitting first is safe: one client's requests run in submission order; two clients'
+# requests are not ordered with each other at all.
+ONE_CLIENT = "requests run in submission order; `tinker_cookbook.supervised.train` pipelines this"
+TWO_CLIENTS = "`{}` and `{}` are separate clients: neither's requests wait for the other's"
 
 
 class WaitBeforeSubmit(Rule):
@@ -31,8 +37,7 @@ class WaitBeforeSubmit(Rule):
     )
     message = (
         "Waiting for `{waited}` before submitting `{submit}`, which does not need its result: "
-        "submit `{submit}` first, then wait for both (requests run in submission order; "
-        "`tinker_cookbook.supervised.train` pipelines this)"
+        "submit `{submit}` first, then wait for both ({reason})"
     )
     why = """\
 Tinker assigns training requests to clock cycles when they are submitted. Waiting for
@@ -52,6 +57,12 @@ path through the function or loop body, does not use the result. It stays quiet 
 request needs the result (data or control dependence), and when the next request is a save
 (`save_state`, `save_weights_for_sampler`, `save_weights_and_get_sampling_client`) that ends an RL
 step.
+
+Two clients are not ordered with each other at all: a PPO policy and its critic (two
+TrainingClients), a DPO policy and its reference model (a SamplingClient's `compute_logprobs`).
+Waiting for one client's request before the other's independent submit only idles both; the
+message says so when the two receivers are plainly different clients. When the next submit uses
+the result (the reference logprobs go into the policy's loss), the wait is required.
 
 Gradient accumulation counts too: a loop that submits one `forward_backward` per micro-batch and
 waits for each (`for mb in micro_batches: tc.forward_backward(mb, ...).result()`) before the
@@ -136,7 +147,7 @@ for batch in batches:
                 waited = ", ".join(sorted(item.wait.methods))
                 # The next micro-batch's request, when the optimizer step needs the results.
                 submit = waited if item.needed_by_step else "optim_step"
-                yield self.finding(item.wait.node, waited=waited, submit=submit)
+                yield self.finding(item.wait.node, waited=waited, submit=submit, reason=ONE_CLIENT)
         for statements, scope in bodies:
             pairs, guarded = waits_and_next_submits(model, statements, scope)
             by_wait: dict[int, list[WaitThenSubmit]] = {}
@@ -150,9 +161,12 @@ for batch in batches:
                     continue
                 submit = group[0].submit.call.method.plain_name
                 waited = ", ".join(sorted(wait.methods)) or "a Tinker request"
+                clients = {separate_clients(model, wait, p.submit, scope) for p in group}
+                two = clients.pop() if len(clients) == 1 else None
                 yield self.finding(
                     wait.node,
                     partial(plan_move_wait, ctx, wait, scope, [p.submit.node for p in group]),
                     waited=waited,
                     submit=submit,
+                    reason=TWO_CLIENTS.format(*two) if two else ONE_CLIENT,
                 )

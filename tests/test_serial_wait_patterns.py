@@ -1,0 +1,109 @@
+"""The messages of issue 14's one-module serial-wait patterns say what is true of each: two
+clients are not ordered with each other, a coroutine starts only when awaited, a micro-batch's
+wait keeps the next micro-batch waiting when ``optim_step`` needs the losses. (Which lines are
+found is in the fixtures ``tnk101_two_clients_*``, ``tnk101_accumulation_*``,
+``tnk103_coroutines_*``.)"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from packaging.version import Version
+
+from tinker_lint.io.settings import Settings
+from tinker_lint.run.engine import lint_text
+
+
+def _found(code: str, version: str = "0.38.0") -> list[tuple[str, int, int, str]]:
+    settings = replace(Settings(), select=("TNK1", "TNK000"), tinker_version=Version(version))
+    result = lint_text(code, "train.py", settings)
+    return [(d.code, d.line, d.col, d.message) for d in result.diagnostics]
+
+
+def test_a_wait_on_the_reference_before_the_policy_submits_names_two_clients():
+    code = """\
+import tinker
+
+def dpo_step(policy: tinker.TrainingClient, reference: tinker.SamplingClient, batch, pairs):
+    ref = reference.compute_logprobs(pairs).result()
+    policy.forward_backward(batch, "cross_entropy")
+    return ref
+"""
+    assert _found(code) == [
+        (
+            "TNK101",
+            4,
+            11,
+            "Waiting for `compute_logprobs` before submitting `forward_backward`, which does not "
+            "need its result: submit `forward_backward` first, then wait for both (`reference` "
+            "and `policy` are separate clients: neither's requests wait for the other's)",
+        )
+    ]
+
+
+def test_two_names_of_one_client_keep_the_submission_order_reason():
+    code = """\
+import tinker
+
+def step(tc: tinker.TrainingClient, batch, adam):
+    policy = tc
+    out = tc.forward_backward(batch, "cross_entropy").result()
+    policy.optim_step(adam)
+    return out
+"""
+    assert _found(code) == [
+        (
+            "TNK101",
+            5,
+            11,
+            "Waiting for `forward_backward` before submitting `optim_step`, which does not need "
+            "its result: submit `optim_step` first, then wait for both (requests run in "
+            "submission order; `tinker_cookbook.supervised.train` pipelines this)",
+        )
+    ]
+
+
+def test_a_micro_batch_wait_names_the_next_micro_batch_when_the_step_needs_the_losses():
+    code = """\
+import tinker
+
+def step(tc: tinker.TrainingClient, micro_batches):
+    total = 0.0
+    for mb in micro_batches:
+        total += tc.forward_backward(mb, "cross_entropy").result().metrics["loss:sum"]
+    tc.optim_step(tinker.AdamParams(learning_rate=1e-4 / max(total, 1.0)))
+"""
+    assert _found(code) == [
+        (
+            "TNK101",
+            6,
+            18,
+            "Waiting for `forward_backward` before submitting `forward_backward`, which does not "
+            "need its result: submit `forward_backward` first, then wait for both (requests run "
+            "in submission order; `tinker_cookbook.supervised.train` pipelines this)",
+        )
+    ]
+
+
+def test_coroutines_awaited_one_by_one_say_they_start_only_when_awaited():
+    code = """\
+import tinker
+
+async def rollout(sc: tinker.SamplingClient, prompt, params):
+    return await sc.sample_async(prompt=prompt, num_samples=1, sampling_params=params)
+
+async def rollouts(sc: tinker.SamplingClient, prompts, params):
+    pending = [rollout(sc, p, params) for p in prompts]
+    for coro in pending:
+        print(await coro)
+"""
+    assert _found(code, "0.36.0") == [
+        (
+            "TNK103",
+            9,
+            15,
+            "Sampling one request at a time: each `rollout()` coroutine starts its request only "
+            "when awaited, so it waits for the previous one, though the iterations are "
+            "independent; run them together with `await asyncio.gather(*coroutines)`",
+        )
+    ]
