@@ -107,3 +107,62 @@ async def rollouts(sc: tinker.SamplingClient, prompts, params):
             "independent; run them together with `await asyncio.gather(*coroutines)`",
         )
     ]
+
+
+STALE_SAMPLER_LOOP = """\
+import tinker
+
+def train(tc: tinker.TrainingClient, sc: tinker.SamplingClient, batches, prompts, params, adam):
+    for step, batch in enumerate(batches):
+        tc.forward_backward(batch, "importance_sampling")
+        tc.optim_step(adam).result()
+        if step % 10 == 0:
+            sc = tc.save_weights_and_get_sampling_client(name=str(step)).result()
+        futures = [sc.sample(p, num_samples=1, sampling_params=params) for p in prompts]
+        print([f.result() for f in futures])
+"""
+
+
+def test_a_wait_before_sampling_from_a_sampler_refreshed_every_n_steps_is_reported():
+    assert _found(STALE_SAMPLER_LOOP) == [
+        (
+            "TNK101",
+            6,
+            9,
+            "Waiting for `optim_step` before submitting `sample`, which does not need its "
+            "result: submit `sample` first, then wait for both (the sampler is refreshed only "
+            "every few steps, at line 8: the other steps sample from the old weights)",
+        )
+    ]
+
+
+def test_the_same_loop_refreshing_the_sampler_every_step_is_not_reported():
+    every_step = STALE_SAMPLER_LOOP.replace("        if step % 10 == 0:\n    ", "    ")
+    assert "if step" not in every_step
+    assert _found(every_step) == []
+
+
+def test_tnk102_says_the_sampler_is_refreshed_only_every_few_steps():
+    code = """\
+import tinker
+
+def train(tc: tinker.TrainingClient, batches, prompts, build, params, adam, sync_every):
+    sc = tc.save_weights_and_get_sampling_client(name="initial").result()
+    for step, batch in enumerate(batches):
+        futures = [sc.sample(p, num_samples=8, sampling_params=params) for p in prompts]
+        tc.forward_backward(build(batch, [f.result() for f in futures]), "importance_sampling")
+        tc.optim_step(adam).result()
+        if step % sync_every == 0:
+            sc = tc.save_weights_and_get_sampling_client(name=str(step)).result()
+"""
+    assert _found(code) == [
+        (
+            "TNK102",
+            8,
+            9,
+            "Each step waits for its own results before the next step is submitted, and the "
+            "next step does not need them (the sampler is refreshed only every few steps, at "
+            "line 10: the others sample from the old weights): submit step i+1, then wait for "
+            "step i (as `tinker_cookbook.supervised.train` does)",
+        )
+    ]

@@ -665,3 +665,39 @@ def _may_alias(model: SemanticModel, receiver: cst.BaseExpression, scope: Scope)
         or (binding.kind == "value" and isinstance(binding.expr, cst.Name | cst.Attribute))
         for binding in bindings
     )
+
+
+# ==========================================================================================
+# A sampler refreshed only every N steps
+# ==========================================================================================
+_REFRESHES_SAMPLER = frozenset({"save_weights_and_get_sampling_client", "save_weights_for_sampler"})
+
+
+def is_save(submit: Submit) -> bool:
+    return submit.call.method.role is Role.SAVE
+
+
+def occasional_save(model: SemanticModel, submit: Submit) -> bool:
+    """A save under a cadence guard (``if step % sync_every == 0:``): it runs on some passes
+    only, so it does not end every RL step, and a wait before it is needed only on those."""
+    site = model.call_site_of.get(id(submit.node))
+    return is_save(submit) and site is not None and site.guarded
+
+
+def refreshes_sampler(submit: Submit) -> bool:
+    return submit.call.method.plain_name in _REFRESHES_SAMPLER
+
+
+def occasional_sampler_refresh(model: SemanticModel, loop: LoopInfo) -> cst.Call | None:
+    """The first call in ``loop`` that makes a new SamplingClient only under a cadence guard
+    inside the loop (``if step % sync_every == 0: sc = tc.save_weights_and_get_sampling_client()``),
+    when none does on every iteration: the other iterations sample from the old weights."""
+    if refreshes_sampling_client(model, loop):
+        return None
+    for site in loop.calls:
+        if not site.guarded_in(loop):
+            continue
+        for t in model.types(site.node, site.scope):
+            if t.client is Client.SAMPLING and t.kind in (Kind.CLIENT, Kind.CLIENT_FUTURE):
+                return site.node
+    return None

@@ -11,10 +11,12 @@ from tinker_lint.model.flow import Wait
 from tinker_lint.model.pipeline import (
     WaitThenSubmit,
     accumulation_waits,
+    is_save,
+    occasional_save,
+    refreshes_sampler,
     separate_clients,
     waits_and_next_submits,
 )
-from tinker_lint.model.sdk import Role
 from tinker_lint.model.semantic import Scope
 from tinker_lint.prefilter.mentions import STEP_METHODS, TINKER
 from tinker_lint.prefilter.needs import Needs
@@ -25,6 +27,12 @@ from tinker_lint.rules.fixes.tnk101 import plan_move_wait
 # requests are not ordered with each other at all.
 ONE_CLIENT = "requests run in submission order; `tinker_cookbook.supervised.train` pipelines this"
 TWO_CLIENTS = "`{}` and `{}` are separate clients: neither's requests wait for the other's"
+# The save that refreshes the sampler runs only every few steps (at line {}): on the other steps
+# the next step samples from the old weights and does not need this step's update.
+STALE_SAMPLER = (
+    "the sampler is refreshed only every few steps, at line {}: the other steps sample from the "
+    "old weights"
+)
 
 
 class WaitBeforeSubmit(Rule):
@@ -71,6 +79,11 @@ micro-batch nor (usually) `optim_step` needs the result. Collect the futures, su
 then wait. When `optim_step` is built from the losses, the finding names the next micro-batch's
 `forward_backward` instead. Not reported when the loop decides on a micro-batch's result before
 the next submit (a NaN check that breaks or skips).
+
+The save exempts the wait only when it runs on every step. A sampler refreshed only every N
+steps (`if step % sync_every == 0: sc = tc.save_weights_and_get_sampling_client(...)`) leaves the
+other steps sampling from the old weights: there the next submit, the next sampling request, does
+not need the update, and the wait is reported (the message names the line of the refresh).
 
 Not reported either: a wait under a cadence guard (`if step % eval_every == 0:`, a test naming
 `log_every`, `save_interval`, `should_eval`..., or a name listed in `cadence-names`), even when a
@@ -157,16 +170,29 @@ for batch in batches:
                 wait: Wait = group[0].wait
                 if id(wait.node) in guarded:
                     continue
-                if any(p.dependent or p.submit.call.method.role is Role.SAVE for p in group):
+                if any(p.dependent for p in group):
                     continue
-                submit = group[0].submit.call.method.plain_name
+                # A save that ends an RL step exempts the wait; one made only every N steps
+                # (under a cadence guard) exempts it only there: on the other passes the next
+                # submit (sampling from the stale sampler) does not need the result.
+                saves = [p.submit for p in group if is_save(p.submit)]
+                others = [p for p in group if not is_save(p.submit)]
+                if saves and (not others or not all(occasional_save(model, s) for s in saves)):
+                    continue
+                reported = others or group
+                submit = reported[0].submit.call.method.plain_name
                 waited = ", ".join(sorted(wait.methods)) or "a Tinker request"
-                clients = {separate_clients(model, wait, p.submit, scope) for p in group}
-                two = clients.pop() if len(clients) == 1 else None
+                if saves and any(refreshes_sampler(s) for s in saves):
+                    line = min(ctx.line_of(s.node) for s in saves)
+                    reason = STALE_SAMPLER.format(line)
+                else:
+                    clients = {separate_clients(model, wait, p.submit, scope) for p in reported}
+                    two = clients.pop() if len(clients) == 1 else None
+                    reason = TWO_CLIENTS.format(*two) if two else ONE_CLIENT
                 yield self.finding(
                     wait.node,
-                    partial(plan_move_wait, ctx, wait, scope, [p.submit.node for p in group]),
+                    partial(plan_move_wait, ctx, wait, scope, [p.submit.node for p in reported]),
                     waited=waited,
                     submit=submit,
-                    reason=TWO_CLIENTS.format(*two) if two else ONE_CLIENT,
+                    reason=reason,
                 )

@@ -4,11 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tinker_lint.model.pipeline import accumulation_waits, loop_waits, refreshes_sampling_client
+from tinker_lint.model.pipeline import (
+    accumulation_waits,
+    loop_waits,
+    occasional_sampler_refresh,
+    refreshes_sampling_client,
+)
 from tinker_lint.model.sdk import Role
 from tinker_lint.prefilter.mentions import TINKER, methods
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Context, Example, Finding, Rule
+
+# Why the next step does not need the update, when the loop refreshes its sampler only under a
+# cadence guard: the steps in between sample from the old weights.
+STALE_SAMPLER = (
+    " (the sampler is refreshed only every few steps, at line {}: the others sample from the "
+    "old weights)"
+)
 
 
 class StepNotOverlapped(Rule):
@@ -19,9 +31,10 @@ class StepNotOverlapped(Rule):
         "Keep the next step in flight before waiting: submit step i+1, then wait for step i, as "
         "`tinker_cookbook.supervised.train` does"
     )
+    # ``stale``: empty, or ``STALE_SAMPLER`` when the sampler is refreshed only every N steps.
     message = (
         "Each step waits for its own results before the next step is submitted, and the next "
-        "step does not need them: submit step i+1, then wait for step i (as "
+        "step does not need them{stale}: submit step i+1, then wait for step i (as "
         "`tinker_cookbook.supervised.train` does)"
     )
     why = """\
@@ -32,9 +45,11 @@ submit the next step first and wait for the previous one afterwards. tinker-cook
 `supervised/train.py` do exactly this (`submit_ahead`), and `tinker_cookbook.supervised.train` runs the
 pipelined loop for you.
 
-Not reported: loops that sample from a client refreshed in the loop (on-policy RL, where the wait is
-inherent), waits whose result the next iteration needs (data or control dependence, e.g. early
-stopping), and waits under a cadence guard (a checkpoint every N steps).
+Not reported: loops that sample from a client refreshed in the loop on every step (on-policy RL,
+where the wait is inherent), waits whose result the next iteration needs (data or control
+dependence, e.g. early stopping), and waits under a cadence guard (a checkpoint every N steps).
+A sampler refreshed only every N steps (under a cadence guard) leaves the other steps sampling
+from the old weights: that loop is reported, and the message says so.
 """
     fix_description = """\
 Keep the futures of step i and wait for them after submitting step i+1: hold them in a variable
@@ -105,5 +120,7 @@ if pending is not None:
                 ):
                     if id(item.wait.node) not in reported:
                         reported.add(id(item.wait.node))
-                        yield self.finding(item.wait.node)
+                        refresh = occasional_sampler_refresh(model, loop)
+                        stale = STALE_SAMPLER.format(ctx.line_of(refresh)) if refresh else ""
+                        yield self.finding(item.wait.node, stale=stale)
                     break
