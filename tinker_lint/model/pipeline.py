@@ -415,21 +415,28 @@ def coroutines_awaited_one_by_one(model: SemanticModel, loop: LoopInfo) -> list[
     node = loop.node
     if isinstance(node, cst.While | cst.DictComp):
         return []  # a ``while`` loop does not step through a collection of coroutines
-    if isinstance(node, cst.For):
-        steps = list(linear_steps(model, _body_statements(node.body), loop.scope))
-    else:
-        assert isinstance(node, cst.ListComp | cst.SetComp | cst.GeneratorExp)
-        steps = [Step(node.elt, "stmt", set(), set(), [], False)]
-    found = []
-    for index, step in enumerate(steps):
-        searched = step.node.iter if isinstance(step.node, cst.For) else step.node
-        for awaited in model.walk(searched, NESTED_CODE):
-            if not isinstance(awaited, cst.Await):
-                continue
+    body = node.body if isinstance(node, cst.For) else node.elt
+    candidates = []  # the awaits first: most loops have none, and need no steps
+    for awaited in model.walk(body, NESTED_CODE):
+        if isinstance(awaited, cst.Await):
             what = _unstarted_sampling(model, awaited.expression, loop, 0)
-            if not what or _decided_on(model, steps, index, loop.scope):
-                continue
-            found.append(CoroutineAwait(awaited, what))
+            if what:
+                candidates.append(CoroutineAwait(awaited, what))
+    if not candidates or not isinstance(node, cst.For):
+        return candidates  # a comprehension's element cannot branch on its result
+    steps = [
+        step
+        for step in linear_steps(model, _body_statements(node.body), loop.scope)
+        if step.kind != "for"  # a nested loop's header; its body's statements are steps too
+    ]
+    found = []
+    for candidate in candidates:
+        index = next(
+            (i for i, step in enumerate(steps) if model.contains(step.node, candidate.node)),
+            None,
+        )
+        if index is not None and not _decided_on(model, steps, index, loop.scope):
+            found.append(candidate)
     return found
 
 
