@@ -476,7 +476,14 @@ def _unstarted_sampling(
                 return None
             if binding.scope is not scope or not isinstance(binding.expr, cst.BaseExpression):
                 return None
-            sources.append(binding.expr)
+            if binding.kind == "iter-unpack":
+                # ``for i, c in enumerate(coros)``, ``for p, c in zip(prompts, coros)``
+                position = _builtin_position(binding.expr, binding.index, scope)
+                if position is None:
+                    return None
+                sources.append(position)
+            else:
+                sources.append(binding.expr)
     elif isinstance(expr, cst.Subscript):
         sources.append(expr.value)
     elif isinstance(expr, cst.ListComp | cst.GeneratorExp | cst.SetComp):
@@ -495,6 +502,23 @@ def _unstarted_sampling(
     if any(what is None for what in described):
         return None
     return min((what for what in described if what), default="")
+
+
+def _builtin_position(
+    iterable: cst.BaseExpression, index: int, scope: Scope
+) -> cst.BaseExpression | None:
+    """What position ``index`` of each element of ``enumerate(xs)`` / ``zip(a, b)`` comes from
+    (``xs``, the index's argument); None for anything else, or for the count of ``enumerate``."""
+    if not isinstance(iterable, cst.Call) or not isinstance(iterable.func, cst.Name):
+        return None
+    name = iterable.func.value
+    if scope.lookup(name) or any(arg.star or arg.keyword for arg in iterable.args):
+        return None
+    if name == "enumerate" and index == 1 and iterable.args:
+        return iterable.args[0].value
+    if name == "zip" and index < len(iterable.args):
+        return iterable.args[index].value
+    return None
 
 
 def _sampling_coroutine_call(model: SemanticModel, call: cst.Call, scope: Scope) -> str | None:
