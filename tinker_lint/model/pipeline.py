@@ -415,6 +415,8 @@ def coroutines_awaited_one_by_one(model: SemanticModel, loop: LoopInfo) -> list[
     node = loop.node
     if isinstance(node, cst.While | cst.DictComp):
         return []  # a ``while`` loop does not step through a collection of coroutines
+    if loop.function is not None and not loop.function.is_async:
+        return []  # no ``await`` outside ``async def`` (a notebook's top level may have one)
     body = node.body if isinstance(node, cst.For) else node.elt
     candidates = []  # the awaits first: most loops have none, and need no steps
     for awaited in model.walk(body, NESTED_CODE):
@@ -562,13 +564,17 @@ def accumulation_waits(model: SemanticModel, loop: LoopInfo) -> list[Accumulatio
     node = loop.node
     if not isinstance(node, cst.For):
         return []
+    accumulates = False
     for site in loop.calls:
         submit = model.submit_of(site.node, site.scope)
         if submit is not None:
             if submit.method.plain_name not in _ACCUMULATING:
                 return []
+            accumulates = True
         elif model.roles_submitted_by_call(site.node, site.scope):
             return []  # a function of the module that submits: what it does is not looked into
+    if not accumulates:
+        return []
     after = _first_submit_after(model, node, loop.scope)
     if after is None:
         return []
