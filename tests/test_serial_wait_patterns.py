@@ -166,3 +166,31 @@ def train(tc: tinker.TrainingClient, batches, prompts, build, params, adam, sync
             "step i (as `tinker_cookbook.supervised.train` does)",
         )
     ]
+
+
+def test_an_occasional_save_no_longer_hides_a_wait_before_optim_step():
+    """An evaluation sampler saved every few steps used to exempt the wait on every pass; on
+    the other passes ``optim_step`` comes next and does not need the result. The stale-sampler
+    reason is not given: what comes next is not sampling."""
+    code = """\
+import tinker
+
+def train(tc: tinker.TrainingClient, batches, adam, eval_every):
+    for step, batch in enumerate(batches):
+        out = tc.forward_backward(batch, "cross_entropy").result()
+        if step % eval_every == 0:
+            eval_sc = tc.save_weights_and_get_sampling_client(name=str(step)).result()
+            print(eval_sc)
+        tc.optim_step(adam)
+        print(out.metrics)
+"""
+    assert _found(code) == [
+        (
+            "TNK101",
+            5,
+            15,
+            "Waiting for `forward_backward` before submitting `optim_step`, which does not need "
+            "its result: submit `optim_step` first, then wait for both (requests run in "
+            "submission order; `tinker_cookbook.supervised.train` pipelines this)",
+        )
+    ]

@@ -17,6 +17,7 @@ from tinker_lint.model.pipeline import (
     separate_clients,
     waits_and_next_submits,
 )
+from tinker_lint.model.sdk import Role
 from tinker_lint.model.semantic import Scope
 from tinker_lint.prefilter.mentions import STEP_METHODS, TINKER
 from tinker_lint.prefilter.needs import Needs
@@ -182,7 +183,9 @@ for batch in batches:
                 reported = others or group
                 submit = reported[0].submit.call.method.plain_name
                 waited = ", ".join(sorted(wait.methods)) or "a Tinker request"
-                if saves and any(refreshes_sampler(s) for s in saves):
+                # The stale sampler is the reason only when what comes next is sampling.
+                samples_next = all(p.submit.call.method.role is Role.SAMPLE for p in reported)
+                if samples_next and any(refreshes_sampler(s) for s in saves):
                     line = min(ctx.line_of(s.node) for s in saves)
                     reason = STALE_SAMPLER.format(line)
                 else:
