@@ -411,7 +411,8 @@ def coroutines_awaited_one_by_one(model: SemanticModel, loop: LoopInfo) -> list[
     it (``coros = [sc.sample_async(p) for p in prompts]``, or calls of an ``async def`` of this
     module that samples). A coroutine, unlike an ``APIFuture`` or a task, starts its request only
     when awaited. Not listed: an await whose result a later test of the iteration decides on
-    (``if good(r): break``: stopping at the first good sample is meant to be sequential)."""
+    (``if good(r): break``: stopping at the first good sample is meant to be sequential), and
+    loops that sleep between requests (pacing them under a rate limit on purpose)."""
     node = loop.node
     if isinstance(node, cst.While | cst.DictComp):
         return []  # a ``while`` loop does not step through a collection of coroutines
@@ -424,7 +425,9 @@ def coroutines_awaited_one_by_one(model: SemanticModel, loop: LoopInfo) -> list[
             what = _unstarted_sampling(model, awaited.expression, loop, 0)
             if what:
                 candidates.append(CoroutineAwait(awaited, what))
-    if not candidates or not isinstance(node, cst.For):
+    if not candidates or _paced(model, body, loop.scope):
+        return []
+    if not isinstance(node, cst.For):
         return candidates  # a comprehension's element cannot branch on its result
     steps = [
         step
@@ -440,6 +443,17 @@ def coroutines_awaited_one_by_one(model: SemanticModel, loop: LoopInfo) -> list[
         if index is not None and not _decided_on(model, steps, index, loop.scope):
             found.append(candidate)
     return found
+
+
+# A loop that sleeps between requests paces them on purpose (to stay under a rate limit).
+_SLEEPS = frozenset({"asyncio.sleep", "time.sleep", "anyio.sleep", "trio.sleep"})
+
+
+def _paced(model: SemanticModel, body: cst.CSTNode, scope: Scope) -> bool:
+    return any(
+        isinstance(node, cst.Call) and model.qualify(node.func, scope) in _SLEEPS
+        for node in model.walk(body, NESTED_CODE)
+    )
 
 
 def _decided_on(model: SemanticModel, steps: list[Step], index: int, scope: Scope) -> bool:

@@ -57,7 +57,8 @@ nothing until it is awaited, so each request starts only when the previous one h
 fine.
 
 Not reported: multi-turn rollouts, where the next prompt is built from this result (data or control
-dependence), awaits whose result decides whether the loop goes on (`if good(r): break`), and loops
+dependence), awaits whose result decides whether the loop goes on (`if good(r): break`), loops of
+collected coroutines that sleep between requests (paced under a rate limit on purpose), and loops
 that sample from a client refreshed in the loop.
 """
     fix_description = """\
