@@ -194,3 +194,26 @@ def train(tc: tinker.TrainingClient, batches, adam, eval_every):
             "submission order; `tinker_cookbook.supervised.train` pipelines this)",
         )
     ]
+
+
+def test_an_evaluation_sampler_every_few_steps_is_not_called_stale_in_a_loop_that_never_samples():
+    code = """\
+import tinker
+
+def train(tc: tinker.TrainingClient, batches, adam, evaluate, eval_every):
+    for step, batch in enumerate(batches):
+        tc.forward_backward(batch, "cross_entropy")
+        tc.optim_step(adam).result()
+        if step % eval_every == 0:
+            evaluate(tc.save_weights_and_get_sampling_client(name=str(step)).result())
+"""
+    assert _found(code) == [
+        (
+            "TNK102",
+            6,
+            9,
+            "Each step waits for its own results before the next step is submitted, and the "
+            "next step does not need them: submit step i+1, then wait for step i (as "
+            "`tinker_cookbook.supervised.train` does)",
+        )
+    ]

@@ -745,6 +745,14 @@ def occasional_sampler_refresh(model: SemanticModel, loop: LoopInfo) -> cst.Call
     when none does on every iteration: the other iterations sample from the old weights."""
     if refreshes_sampling_client(model, loop):
         return None
+    # The loop must sample on every step (an SFT loop evaluating every N steps has no stale
+    # sampler: it does not sample in the other steps).
+    if not any(
+        not site.guarded_in(loop)
+        and Role.SAMPLE in model.roles_submitted_by_call(site.node, site.scope)
+        for site in loop.calls
+    ):
+        return None
     for site in loop.calls:
         if not site.guarded_in(loop):
             continue
