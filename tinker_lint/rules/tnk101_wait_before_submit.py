@@ -133,6 +133,17 @@ for batch in batches:
     opt.result()
 """
         ),
+        Example(
+            """\
+import tinker
+
+def dpo_step(policy, reference: tinker.SamplingClient, batch, make_datums, adam):
+    # The reference logprobs go into the policy's loss: this wait is required.
+    ref_logprobs = reference.compute_logprobs(batch).result()
+    policy.forward_backward(make_datums(batch, ref_logprobs), loss_fn="cross_entropy")
+    return policy.optim_step(adam)
+"""
+        ),
     )
 
     # A wait before a training or sampling submit (one before a save is never reported).
