@@ -14,7 +14,11 @@ import pytest
 from tinker_lint.fix.apply import apply_fixes
 from tinker_lint.io.settings import Settings
 from tinker_lint.rules import PYTHON_RULES
-from tinker_lint.rules.tnk101_wait_before_submit import CONCURRENT, IN_ORDER, INDEPENDENT
+from tinker_lint.rules.tnk101_wait_before_submit import (
+    CONCURRENT,
+    IN_ORDER,
+    TWO_CLIENTS,
+)
 from tinker_lint.rules.tnk104_blocking_wait_in_async import FREEZES, SDK_WARNS, SETUP
 from tinker_lint.run.engine import lint_text
 
@@ -152,14 +156,14 @@ def test_only_tnk103_declares_a_superseded_code():
             "a = sc.sample(p, 1, params).result()\ntc.forward_backward(b, loss_fn='cross_entropy')\n",
             "sample",
             "forward_backward",
-            INDEPENDENT,
+            TWO_CLIENTS.format("sc", "tc"),
         ),
         (
             "v = critic.forward_backward(b, loss_fn='cross_entropy').result()\n"
             "tc.forward_backward(b, loss_fn='cross_entropy')\n",
             "forward_backward",
             "forward_backward",
-            INDEPENDENT,
+            TWO_CLIENTS.format("critic", "tc"),
         ),
     ],
     ids=["training-in-order", "sampling-concurrent", "sample-then-train", "two-clients"],

@@ -28,7 +28,8 @@ from tinker_lint.model.flow import (
     submit_reads,
     target_keys,
 )
-from tinker_lint.model.sdk import Client, Role
+from tinker_lint.model.imports import dotted_name
+from tinker_lint.model.sdk import Client, Returns, Role
 from tinker_lint.model.semantic import LoopInfo, Scope, SemanticModel
 from tinker_lint.model.types import Kind
 
@@ -396,3 +397,373 @@ def refreshes_sampling_client(model: SemanticModel, loop: LoopInfo) -> bool:
             ):
                 return True
     return False
+
+
+# ==========================================================================================
+# Coroutines awaited one by one
+# ==========================================================================================
+@dataclass
+class CoroutineAwait:
+    """``await c`` in a loop, where ``c`` is a coroutine made before the loop that samples when
+    it runs: it runs only now, so the loop samples one request at a time."""
+
+    node: cst.Await
+    what: str  # what the coroutine runs: ``sample_async``, or ``rollout()`` of this module
+
+
+def coroutines_awaited_one_by_one(model: SemanticModel, loop: LoopInfo) -> list[CoroutineAwait]:
+    """The awaits in ``loop`` (a ``for`` loop or a comprehension) of coroutines collected before
+    it (``coros = [sc.sample_async(p) for p in prompts]``, or calls of an ``async def`` of this
+    module that samples). A coroutine, unlike an ``APIFuture`` or a task, starts its request only
+    when awaited. Not listed: an await whose result a later test of the iteration decides on
+    (``if good(r): break``: stopping at the first good sample is meant to be sequential), and
+    loops that sleep between requests (pacing them under a rate limit on purpose)."""
+    node = loop.node
+    if isinstance(node, cst.While | cst.DictComp):
+        return []  # a ``while`` loop does not step through a collection of coroutines
+    if loop.function is not None and not loop.function.is_async:
+        return []  # no ``await`` outside ``async def`` (a notebook's top level may have one)
+    body = node.body if isinstance(node, cst.For) else node.elt
+    candidates = []  # the awaits first: most loops have none, and need no steps
+    for awaited in model.walk(body, NESTED_CODE):
+        if isinstance(awaited, cst.Await):
+            what = _unstarted_sampling(model, awaited.expression, loop, 0)
+            if what:
+                candidates.append(CoroutineAwait(awaited, what))
+    if not candidates or _paced(model, body, loop.scope):
+        return []
+    if not isinstance(node, cst.For):
+        return candidates  # a comprehension's element cannot branch on its result
+    steps = [
+        step
+        for step in linear_steps(model, _body_statements(node.body), loop.scope)
+        if step.kind != "for"  # a nested loop's header; its body's statements are steps too
+    ]
+    found = []
+    for candidate in candidates:
+        index = next(
+            (i for i, step in enumerate(steps) if model.contains(step.node, candidate.node)),
+            None,
+        )
+        if index is not None and not _decided_on(model, steps, index, loop.scope):
+            found.append(candidate)
+    return found
+
+
+# A loop that sleeps between requests paces them on purpose (to stay under a rate limit).
+_SLEEPS = frozenset({"asyncio.sleep", "time.sleep", "anyio.sleep", "trio.sleep"})
+
+
+def _paced(model: SemanticModel, body: cst.CSTNode, scope: Scope) -> bool:
+    return any(
+        isinstance(node, cst.Call) and model.qualify(node.func, scope) in _SLEEPS
+        for node in model.walk(body, NESTED_CODE)
+    )
+
+
+def _decided_on(model: SemanticModel, steps: list[Step], index: int, scope: Scope) -> bool:
+    """Whether a later test of the iteration reads what step ``index`` produced and decides
+    something with it (jumps, or submits a request)."""
+    tainted = set(steps[index].writes)
+    for later in steps[index + 1 :]:
+        if later.reads & tainted:
+            if later.kind == "test" and _decides(model, later, scope):
+                return True
+            tainted |= later.writes
+    return False
+
+
+# How far a coroutine is followed back through names (``c`` <- ``coros`` <- a comprehension).
+_COROUTINE_TRACE_DEPTH = 4
+
+
+def _unstarted_sampling(
+    model: SemanticModel, expr: cst.BaseExpression, loop: LoopInfo, depth: int
+) -> str | None:
+    """What ``expr`` runs when awaited, if every value it can hold is a coroutine that samples and
+    was made outside ``loop`` (so not yet started); None when any source is something else (a
+    future, a task, a value we cannot follow); "" for an empty container literal (``coros = []``,
+    filled by ``append`` elsewhere)."""
+    if depth > _COROUTINE_TRACE_DEPTH:
+        return None
+    scope = loop.scope
+    sources: list[cst.BaseExpression] = []
+    if isinstance(expr, cst.Name):
+        bindings = scope.lookup(expr.value)
+        if not bindings:
+            return None
+        for binding in bindings:
+            if binding.kind not in ("value", "iter", "element", "elements", "iter-unpack"):
+                return None
+            if binding.scope is not scope or not isinstance(binding.expr, cst.BaseExpression):
+                return None
+            if binding.kind == "iter-unpack":
+                # ``for i, c in enumerate(coros)``, ``for p, c in zip(prompts, coros)``
+                position = _builtin_position(binding.expr, binding.index, scope)
+                if position is None:
+                    return None
+                sources.append(position)
+            else:
+                sources.append(binding.expr)
+    elif isinstance(expr, cst.Subscript):
+        sources.append(expr.value)
+    elif isinstance(expr, cst.ListComp | cst.GeneratorExp | cst.SetComp):
+        sources.append(expr.elt)
+    elif isinstance(expr, cst.List | cst.Tuple):
+        if not expr.elements:
+            return ""  # ``coros = []``, filled later: holds nothing of its own
+        sources.extend(element.value for element in expr.elements)
+    elif isinstance(expr, cst.Call):
+        if model.contains(loop.body, expr):
+            return None  # made in this iteration: the plain submit-and-wait that TNK103 sees
+        return _sampling_coroutine_call(model, expr, scope)
+    else:
+        return None
+    described = [_unstarted_sampling(model, source, loop, depth + 1) for source in sources]
+    if any(what is None for what in described):
+        return None
+    return min((what for what in described if what), default="")
+
+
+def _builtin_position(
+    iterable: cst.BaseExpression, index: int, scope: Scope
+) -> cst.BaseExpression | None:
+    """What position ``index`` of each element of ``enumerate(xs)`` / ``zip(a, b)`` comes from
+    (``xs``, the index's argument); None for anything else, or for the count of ``enumerate``."""
+    if not isinstance(iterable, cst.Call) or not isinstance(iterable.func, cst.Name):
+        return None
+    name = iterable.func.value
+    if scope.lookup(name) or any(arg.star or arg.keyword for arg in iterable.args):
+        return None
+    if name == "enumerate" and index == 1 and iterable.args:
+        return iterable.args[0].value
+    if name == "zip" and index < len(iterable.args):
+        return iterable.args[index].value
+    return None
+
+
+def _sampling_coroutine_call(model: SemanticModel, call: cst.Call, scope: Scope) -> str | None:
+    """``sc.sample_async(...)`` / ``sc.compute_logprobs_async(...)`` (their coroutine submits and
+    waits in one), or a call of an ``async def`` of this module that samples."""
+    sdk_call = model.submit_of(call, scope)
+    if sdk_call is not None:
+        method = sdk_call.method
+        if method.role is Role.SAMPLE and method.returns is Returns.VALUE_AFTER_AWAIT:
+            return method.name
+        return None
+    target = model.resolve_function(call.func, scope)
+    if (
+        target is not None
+        and target.is_async
+        and Role.SAMPLE in model.function_submit_roles.get(target, frozenset())
+    ):
+        return f"{target.name}()"
+    return None
+
+
+# ==========================================================================================
+# Gradient accumulation: a wait per micro-batch, then optim_step
+# ==========================================================================================
+# The requests that accumulate gradients; the loop around them submits nothing else.
+_ACCUMULATING = frozenset({"forward_backward", "forward_backward_custom"})
+
+
+@dataclass
+class AccumulationWait:
+    """In a loop that only submits ``forward_backward`` (one per micro-batch) and is followed by
+    ``optim_step``, the wait for each one, when nothing in the loop decides on its result: the
+    next micro-batch does not need it, and the wait only idles the server between them."""
+
+    wait: Wait
+    optim_step: Submit  # the first submit after the loop
+    needed_by_step: bool  # the ``optim_step`` uses the results (e.g. a learning rate from them)
+
+
+def accumulation_waits(model: SemanticModel, loop: LoopInfo) -> list[AccumulationWait]:
+    node = loop.node
+    if not isinstance(node, cst.For):
+        return []
+    accumulates = False
+    for site in loop.calls:
+        submit = model.submit_of(site.node, site.scope)
+        if submit is not None:
+            if submit.method.plain_name not in _ACCUMULATING:
+                return []
+            accumulates = True
+        elif model.roles_submitted_by_call(site.node, site.scope):
+            return []  # a function of the module that submits: what it does is not looked into
+    if not accumulates:
+        return []
+    after = _first_submit_after(model, node, loop.scope)
+    if after is None:
+        return []
+    between, statement, optim_step = after
+    if optim_step.call is None or optim_step.call.method.plain_name != "optim_step":
+        return []
+    steps = list(linear_steps(model, _body_statements(node.body), loop.scope))
+    found = []
+    for item in loop_waits(model, loop):
+        if (
+            not item.fresh
+            or item.submitted_after
+            or item.needed_next
+            or item.branches_on_result
+            or item.guarded
+            or item.loop_gated
+            or not item.wait.methods
+            or not {m.removesuffix("_async") for m in item.wait.methods} <= _ACCUMULATING
+        ):
+            continue
+        # What the loop makes of the result (``losses.append(out.loss)``) must not reach the
+        # statement that submits ``optim_step``, directly or through the statements in between
+        # (``lr = schedule(total)``); it may be read afterwards, e.g. to log it.
+        tainted = _made_from(model, steps, item.wait)
+        for earlier in linear_steps(model, between, loop.scope):
+            if earlier.reads & tainted:
+                tainted |= earlier.writes
+        # ``optim_step`` built from the losses (``lr = schedule(total)``) needs them all, but the
+        # next micro-batch's ``forward_backward`` still does not: that is the submit kept waiting.
+        needed_by_step = bool(names_read(model, statement) & tainted)
+        found.append(AccumulationWait(item.wait, optim_step, needed_by_step))
+    return found
+
+
+def _made_from(model: SemanticModel, steps: list[Step], wait: Wait) -> set[str]:
+    """The names the iteration binds or fills from ``wait``'s result."""
+    tainted: set[str] = set()
+    for step in steps:
+        waits_here = any(event.node is wait.node for event in step.events)
+        if waits_here or step.reads & tainted:
+            tainted |= step.writes
+    return tainted
+
+
+def _first_submit_after(
+    model: SemanticModel, loop_node: cst.For, scope: Scope
+) -> tuple[list[cst.CSTNode], cst.CSTNode, Submit] | None:
+    """The statements after ``loop_node`` in its block up to the first that submits a request,
+    that statement, and its first submit (None when no statement after the loop submits, or one
+    returns or raises first)."""
+    block = model.parent(loop_node)
+    if not isinstance(block, cst.IndentedBlock | cst.Module):
+        return None
+    statements = list(block.body)
+    index = next(i for i, stmt in enumerate(statements) if stmt is loop_node)
+    between: list[cst.CSTNode] = []
+    for statement in statements[index + 1 :]:
+        for event in events_in(model, statement, scope):
+            if isinstance(event, Submit):
+                return between, statement, event
+        if any(isinstance(n, cst.Return | cst.Raise) for n in model.walk(statement, NESTED_CODE)):
+            return None
+        between.append(statement)
+    return None
+
+
+# ==========================================================================================
+# Two clients
+# ==========================================================================================
+def separate_clients(
+    model: SemanticModel, wait: Wait, submit: Submit, scope: Scope
+) -> tuple[str, str] | None:
+    """The receivers (as written) of the request ``wait`` waits for and of ``submit``, when they
+    are plainly two different clients: a SamplingClient and a TrainingClient (a DPO reference and
+    its policy), or two receivers with different names, neither assigned from another name (a
+    PPO policy and its critic). None when it is one client, or we cannot tell. Requests of two
+    clients are not ordered with each other at all."""
+    if not isinstance(submit.node.func, cst.Attribute) or submit.call is None:
+        return None  # a helper's request: which client it is on is not known here
+    submitted_on = submit.node.func.value
+    submit_name = dotted_name(submitted_on)
+    waited_on: list[cst.BaseExpression] = []
+    for t in wait.futures:
+        origin = t.origin
+        if not isinstance(origin, cst.Call) or not isinstance(origin.func, cst.Attribute):
+            return None
+        waited_on.append(origin.func.value)
+    names = {dotted_name(expr) for expr in waited_on}
+    if len(names) != 1 or None in names or submit_name is None:
+        return None
+    (wait_name,) = names
+    assert wait_name is not None
+    kinds = {t.method.client for t in wait.futures if t.method is not None}
+    if kinds and submit.call.method.client not in kinds:
+        return wait_name, submit_name  # a sampling and a training client
+    if wait_name == submit_name or submit.call.method.client is not Client.TRAINING:
+        return None
+    if _may_alias(model, waited_on[0], scope) or _may_alias(model, submitted_on, scope):
+        return None
+    return wait_name, submit_name
+
+
+def _may_alias(model: SemanticModel, receiver: cst.BaseExpression, scope: Scope) -> bool:
+    """Whether ``receiver`` (a name, or ``self.x``) may have been assigned from another name or
+    attribute (``critic = policy``, ``self.critic = critic``): it may then be the same client as
+    another receiver, so two names do not show two clients. Unknown receivers may alias."""
+    if isinstance(receiver, cst.Name):
+        bindings = scope.lookup(receiver.value)
+    elif isinstance(receiver, cst.Attribute):
+        function = scope.function
+        if (
+            function is None
+            or function.class_name is None
+            or not isinstance(receiver.value, cst.Name)
+            or receiver.value.value != function.self_name
+        ):
+            return True
+        bindings = model.class_attrs.get(function.class_name, {}).get(receiver.attr.value, [])
+    else:
+        return True
+    if not bindings:
+        return True
+    return any(
+        binding.kind not in ("value", "annotation")
+        or (binding.kind == "value" and isinstance(binding.expr, cst.Name | cst.Attribute))
+        for binding in bindings
+    )
+
+
+# ==========================================================================================
+# A sampler refreshed only every N steps
+# ==========================================================================================
+_REFRESHES_SAMPLER = frozenset({"save_weights_and_get_sampling_client", "save_weights_for_sampler"})
+
+
+def is_save(submit: Submit) -> bool:
+    return Role.SAVE in submit.roles
+
+
+def occasional_save(model: SemanticModel, submit: Submit) -> bool:
+    """A save under a cadence guard (``if step % sync_every == 0:``): it runs on some passes
+    only, so it does not end every RL step, and a wait before it is needed only on those."""
+    site = model.call_site_of.get(id(submit.node))
+    return is_save(submit) and site is not None and site.guarded
+
+
+def refreshes_sampler(submit: Submit) -> bool:
+    if submit.call is None:
+        return submit.helper is not None and submit.helper.refreshes_sampler
+    return submit.call.method.plain_name in _REFRESHES_SAMPLER
+
+
+def occasional_sampler_refresh(model: SemanticModel, loop: LoopInfo) -> cst.Call | None:
+    """The first call in ``loop`` that makes a new SamplingClient only under a cadence guard
+    inside the loop (``if step % sync_every == 0: sc = tc.save_weights_and_get_sampling_client()``),
+    when none does on every iteration: the other iterations sample from the old weights."""
+    if refreshes_sampling_client(model, loop):
+        return None
+    # The loop must sample on every step (an SFT loop evaluating every N steps has no stale
+    # sampler: it does not sample in the other steps).
+    if not any(
+        not site.guarded_in(loop)
+        and Role.SAMPLE in model.roles_submitted_by_call(site.node, site.scope)
+        for site in loop.calls
+    ):
+        return None
+    for site in loop.calls:
+        if not site.guarded_in(loop):
+            continue
+        for t in model.types(site.node, site.scope):
+            if t.client is Client.SAMPLING and t.kind in (Kind.CLIENT, Kind.CLIENT_FUTURE):
+                return site.node
+    return None

@@ -8,14 +8,32 @@ from functools import partial
 import libcst as cst
 
 from tinker_lint.model.flow import Submit, Wait, waited_text
-from tinker_lint.model.imports import dotted_name
-from tinker_lint.model.pipeline import WaitThenSubmit, waits_and_next_submits
+from tinker_lint.model.pipeline import (
+    WaitThenSubmit,
+    accumulation_waits,
+    is_save,
+    occasional_save,
+    refreshes_sampler,
+    separate_clients,
+    waits_and_next_submits,
+)
 from tinker_lint.model.sdk import Role
 from tinker_lint.model.semantic import Scope
 from tinker_lint.prefilter.mentions import STEP_METHODS, TINKER
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule
 from tinker_lint.rules.fixes.tnk101 import plan_move_wait
+
+# Why submitting first is safe: one client's requests run in submission order; two clients'
+# requests are not ordered with each other at all.
+ONE_CLIENT = "requests run in submission order; `tinker_cookbook.supervised.train` pipelines this"
+TWO_CLIENTS = "`{}` and `{}` are separate clients: neither's requests wait for the other's"
+# The save that refreshes the sampler runs only every few steps (at line {}): on the other steps
+# the next step samples from the old weights and does not need this step's update.
+STALE_SAMPLER = (
+    "the sampler is refreshed only every few steps, at line {}: the other steps sample from the "
+    "old weights"
+)
 
 
 class WaitBeforeSubmit(Rule):
@@ -55,6 +73,25 @@ path through the function or loop body, does not use the result. It stays quiet 
 request needs the result (data or control dependence), and when the next request is a save
 (`save_state`, `save_weights_for_sampler`, `save_weights_and_get_sampling_client`) that ends an RL
 step.
+
+Two clients are not ordered with each other at all: a PPO policy and its critic (two
+TrainingClients), a DPO policy and its reference model (a SamplingClient's `compute_logprobs`).
+Waiting for one client's request before the other's independent submit only idles both; the
+message says so when the two receivers are plainly different clients. When the next submit uses
+the result (the reference logprobs go into the policy's loss), the wait is required.
+
+Gradient accumulation counts too: a loop that submits one `forward_backward` per micro-batch and
+waits for each (`for mb in micro_batches: tc.forward_backward(mb, ...).result()`) before the
+`optim_step` after the loop idles the server between micro-batches, though neither the next
+micro-batch nor (usually) `optim_step` needs the result. Collect the futures, submit `optim_step`,
+then wait. When `optim_step` is built from the losses, the finding names the next micro-batch's
+`forward_backward` instead. Not reported when the loop decides on a micro-batch's result before
+the next submit (a NaN check that breaks or skips).
+
+The save exempts the wait only when it runs on every step. A sampler refreshed only every N
+steps (`if step % sync_every == 0: sc = tc.save_weights_and_get_sampling_client(...)`) leaves the
+other steps sampling from the old weights: there the next submit, the next sampling request, does
+not need the update, and the wait is reported (the message names the line of the refresh).
 
 Not reported either: a wait under a cadence guard (`if step % eval_every == 0:`, a test naming
 `log_every`, `save_interval`, `should_eval`..., or a name listed in `cadence-names`), even when a
@@ -103,6 +140,17 @@ for batch in batches:
     opt.result()
 """
         ),
+        Example(
+            """\
+import tinker
+
+def dpo_step(policy, reference: tinker.SamplingClient, batch, make_datums, adam):
+    # The reference logprobs go into the policy's loss: this wait is required.
+    ref_logprobs = reference.compute_logprobs(batch).result()
+    policy.forward_backward(make_datums(batch, ref_logprobs), loss_fn="cross_entropy")
+    return policy.optim_step(adam)
+"""
+        ),
     )
 
     # A wait before a training or sampling submit (one before a save is never reported).
@@ -126,6 +174,15 @@ for batch in batches:
             body = function.node.body
             if isinstance(body, cst.IndentedBlock) and id(function.node) in submitting:
                 bodies.append((body.body, function.scope))
+        # Gradient accumulation: a wait per micro-batch, then ``optim_step`` after the loop.
+        for loop in model.loops:
+            for item in accumulation_waits(model, loop):
+                waited = ", ".join(sorted(item.wait.methods))
+                # The next micro-batch's request, when the optimizer step needs the results.
+                submit = waited if item.needed_by_step else "optim_step"
+                yield self.finding(
+                    item.wait.anchor, waited=f"`{waited}`", submit=submit, reason=ONE_CLIENT
+                )
         for statements, scope in bodies:
             pairs, guarded = waits_and_next_submits(model, statements, scope)
             by_wait: dict[int, list[WaitThenSubmit]] = {}
@@ -135,48 +192,58 @@ for batch in batches:
                 wait: Wait = group[0].wait
                 if id(wait.node) in guarded:
                     continue
-                if any(p.dependent or Role.SAVE in p.submit.roles for p in group):
+                if any(p.dependent for p in group):
                     continue
-                submit = group[0].submit
+                # A save that ends an RL step exempts the wait; one made only every N steps
+                # (under a cadence guard) exempts it only there: on the other passes the next
+                # submit (sampling from the stale sampler) does not need the result.
+                saves = [p.submit for p in group if is_save(p.submit)]
+                others = [p for p in group if not is_save(p.submit)]
+                if saves and (not others or not all(occasional_save(model, s) for s in saves)):
+                    continue
+                reported = others or group
+                first = reported[0].submit
+                # The stale sampler is the reason only when what comes next is sampling.
+                samples_next = all(p.submit.roles <= {Role.SAMPLE} for p in reported)
+                if samples_next and any(refreshes_sampler(s) for s in saves):
+                    line = min(ctx.line_of(s.node) for s in saves)
+                    reason = STALE_SAMPLER.format(line)
+                else:
+                    clients = {separate_clients(model, wait, p.submit, scope) for p in reported}
+                    two = clients.pop() if len(clients) == 1 else None
+                    reason = TWO_CLIENTS.format(*two) if two else _reason(wait, first)
                 # A helper's wait is reported at its call, and moved by hand: no fix.
                 fix = (
                     None
                     if wait.helper is not None
-                    else partial(plan_move_wait, ctx, wait, scope, [p.submit.node for p in group])
+                    else partial(
+                        plan_move_wait, ctx, wait, scope, [p.submit.node for p in reported]
+                    )
                 )
                 yield self.finding(
                     wait.anchor,
                     fix,
                     waited=waited_text(wait, ctx.path),
-                    submit=submit.name,
-                    reason=_reason(wait, submit),
+                    submit=first.name,
+                    reason=reason,
                 )
 
 
 # Why submitting first and waiting for both is right, by what is waited for and what is submitted.
-IN_ORDER = "requests run in submission order; `tinker_cookbook.supervised.train` pipelines this"
+IN_ORDER = ONE_CLIENT
 CONCURRENT = "sampling requests are not ordered: they run concurrently, and the round trips overlap"
 INDEPENDENT = "the two requests are independent: their round trips overlap"
 _ONE_QUEUE = (Role.TRAIN, Role.SAVE)  # requests of a TrainingClient: one queue, in order
 
 
 def _reason(wait: Wait, submit: Submit) -> str:
-    """The true reason for one finding: a training client's requests run in submission order;
-    sampling requests, and requests of two different clients, are not ordered at all."""
+    """The true reason, when the requests are not known to be on two clients
+    (``separate_clients`` says when they are): a training client's requests run in submission
+    order; sampling requests, and a sampling and a training request, are not ordered at all."""
     roles = {t.method.role for t in wait.futures if t.method is not None}
     submitted = submit.roles
     if roles and roles <= {Role.SAMPLE} and submitted and submitted <= {Role.SAMPLE}:
         return CONCURRENT
     if roles and roles <= set(_ONE_QUEUE) and submitted and submitted <= set(_ONE_QUEUE):
-        clients = {_receiver(t.origin) for t in wait.futures} | {_receiver(submit.node)}
-        # Known to be two clients (a policy and its critic): their queues are not one.
-        return INDEPENDENT if None not in clients and len(clients) > 1 else IN_ORDER
+        return IN_ORDER
     return INDEPENDENT
-
-
-def _receiver(call: cst.CSTNode | None) -> str | None:
-    """The client a submit is made on, as written (``self.policy`` in ``self.policy.sample(...)``),
-    or None when it is not a plain dotted name."""
-    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
-        return dotted_name(call.func.value)
-    return None

@@ -7,11 +7,23 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tinker_lint.model.flow import Wait, linear_steps
-from tinker_lint.model.pipeline import loop_waits, refreshes_sampling_client
+from tinker_lint.model.pipeline import (
+    accumulation_waits,
+    loop_waits,
+    occasional_sampler_refresh,
+    refreshes_sampling_client,
+)
 from tinker_lint.model.sdk import Role
 from tinker_lint.prefilter.mentions import TINKER, methods
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Context, Example, Finding, Rule
+
+# Why the next step does not need the update, when the loop refreshes its sampler only under a
+# cadence guard: the steps in between sample from the old weights.
+STALE_SAMPLER = (
+    " (the sampler is refreshed only every few steps, at line {}: the others sample from the "
+    "old weights)"
+)
 
 
 class StepNotOverlapped(Rule):
@@ -22,9 +34,10 @@ class StepNotOverlapped(Rule):
         "Keep the next step in flight before waiting: submit step i+1, then wait for step i, as "
         "`tinker_cookbook.supervised.train` does"
     )
+    # ``stale``: empty, or ``STALE_SAMPLER`` when the sampler is refreshed only every N steps.
     message = (
         "Each step waits for its own results before the next step is submitted{through}, and the "
-        "next step does not need them: submit step i+1, then wait for step i (as "
+        "next step does not need them{stale}: submit step i+1, then wait for step i (as "
         "`tinker_cookbook.supervised.train` does)"
     )
     why = """\
@@ -35,9 +48,11 @@ submit the next step first and wait for the previous one afterwards. tinker-cook
 `supervised/train.py` do exactly this (`submit_ahead`), and `tinker_cookbook.supervised.train` runs the
 pipelined loop for you.
 
-Not reported: loops that sample from a client refreshed in the loop (on-policy RL, where the wait is
-inherent), waits whose result the next iteration needs (data or control dependence, e.g. early
-stopping), and waits under a cadence guard (a checkpoint every N steps).
+Not reported: loops that sample from a client refreshed in the loop on every step (on-policy RL,
+where the wait is inherent), waits whose result the next iteration needs (data or control
+dependence, e.g. early stopping), and waits under a cadence guard (a checkpoint every N steps).
+A sampler refreshed only every N steps (under a cadence guard) leaves the other steps sampling
+from the old weights: that loop is reported, and the message says so.
 """
     fix_description = """\
 Keep the futures of step i and wait for them after submitting step i+1: hold them in a variable
@@ -93,7 +108,11 @@ if pending is not None:
                 continue
             if Role.TRAIN not in model.loop_submit_roles(loop):
                 continue
+            # A micro-batch's wait before the ``optim_step`` after the loop is TNK101's.
+            accumulated = {id(item.wait.node) for item in accumulation_waits(model, loop)}
             for item in loop_waits(model, loop):
+                if id(item.wait.node) in accumulated:
+                    continue
                 if (
                     item.fresh
                     and Role.TRAIN in item.roles
@@ -109,7 +128,9 @@ if pending is not None:
                     node, through = _where(ctx, item.wait)
                     if id(node) not in reported:
                         reported.add(id(node))
-                        yield self.finding(node, through=through)
+                        refresh = occasional_sampler_refresh(model, loop)
+                        stale = STALE_SAMPLER.format(ctx.line_of(refresh)) if refresh else ""
+                        yield self.finding(node, through=through, stale=stale)
                     break
 
 

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from tinker_lint.model.pipeline import (
     LoopWait,
+    coroutines_awaited_one_by_one,
     loop_waits,
     may_make_requests,
     refreshes_sampling_client,
@@ -14,6 +15,17 @@ from tinker_lint.model.sdk import Role
 from tinker_lint.prefilter.mentions import TINKER, methods
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Context, Example, Finding, Rule
+
+# ``how``/``remedy`` of the message for a request submitted and waited for in the loop.
+SUBMITTED_IN_LOOP = (
+    "is waited for before the next is submitted",
+    "submit all requests, then gather them",
+)
+# A coroutine collected before the loop starts its request only when awaited (spec: "Coroutines").
+COROUTINE = (
+    "coroutine starts its request only when awaited, so it waits for the previous one",
+    "run them together with `await asyncio.gather(*coroutines)`",
+)
 
 
 class SequentialSampling(Rule):
@@ -28,9 +40,11 @@ class SequentialSampling(Rule):
         "Submit all sampling requests, then gather them (`asyncio.gather(*futures)`, or collect "
         "the futures and call `.result()` afterwards)"
     )
+    # ``how``/``remedy``: a request submitted and waited for in the loop (``SUBMITTED_IN_LOOP``), or
+    # a coroutine made before the loop that starts only when awaited (``COROUTINE``).
     message = (
-        "Sampling one request at a time: {waited} before the next is "
-        "submitted, though the iterations are independent; submit all requests, then gather them"
+        "Sampling one request at a time: {waited} {how}, though the iterations are independent; "
+        "{remedy}"
     )
     why = """\
 `SamplingClient` requests are not ordered: the server runs them concurrently (the SDK dispatches up
@@ -38,10 +52,20 @@ to 400 at once and allows 2,000 in flight). A loop that submits one `sample` or 
 request and waits for it before submitting the next pays a full round trip per prompt. When the
 iterations are independent, submit every request first and wait afterwards.
 
+The same holds for coroutines collected first and awaited one by one:
+`coros = [sc.sample_async(p) for p in prompts]` (or calls of an `async def` of the module that
+samples), then `for c in coros: r = await c` or `[await c for c in coros]`. A coroutine does
+nothing until it is awaited, so each request starts only when the previous one has come back;
+`await asyncio.gather(*coros)` runs them together. An `APIFuture` (`sc.sample(...)`) or a task
+(`asyncio.create_task(...)`) is already running when it is made: awaiting those one by one is
+fine.
+
 Not reported: multi-turn rollouts, where the next prompt is built from this result (data or control
-dependence), loops that sample from a client refreshed in the loop, and a wait that is already the
-fan-out: `await asyncio.gather(...)` (or `concurrent.futures.wait(...)`) of the requests of a batch
-or group, once per iteration, is submitting all requests and then gathering them, in chunks.
+dependence), awaits whose result decides whether the loop goes on (`if good(r): break`), loops of
+collected coroutines that sleep between requests (paced under a rate limit on purpose), loops that
+sample from a client refreshed in the loop, and a wait that is already the fan-out: `await
+asyncio.gather(...)` (or `concurrent.futures.wait(...)`) of the requests of a batch or group, once
+per iteration, is submitting all requests and then gathering them, in chunks.
 """
     fix_description = """\
 Submit every request first and keep the futures (a list comprehension of
@@ -57,12 +81,32 @@ for prompt in prompts:
 """,
             expect=((3, 92),),
         ),
+        Example(
+            """\
+async def sample_all(sampling_client, prompts, params):
+    coros = [sampling_client.sample_async(p, num_samples=1, sampling_params=params) for p in prompts]
+    return [await c for c in coros]
+""",
+            expect=((3, 13),),
+        ),
     )
     VALID = (
         Example(
             """\
 futures = [sampling_client.sample(p, num_samples=1, sampling_params=params) for p in prompts]
 responses = [f.result() for f in futures]
+"""
+        ),
+        Example(
+            """\
+import asyncio
+
+async def sample_all(sampling_client, prompts, params):
+    tasks = [
+        asyncio.create_task(sampling_client.sample_async(p, num_samples=1, sampling_params=params))
+        for p in prompts
+    ]
+    return [await task for task in tasks]  # tasks run as soon as they are made
 """
         ),
         Example(
@@ -111,8 +155,22 @@ async def sample_in_batches(batches):
                 ):
                     if id(item.wait.node) not in reported:
                         reported.add(id(item.wait.node))
-                        yield self.finding(item.wait.anchor, waited=_waited(item, ctx.path))
+                        how, remedy = SUBMITTED_IN_LOOP
+                        yield self.finding(
+                            item.wait.anchor,
+                            waited=_waited(item, ctx.path),
+                            how=how,
+                            remedy=remedy,
+                        )
                     break
+        for loop in model.loops:
+            for waited in coroutines_awaited_one_by_one(model, loop):
+                if id(waited.node) not in reported:
+                    reported.add(id(waited.node))
+                    how, remedy = COROUTINE
+                    yield self.finding(
+                        waited.node, waited=f"each `{waited.what}`", how=how, remedy=remedy
+                    )
 
 
 def _samples_only(item: LoopWait, loop_roles: frozenset[Role]) -> bool:
@@ -139,6 +197,6 @@ def _waited(item: LoopWait, here: str) -> str:
     method = names[0] if names else "sample"
     if helper is not None:
         site = helper.wait
-        where = f" ({site.where(here)})" if site is not None else ""
-        return f"each `{helper.name}()` call waits for its `{method}`{where}"
-    return f"each `{method}` is waited for"
+        where = f", {site.where(here)}" if site is not None else ""
+        return f"each `{helper.name}()` call (it waits for `{method}`{where})"
+    return f"each `{method}`"
