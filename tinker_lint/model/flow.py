@@ -15,7 +15,7 @@ import libcst as cst
 
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.names import BLOCKING_WAIT_FUNCTIONS
-from tinker_lint.model.scopes import Scope, SdkCall
+from tinker_lint.model.scopes import FunctionInfo, Scope, SdkCall
 from tinker_lint.model.sdk import Returns
 from tinker_lint.model.types import Kind, TType
 
@@ -253,6 +253,73 @@ def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
                 stack.extend(kids)
     model.reads_cache[key] = names
     return names
+
+
+def submit_reads(model: SemanticModel, submit: cst.Call, scope: Scope) -> set[str]:
+    """Read keys of what a submit needs: what its receiver and arguments read, and what the
+    functions handed to it read when it calls them (``callable_reads``)."""
+    return names_read(model, submit) | callable_reads(model, submit, scope)
+
+
+def callable_reads(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> set[str]:
+    """Read keys of what the functions of this module that ``node`` names read when they run: a
+    closure (``def dpo_loss(...)`` reading ``ref`` from the enclosing function), a bound method
+    (``self._loss`` reading ``self.ref_logprobs``), and the functions those name in turn. Passed
+    to ``forward_backward_custom``, they read it when the request runs, so the request needs what
+    they read (spec: "Dependencies"). The function's own parameters and locals are not the
+    caller's names: left out; its ``self`` is the caller's receiver."""
+    found: set[str] = set()
+    seen: set[int] = set()
+    pending: list[tuple[cst.CSTNode, Scope, str | None, int]] = [(node, scope, None, 0)]
+    while pending:
+        current, current_scope, rename, depth = pending.pop()
+        for expr in _named_values(model, current):
+            function = model.resolve_function(expr, current_scope)
+            if function is None or id(function.node) in seen or depth >= _CALLABLE_DEPTH:
+                continue
+            seen.add(id(function.node))
+            receiver = _receiver(expr, function, rename)
+            local = set(function.scope.bindings)
+            for key in names_read(model, function.node):
+                root = key[1:].split(".", 1)[0]
+                if root == function.self_name and receiver is not None:
+                    found.add(key[0] + receiver + key[1 + len(root) :])
+                elif root not in local:
+                    found.add(key)
+            pending.append((function.node.body, function.scope, receiver, depth + 1))
+    return found
+
+
+# How many functions deep ``callable_reads`` follows names (a loss method calling a helper method).
+_CALLABLE_DEPTH = 3
+
+
+def _named_values(model: SemanticModel, node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+    """The names and ``x.attr`` paths ``node`` reads (outside nested functions): what may name a
+    function of this module."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        kind = type(current)
+        if kind is cst.Name or kind is cst.Attribute:
+            yield cast(cst.BaseExpression, current)
+            if kind is cst.Name:
+                continue
+        elif kind in _NESTED_TYPES and current is not node:
+            continue
+        kids = model.children_of.get(id(current))
+        if kids:
+            stack.extend(kids)
+
+
+def _receiver(expr: cst.BaseExpression, function: FunctionInfo, rename: str | None) -> str | None:
+    """The caller's name for the ``self`` of a method reached as ``self.method`` (inside a
+    method reached the same way, the outer caller's name)."""
+    if function.self_name is None or not isinstance(expr, cst.Attribute):
+        return None
+    if not isinstance(expr.value, cst.Name):
+        return None
+    return rename if rename is not None else expr.value.value
 
 
 def target_keys(target: cst.BaseExpression) -> set[str]:

@@ -25,6 +25,7 @@ from tinker_lint.model.flow import (
     names_read,
     names_written,
     rebound_mutations,
+    submit_reads,
     target_keys,
 )
 from tinker_lint.model.sdk import Client, Role
@@ -70,6 +71,10 @@ class _PathWalker:
         self.pairs: list[WaitThenSubmit] = []
         self.guarded_waits = guarded_waits
         self._guard_depth = 0
+        # One entry per loop being walked, innermost last: the states at its ``break`` and
+        # ``continue`` statements, and the waits a test in its body branched on.
+        self._jumps: list[list[list[_Pending]]] = []
+        self._branched: list[set[int]] = []
 
     def block(self, body: Sequence[cst.CSTNode], state: list[_Pending]) -> list[_Pending]:
         for stmt in body:
@@ -88,6 +93,8 @@ class _PathWalker:
     def simple(self, smalls: Sequence[cst.CSTNode], state: list[_Pending]) -> list[_Pending]:
         for small in smalls:
             state = self.expression(small, state, names_written(self.model, small))
+            if isinstance(small, cst.Break | cst.Continue) and self._jumps:
+                self._jumps[-1].append(state)  # what it built leaves the loop (``_loop_body``)
             if isinstance(small, cst.Return | cst.Raise | cst.Break | cst.Continue):
                 return []  # this path of the pass ends here
         return state
@@ -99,7 +106,7 @@ class _PathWalker:
         fresh: list[_Pending] = []
         for event in events_in(self.model, node, self.scope):
             if isinstance(event, Submit):
-                reads = names_read(self.model, event.node)
+                reads = submit_reads(self.model, event.node, self.scope)
                 for pending in [*state, *fresh]:
                     dependent = bool(reads & pending.tainted) or self.model.contains(
                         event.node, pending.wait.node
@@ -134,13 +141,24 @@ class _PathWalker:
         """A wait made inside a loop body belongs to that body's pass; what follows the loop is
         TNK102's wrap-around question, not this one."""
         before = {id(p.wait.node) for p in state}
+        self._jumps.append([])
+        self._branched.append(set())
         out = self.suite(body, [p.copy() for p in state])
-        return _merge(state, [p for p in out if id(p.wait.node) in before])
+        jumps, branched = self._jumps.pop(), self._branched.pop()
+        # The loop is left from the end of its body and from every ``break``/``continue``: what
+        # was stored on any of those paths (``kept.append(x); continue``) is there after it.
+        exits = [p for path in (out, *jumps) for p in path if id(p.wait.node) in before]
+        after = _merge(state, exits)
+        _taint_branched(self.model, self.scope, body, after, branched)
+        return after
 
     def _test(self, test: cst.BaseExpression, state: list[_Pending]) -> list[_Pending]:
         state = self.expression(test, state, set())
         reads = names_read(self.model, test)
         # A branch on the result: what follows is control-dependent on the wait.
+        branched = [p for p in state if reads & p.tainted]
+        if self._branched:
+            self._branched[-1].update(id(p.wait.node) for p in branched)
         return [p for p in state if not reads & p.tainted]
 
     def statement(self, stmt: cst.CSTNode, state: list[_Pending]) -> list[_Pending]:
@@ -173,8 +191,9 @@ class _PathWalker:
                 state = self.expression(item.item, state, writes)
             return self.suite(stmt.body, state)
         if isinstance(stmt, cst.Try | cst.TryStar):
+            before = {id(p.wait.node) for p in state}
             body = self.suite(stmt.body, [p.copy() for p in state])
-            entry = _merge(state, body)
+            entry = _merge(state, _handler_entry(body, before))
             handlers = [self.suite(h.body, [p.copy() for p in entry]) for h in stmt.handlers]
             orelse = self.suite(stmt.orelse.body, body) if stmt.orelse else body
             out = _merge(orelse, *handlers)
@@ -184,6 +203,33 @@ class _PathWalker:
             cases = [self.suite(c.body, [p.copy() for p in state]) for c in stmt.cases]
             return _merge(state, *cases)
         return state  # FunctionDef, ClassDef: their bodies run later
+
+
+def _handler_entry(body: list[_Pending], before: set[int]) -> list[_Pending]:
+    """What reaches an ``except`` handler from its ``try`` body: not the waits made in the body.
+    The handler runs because something there failed, the wait itself maybe: its request (a
+    retry, a fallback) depends on that failure, so it is not "the next submit" of such a wait."""
+    return [p for p in body if id(p.wait.node) in before]
+
+
+def _taint_branched(
+    model: SemanticModel,
+    scope: Scope,
+    body: cst.BaseSuite,
+    after: list[_Pending],
+    branched: set[int],
+) -> None:
+    """A test in the loop body branched on a wait's result (``if item["logprobs"] is None:
+    continue`` over the result's outputs): that path stopped following the wait, so what the loop
+    body stores is taken to depend on it (control dependence), for what comes after the loop."""
+    if not branched:
+        return
+    written: set[str] = set()
+    for step in linear_steps(model, _body_statements(body), scope):
+        written |= step.writes | step.binds
+    for pending in after:
+        if id(pending.wait.node) in branched:
+            pending.tainted |= written
 
 
 def waits_and_next_submits(
@@ -264,7 +310,8 @@ def loop_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
                     branches = True
                     ends_loop = ends_loop or later.exits
                 tainted |= later.writes
-        needed, ends_next = _needed_next_iteration(steps, tainted, node, model)
+        needed, ends_next = _needed_next_iteration(steps, tainted, node, model, loop.scope)
+        retried = is_fresh and _success_leaves_loop(model, node, wait.node)
         result.append(
             LoopWait(
                 wait,
@@ -274,7 +321,7 @@ def loop_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
                 branches,
                 step.guarded,
                 _roles(wait),
-                loop_gated=is_fresh and (ends_loop or ends_next),
+                loop_gated=is_fresh and (ends_loop or ends_next or retried),
             )
         )
     if any(item.loop_gated for item in result):
@@ -339,6 +386,7 @@ def _needed_next_iteration(
     tainted: set[str],
     loop_node: cst.For | cst.While,
     model: SemanticModel,
+    scope: Scope,
 ) -> tuple[bool, bool]:
     """Whether the next iteration needs the result before its first submit (it reads it, or a
     test branches on it), and whether that use can end the loop (the ``while`` test, or a test
@@ -349,12 +397,62 @@ def _needed_next_iteration(
     for step in steps:
         for event in step.events:
             if isinstance(event, Submit):
-                return bool(names_read(model, event.node) & tainted), False
+                return bool(submit_reads(model, event.node, scope) & tainted), False
         if step.reads & tainted:
             if step.kind == "test":
                 return True, step.exits
             tainted |= step.writes
     return False, False
+
+
+def _success_leaves_loop(
+    model: SemanticModel, loop: cst.For | cst.While, wait: cst.CSTNode
+) -> bool:
+    """Whether the iteration leaves ``loop`` whenever ``wait`` succeeds: a ``break``/``return``
+    follows it unconditionally (``try: r = sc.sample(...).result(); break``, or after the ``try``
+    whose handler retries). The next iteration then runs only when this attempt failed: a retry
+    loop, whose next request depends on this one's outcome."""
+    child: cst.CSTNode = wait
+    parent = model.parent(child)
+    while parent is not None and child is not loop:
+        if isinstance(parent, cst.For | cst.While | cst.FunctionDef | cst.Lambda) and (
+            parent is not loop
+        ):
+            return False  # a break there leaves that loop; a nested function runs later
+        siblings: Sequence[cst.CSTNode] = ()
+        if isinstance(
+            parent, cst.IndentedBlock | cst.SimpleStatementSuite | cst.SimpleStatementLine
+        ):
+            siblings = parent.body
+        if any(_leaves(s) for s in siblings[_index(siblings, child) :]):
+            return True  # the wait's statement, or one after it, leaves
+        if (  # ``try: <wait>`` then ``else: break``
+            isinstance(parent, cst.Try | cst.TryStar)
+            and child is parent.body
+            and parent.orelse is not None
+            and _any_leaves(parent.orelse.body)
+        ):
+            return True
+        child, parent = parent, model.parent(parent)
+    return False
+
+
+def _index(siblings: Sequence[cst.CSTNode], child: cst.CSTNode) -> int:
+    for index, sibling in enumerate(siblings):
+        if sibling is child:
+            return index
+    return len(siblings)
+
+
+def _any_leaves(block: cst.BaseSuite) -> bool:
+    return any(_leaves(s) for s in _body_statements(block))
+
+
+def _leaves(stmt: cst.CSTNode) -> bool:
+    """An unconditional ``break``/``return``/``raise`` statement (or a line made of them)."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return any(_leaves(small) for small in stmt.body)
+    return isinstance(stmt, cst.Break | cst.Return | cst.Raise)
 
 
 def _comprehension_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
