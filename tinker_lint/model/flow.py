@@ -245,6 +245,8 @@ def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
                 stack.append(attribute.value)  # ``f(x).a``: what ``f(x)`` reads
         elif kind is cst.Arg:
             stack.append(cast(cst.Arg, current).value)
+        elif kind is cst.Lambda:
+            names |= _lambda_reads(cast(cst.Lambda, current), frozenset())
         elif (kind is cst.FunctionDef or kind is cst.ClassDef) and current is not node:
             continue
         else:
@@ -253,6 +255,37 @@ def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
                 stack.extend(kids)
     model.reads_cache[key] = names
     return names
+
+
+def _lambda_reads(node: cst.Lambda, bound: frozenset[str]) -> set[str]:
+    """Read keys of the free names a lambda's body reads (``lambda d, lp: loss(lp, ref)`` reads
+    ``loss`` and ``ref``): it reads them when it runs, so what it is handed to needs them. The
+    model's tree does not index lambda bodies (they are not steps): walked here with libcst's."""
+    bound = bound | {p.name.value for p in _all_params(node.params)}
+    names: set[str] = set()
+    stack: list[cst.CSTNode] = [node.body]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Lambda):
+            names |= _lambda_reads(current, bound)
+            continue
+        if isinstance(current, cst.Name | cst.Attribute):
+            dotted = dotted_name(current)
+            if dotted is not None:
+                if dotted.split(".", 1)[0] not in bound:
+                    names |= read_keys(dotted)
+                continue
+        if isinstance(current, cst.Attribute):
+            stack.append(current.value)  # ``f(x).a``: what ``f(x)`` reads
+            continue
+        stack.extend(current.children)
+    return names
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    found = [*params.posonly_params, *params.params, *params.kwonly_params]
+    found += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    return found
 
 
 def submit_reads(model: SemanticModel, submit: cst.Call, scope: Scope) -> set[str]:
@@ -280,7 +313,7 @@ def callable_reads(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> set
             seen.add(id(function.node))
             receiver = _receiver(expr, function, rename)
             local = set(function.scope.bindings)
-            for key in names_read(model, function.node):
+            for key in names_read(model, function.node.body):  # not its parameters
                 root = key[1:].split(".", 1)[0]
                 if root == function.self_name and receiver is not None:
                     found.add(key[0] + receiver + key[1 + len(root) :])

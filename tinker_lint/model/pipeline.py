@@ -412,13 +412,14 @@ def _success_leaves_loop(
     follows it unconditionally (``try: r = sc.sample(...).result(); break``, or after the ``try``
     whose handler retries). The next iteration then runs only when this attempt failed: a retry
     loop, whose next request depends on this one's outcome."""
+    inner = model.parent(wait)
+    while inner is not None and inner is not loop:
+        if isinstance(inner, cst.For | cst.While | cst.FunctionDef | cst.Lambda):
+            return False  # a break in there leaves that loop; a nested function runs later
+        inner = model.parent(inner)
     child: cst.CSTNode = wait
     parent = model.parent(child)
     while parent is not None and child is not loop:
-        if isinstance(parent, cst.For | cst.While | cst.FunctionDef | cst.Lambda) and (
-            parent is not loop
-        ):
-            return False  # a break there leaves that loop; a nested function runs later
         siblings: Sequence[cst.CSTNode] = ()
         if isinstance(
             parent, cst.IndentedBlock | cst.SimpleStatementSuite | cst.SimpleStatementLine
