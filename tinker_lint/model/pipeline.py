@@ -21,6 +21,7 @@ from tinker_lint.model.flow import (
     Submit,
     Wait,
     events_in,
+    has_jump,
     linear_steps,
     names_read,
     names_written,
@@ -72,9 +73,10 @@ class _PathWalker:
         self.guarded_waits = guarded_waits
         self._guard_depth = 0
         # One entry per loop being walked, innermost last: the states at its ``break`` and
-        # ``continue`` statements, and the waits a test in its body branched on.
+        # ``continue`` statements, and the statements of its body whose test branched on a wait
+        # (by the wait's id).
         self._jumps: list[list[list[_Pending]]] = []
-        self._branched: list[set[int]] = []
+        self._branched: list[dict[int, list[cst.CSTNode]]] = []
 
     def block(self, body: Sequence[cst.CSTNode], state: list[_Pending]) -> list[_Pending]:
         for stmt in body:
@@ -142,7 +144,7 @@ class _PathWalker:
         TNK102's wrap-around question, not this one."""
         before = {id(p.wait.node) for p in state}
         self._jumps.append([])
-        self._branched.append(set())
+        self._branched.append({})
         out = self.suite(body, [p.copy() for p in state])
         jumps, branched = self._jumps.pop(), self._branched.pop()
         # The loop is left from the end of its body and from every ``break``/``continue``: what
@@ -152,20 +154,23 @@ class _PathWalker:
         _taint_branched(self.model, self.scope, body, after, branched)
         return after
 
-    def _test(self, test: cst.BaseExpression, state: list[_Pending]) -> list[_Pending]:
+    def _test(
+        self, test: cst.BaseExpression, state: list[_Pending], control: cst.CSTNode
+    ) -> list[_Pending]:
         state = self.expression(test, state, set())
         reads = names_read(self.model, test)
         # A branch on the result: what follows is control-dependent on the wait.
         branched = [p for p in state if reads & p.tainted]
         if self._branched:
-            self._branched[-1].update(id(p.wait.node) for p in branched)
+            for pending in branched:
+                self._branched[-1].setdefault(id(pending.wait.node), []).append(control)
         return [p for p in state if not reads & p.tainted]
 
     def statement(self, stmt: cst.CSTNode, state: list[_Pending]) -> list[_Pending]:
         if isinstance(stmt, cst.SimpleStatementLine):
             return self.simple(stmt.body, state)
         if isinstance(stmt, cst.If):
-            state = self._test(stmt.test, state)
+            state = self._test(stmt.test, state, stmt)
             guarded = id(stmt.body) in self.model.guarded_blocks
             self._guard_depth += guarded
             body = self.suite(stmt.body, [p.copy() for p in state])
@@ -178,7 +183,7 @@ class _PathWalker:
                 orelse = state
             return _merge(body, orelse)
         if isinstance(stmt, cst.While):
-            state = self._test(stmt.test, state)
+            state = self._test(stmt.test, state, stmt)
             after = self._loop_body(stmt.body, state)
             return self.suite(stmt.orelse.body, after) if stmt.orelse else after
         if isinstance(stmt, cst.For):
@@ -199,7 +204,7 @@ class _PathWalker:
             out = _merge(orelse, *handlers)
             return self.suite(stmt.finalbody.body, out) if stmt.finalbody else out
         if isinstance(stmt, cst.Match):
-            state = self._test(stmt.subject, state)
+            state = self._test(stmt.subject, state, stmt)
             cases = [self.suite(c.body, [p.copy() for p in state]) for c in stmt.cases]
             return _merge(state, *cases)
         return state  # FunctionDef, ClassDef: their bodies run later
@@ -217,19 +222,19 @@ def _taint_branched(
     scope: Scope,
     body: cst.BaseSuite,
     after: list[_Pending],
-    branched: set[int],
+    branched: dict[int, list[cst.CSTNode]],
 ) -> None:
     """A test in the loop body branched on a wait's result (``if item["logprobs"] is None:
-    continue`` over the result's outputs): that path stopped following the wait, so what the loop
-    body stores is taken to depend on it (control dependence), for what comes after the loop."""
-    if not branched:
-        return
-    written: set[str] = set()
-    for step in linear_steps(model, _body_statements(body), scope):
-        written |= step.writes | step.binds
+    continue`` over the result's outputs): that path stopped following the wait, so for what
+    comes after the loop, what the statement it controls stores depends on the result (control
+    dependence); when that statement can skip or leave the rest of the body, all the body
+    stores does."""
     for pending in after:
-        if id(pending.wait.node) in branched:
-            pending.tainted |= written
+        for control in branched.get(id(pending.wait.node), ()):
+            region = body if has_jump(model, control) else control
+            statements = _body_statements(region) if region is body else [control]
+            for step in linear_steps(model, statements, scope):
+                pending.tainted |= step.writes | step.binds
 
 
 def waits_and_next_submits(
