@@ -245,8 +245,6 @@ def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
                 stack.append(attribute.value)  # ``f(x).a``: what ``f(x)`` reads
         elif kind is cst.Arg:
             stack.append(cast(cst.Arg, current).value)
-        elif kind is cst.Lambda:
-            names |= _lambda_reads(cast(cst.Lambda, current), frozenset())
         elif (kind is cst.FunctionDef or kind is cst.ClassDef) and current is not node:
             continue
         else:
@@ -258,9 +256,9 @@ def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
 
 
 def _lambda_reads(node: cst.Lambda, bound: frozenset[str]) -> set[str]:
-    """Read keys of the free names a lambda's body reads (``lambda d, lp: loss(lp, ref)`` reads
-    ``loss`` and ``ref``): it reads them when it runs, so what it is handed to needs them. The
-    model's tree does not index lambda bodies (they are not steps): walked here with libcst's."""
+    """Read keys of the free names a lambda's body reads when it runs (``lambda d, lp: loss(lp,
+    ref)`` reads ``loss`` and ``ref``). The model's tree does not index lambda bodies (they are
+    not steps): walked here with libcst's."""
     bound = bound | {p.name.value for p in _all_params(node.params)}
     names: set[str] = set()
     stack: list[cst.CSTNode] = [node.body]
@@ -296,17 +294,24 @@ def submit_reads(model: SemanticModel, submit: cst.Call, scope: Scope) -> set[st
 
 def callable_reads(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> set[str]:
     """Read keys of what the functions of this module that ``node`` names read when they run: a
-    closure (``def dpo_loss(...)`` reading ``ref`` from the enclosing function), a bound method
-    (``self._loss`` reading ``self.ref_logprobs``), and the functions those name in turn. Passed
-    to ``forward_backward_custom``, they read it when the request runs, so the request needs what
-    they read (spec: "Dependencies"). The function's own parameters and locals are not the
-    caller's names: left out; its ``self`` is the caller's receiver."""
+    closure (``def dpo_loss(...)`` reading ``ref`` from the enclosing function), a lambda, a bound
+    method (``self._loss`` reading ``self.ref_logprobs``), and the functions those name in turn.
+    Passed to ``forward_backward_custom``, they read it when the request runs, so the request
+    needs what they read (spec: "Dependencies"). The function's own parameters and locals are
+    not the caller's names: left out; its ``self`` is the caller's receiver."""
     found: set[str] = set()
     seen: set[int] = set()
     pending: list[tuple[cst.CSTNode, Scope, str | None, int]] = [(node, scope, None, 0)]
     while pending:
         current, current_scope, rename, depth = pending.pop()
         for expr in _named_values(model, current):
+            if isinstance(expr, cst.Lambda):
+                found |= _lambda_reads(expr, frozenset())
+                continue
+            if isinstance(expr, cst.Name):  # ``loss = lambda d, lp: ...`` earlier
+                for binding in current_scope.lookup(expr.value):
+                    if isinstance(binding.expr, cst.Lambda):
+                        found |= _lambda_reads(binding.expr, frozenset())
             function = model.resolve_function(expr, current_scope)
             if function is None or id(function.node) in seen or depth >= _CALLABLE_DEPTH:
                 continue
@@ -328,12 +333,15 @@ _CALLABLE_DEPTH = 3
 
 
 def _named_values(model: SemanticModel, node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
-    """The names and ``x.attr`` paths ``node`` reads (outside nested functions): what may name a
-    function of this module."""
+    """The names and ``x.attr`` paths ``node`` reads, and the lambdas in it (outside nested
+    functions): what may name or be a function."""
     stack = [node]
     while stack:
         current = stack.pop()
         kind = type(current)
+        if kind is cst.Lambda:
+            yield cast(cst.Lambda, current)
+            continue
         if kind is cst.Name or kind is cst.Attribute:
             yield cast(cst.BaseExpression, current)
             if kind is cst.Name:
