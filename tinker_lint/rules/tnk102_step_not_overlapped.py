@@ -34,7 +34,8 @@ pipelined loop for you.
 
 Not reported: loops that sample from a client refreshed in the loop (on-policy RL, where the wait is
 inherent), waits whose result the next iteration needs (data or control dependence, e.g. early
-stopping), and waits under a cadence guard (a checkpoint every N steps).
+stopping), waits under a cadence guard (a checkpoint every N steps), and retry loops, which are
+left once the step succeeds (the next attempt runs only when this one failed).
 """
     fix_description = """\
 Keep the futures of step i and wait for them after submitting step i+1: hold them in a variable

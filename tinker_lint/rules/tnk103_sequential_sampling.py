@@ -35,7 +35,8 @@ request and waits for it before submitting the next pays a full round trip per p
 iterations are independent, submit every request first and wait afterwards.
 
 Not reported: multi-turn rollouts, where the next prompt is built from this result (data or control
-dependence), and loops that sample from a client refreshed in the loop.
+dependence), loops that sample from a client refreshed in the loop, and retry loops, which are
+left once the request succeeds (the next attempt runs only when this one failed).
 """
     fix_description = """\
 Submit every request first and keep the futures (a list comprehension of
