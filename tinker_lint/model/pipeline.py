@@ -309,7 +309,11 @@ def loop_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
         )
         tainted = set(step.writes)
         branches = ends_loop = False
+        attempt = _try_body_around(model, node, wait.node)
         for later in steps[index + 1 :]:
+            if attempt is not None and model.contains(attempt, later.node):
+                # Runs only if the wait did not raise: ``done = True`` marks its success.
+                tainted |= later.writes | later.binds
             if later.reads & tainted:
                 if later.kind == "test" and _decides(model, later, loop.scope):
                     branches = True
@@ -441,6 +445,22 @@ def _success_leaves_loop(
             return True
         child, parent = parent, model.parent(parent)
     return False
+
+
+def _try_body_around(
+    model: SemanticModel, loop: cst.For | cst.While, wait: cst.CSTNode
+) -> cst.BaseSuite | None:
+    """The body of the innermost ``try`` of ``loop``'s body around ``wait`` that has an
+    ``except`` handler: the statements after the wait in it run only when the wait succeeded."""
+    child: cst.CSTNode = wait
+    parent = model.parent(child)
+    while parent is not None and parent is not loop:
+        if isinstance(parent, cst.FunctionDef | cst.Lambda):
+            return None
+        if isinstance(parent, cst.Try | cst.TryStar) and child is parent.body and parent.handlers:
+            return parent.body
+        child, parent = parent, model.parent(parent)
+    return None
 
 
 def _index(siblings: Sequence[cst.CSTNode], child: cst.CSTNode) -> int:
