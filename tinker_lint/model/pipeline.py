@@ -301,17 +301,19 @@ def loop_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
     result = []
     for index, event_index, wait, is_fresh in located:
         step = steps[index]
-        # Requests made after the wait in most iterations (not only under a cadence guard).
+        attempt = _try_around(model, node, wait.node)
+        # Requests made after the wait in most iterations (not only under a cadence guard); not
+        # those of an ``except`` branch of the wait's ``try``, made only when something failed.
         submitted_after = any(isinstance(e, Submit) for e in step.events[event_index + 1 :]) or any(
             via_function[later] or any(isinstance(e, Submit) for e in steps[later].events)
             for later in range(index + 1, len(steps))
-            if not steps[later].guarded or step.guarded
+            if (not steps[later].guarded or step.guarded)
+            and not _in_handler(model, attempt, steps[later].node)
         )
         tainted = set(step.writes)
         branches = ends_loop = False
-        attempt = _try_body_around(model, node, wait.node)
         for later in steps[index + 1 :]:
-            if attempt is not None and model.contains(attempt, later.node):
+            if attempt is not None and model.contains(attempt.body, later.node):
                 # Runs only if the wait did not raise: ``done = True`` marks its success.
                 tainted |= later.writes | later.binds
             if later.reads & tainted:
@@ -447,20 +449,27 @@ def _success_leaves_loop(
     return False
 
 
-def _try_body_around(
+def _try_around(
     model: SemanticModel, loop: cst.For | cst.While, wait: cst.CSTNode
-) -> cst.BaseSuite | None:
-    """The body of the innermost ``try`` of ``loop``'s body around ``wait`` that has an
-    ``except`` handler: the statements after the wait in it run only when the wait succeeded."""
+) -> cst.Try | cst.TryStar | None:
+    """The innermost ``try`` of ``loop``'s body whose body holds ``wait`` and that has an
+    ``except`` handler: the statements after the wait in its body run only when the wait
+    succeeded, those of its handlers only when something in it failed."""
     child: cst.CSTNode = wait
     parent = model.parent(child)
     while parent is not None and parent is not loop:
         if isinstance(parent, cst.FunctionDef | cst.Lambda):
             return None
         if isinstance(parent, cst.Try | cst.TryStar) and child is parent.body and parent.handlers:
-            return parent.body
+            return parent
         child, parent = parent, model.parent(parent)
     return None
+
+
+def _in_handler(
+    model: SemanticModel, attempt: cst.Try | cst.TryStar | None, node: cst.CSTNode
+) -> bool:
+    return attempt is not None and any(model.contains(h, node) for h in attempt.handlers)
 
 
 def _index(siblings: Sequence[cst.CSTNode], child: cst.CSTNode) -> int:
