@@ -30,8 +30,10 @@ import libcst as cst
 
 from tinker_lint.fix.plan import SAFE, UNSAFE, FixPlan, Replacement
 from tinker_lint.model.flow import (
+    NESTED_CODE,
     Submit,
     Wait,
+    callable_reads,
     events_in,
     names_read,
     names_written,
@@ -104,7 +106,7 @@ def plan_move_wait(
         return None  # not the submit the rule paired with this wait
 
     def movable(statement: cst.BaseSmallStatement) -> bool:
-        return _can_move_past(model, statement, wait_reads, writes, future_names)
+        return _can_move_past(model, statement, scope, wait_reads, writes, future_names)
 
     if not all(movable(statement) for statement in moved):
         return None
@@ -293,6 +295,7 @@ def _extend(
 def _can_move_past(
     model: SemanticModel,
     statement: cst.BaseSmallStatement,
+    scope: Scope,
     wait_reads: set[str],
     wait_writes: set[str],
     future_names: set[str],
@@ -308,7 +311,12 @@ def _can_move_past(
             and node.func.value in _INTROSPECTION
         ):
             return False
-    reads = names_read(model, statement)
+    reads = set(names_read(model, statement))
+    for node in model.walk(statement, NESTED_CODE):
+        if isinstance(node, cst.Call):
+            # A function called, or handed to the call (a loss closure or lambda given to a
+            # submit), reads the result when it runs: now. Defining one reads nothing yet.
+            reads |= callable_reads(model, node, scope)
     writes = set(names_written(model, statement))
     if isinstance(statement, cst.Del):
         writes |= target_keys(statement.target)
