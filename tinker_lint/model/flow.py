@@ -286,6 +286,16 @@ def _all_params(params: cst.Parameters) -> list[cst.Param]:
     return found
 
 
+def reads_when_run(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> set[str]:
+    """Read keys of what evaluating ``node`` reads: its own names, and what the functions its
+    calls call or are handed read (``callable_reads``). Defining a lambda reads nothing yet."""
+    reads = set(names_read(model, node))
+    for current in model.walk(node, NESTED_CODE):
+        if type(current) is cst.Call:
+            reads |= callable_reads(model, current, scope)
+    return reads
+
+
 def submit_reads(model: SemanticModel, submit: cst.Call, scope: Scope) -> set[str]:
     """Read keys of what a submit needs: what its receiver and arguments read, and what the
     functions handed to it read when it calls them (``callable_reads``)."""

@@ -25,6 +25,7 @@ from tinker_lint.model.flow import (
     linear_steps,
     names_read,
     names_written,
+    reads_when_run,
     rebound_mutations,
     submit_reads,
     target_keys,
@@ -119,7 +120,8 @@ class _PathWalker:
                 if self._guard_depth:
                     self.guarded_waits.add(id(event.node))
                 fresh.append(_Pending(event))
-        reads = names_read(self.model, node)
+        # ``data = build()``, a closure reading the result: ``data`` holds it too.
+        reads = reads_when_run(self.model, node, self.scope) if state else set()
         for pending in state:
             if reads & pending.tainted:
                 pending.tainted |= writes

@@ -30,13 +30,12 @@ import libcst as cst
 
 from tinker_lint.fix.plan import SAFE, UNSAFE, FixPlan, Replacement
 from tinker_lint.model.flow import (
-    NESTED_CODE,
     Submit,
     Wait,
-    callable_reads,
     events_in,
     names_read,
     names_written,
+    reads_when_run,
     target_keys,
     write_keys,
 )
@@ -311,12 +310,9 @@ def _can_move_past(
             and node.func.value in _INTROSPECTION
         ):
             return False
-    reads = set(names_read(model, statement))
-    for node in model.walk(statement, NESTED_CODE):
-        if isinstance(node, cst.Call):
-            # A function called, or handed to the call (a loss closure or lambda given to a
-            # submit), reads the result when it runs: now. Defining one reads nothing yet.
-            reads |= callable_reads(model, node, scope)
+    # A function called, or handed to the call (a loss lambda given to a submit), reads the
+    # result when it runs: now.
+    reads = reads_when_run(model, statement, scope)
     writes = set(names_written(model, statement))
     if isinstance(statement, cst.Del):
         writes |= target_keys(statement.target)
