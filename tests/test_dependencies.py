@@ -84,3 +84,27 @@ def callable_keys_meet(reads: set[str], written: str) -> bool:
     for path in reads:
         keys |= read_keys(path)
     return bool(keys & write_keys(written))
+
+
+def test_module_functions_are_followed_from_module_code_only():
+    source = """
+        def loss(data, logprobs):
+            return sum(lp - r for lp, r in zip(logprobs, ref))
+
+        def step(batch):
+            submit(batch, loss)
+
+        ref = wait()
+        submit(batch, loss)
+        """
+    # From a script, ``ref`` is the global the wait bound; from ``step``, not one of its names.
+    model = SemanticModel(cst.parse_module(textwrap.dedent(source)))
+    module_call = [
+        n
+        for n in model.module.body
+        if isinstance(n, cst.SimpleStatementLine) and isinstance(n.body[0], cst.Expr)
+    ][-1]
+    assert "ref" in {
+        k[1:] for k in exact_paths(callable_reads(model, module_call, model.module_scope))
+    }
+    assert "ref" not in _reads_of_last_call(source, "step")

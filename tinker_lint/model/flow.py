@@ -287,19 +287,24 @@ def _all_params(params: cst.Parameters) -> list[cst.Param]:
 
 
 def reads_when_run(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> set[str]:
-    """Read keys of what evaluating ``node`` reads: its own names, and what the functions its
-    calls call or are handed read (``callable_reads``). Defining a lambda reads nothing yet."""
-    reads = set(names_read(model, node))
-    for current in model.walk(node, NESTED_CODE):
-        if type(current) is cst.Call:
-            reads |= callable_reads(model, current, scope)
+    """Read keys of what evaluating ``node`` reads: its own names, and, when it makes a call,
+    what the functions it calls or hands over read (``callable_reads``). Defining a lambda or
+    binding a method reads nothing yet."""
+    key = (id(node), id(scope))
+    cached = model.run_reads_cache.get(key)
+    if cached is not None:
+        return cached
+    reads = names_read(model, node)
+    if any(type(current) is cst.Call for current in model.walk(node, NESTED_CODE)):
+        reads = reads | callable_reads(model, node, scope)
+    model.run_reads_cache[key] = reads
     return reads
 
 
 def submit_reads(model: SemanticModel, submit: cst.Call, scope: Scope) -> set[str]:
     """Read keys of what a submit needs: what its receiver and arguments read, and what the
     functions handed to it read when it calls them (``callable_reads``)."""
-    return names_read(model, submit) | callable_reads(model, submit, scope)
+    return reads_when_run(model, submit, scope)
 
 
 def callable_reads(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> set[str]:
@@ -308,7 +313,8 @@ def callable_reads(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> set
     method (``self._loss`` reading ``self.ref_logprobs``), and the functions those name in turn.
     Passed to ``forward_backward_custom``, they read it when the request runs, so the request
     needs what they read (spec: "Dependencies"). The function's own parameters and locals are
-    not the caller's names: left out; its ``self`` is the caller's receiver."""
+    not the caller's names: left out; its ``self`` is the caller's receiver. Module functions are
+    followed only from module code (a script's globals are its names)."""
     found: set[str] = set()
     seen: set[int] = set()
     pending: list[tuple[cst.CSTNode, Scope, str | None, int]] = [(node, scope, None, 0)]
@@ -325,8 +331,10 @@ def callable_reads(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> set
             function = model.resolve_function(expr, current_scope)
             if function is None or id(function.node) in seen or depth >= _CALLABLE_DEPTH:
                 continue
-            seen.add(id(function.node))
             receiver = _receiver(expr, function, rename)
+            if receiver is None and function.parent is None and scope.kind != "module":
+                continue  # a module function reads globals, not the calling function's names
+            seen.add(id(function.node))
             local = set(function.scope.bindings)
             for key in names_read(model, function.node.body):  # not its parameters
                 root = key[1:].split(".", 1)[0]
