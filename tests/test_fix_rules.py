@@ -456,6 +456,26 @@ def test_tnk101_result_read_by_a_nested_function_is_unsafe():
     assert fixes(code) == [("TNK101", 7, 17, "unsafe")]
 
 
+def test_tnk101_wait_stays_before_a_submit_handed_a_lambda_that_reads_the_result():
+    # The lambda runs when `forward_backward_custom` does: the result must be there by then.
+    code = loop(
+        """
+        fwd = tc.forward_backward(batch, loss_fn="cross_entropy")
+        r = fwd.result()
+        tc.optim_step(adam)
+        tc.forward_backward_custom(batch, lambda data, lp: (lp, r))
+        """
+    )
+    assert fixed(code, unsafe=True) == loop(
+        """
+        fwd = tc.forward_backward(batch, loss_fn="cross_entropy")
+        tc.optim_step(adam)
+        r = fwd.result()
+        tc.forward_backward_custom(batch, lambda data, lp: (lp, r))
+        """
+    )
+
+
 def test_tnk101_caller_in_try_is_unsafe():
     code = """
     def step(tc, batch, adam):

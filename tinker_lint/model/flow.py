@@ -15,7 +15,7 @@ import libcst as cst
 
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.names import BLOCKING_WAIT_FUNCTIONS
-from tinker_lint.model.scopes import Scope, SdkCall, resolve_function
+from tinker_lint.model.scopes import FunctionInfo, Scope, SdkCall, resolve_function
 from tinker_lint.model.sdk import Client, Returns, Role
 from tinker_lint.model.summaries import MethodRef, Summary
 from tinker_lint.model.types import Kind, TType, future
@@ -314,12 +314,6 @@ def awaited_helper_events(model: SemanticModel, node: cst.Await, scope: Scope) -
     return [replace(e, node=node) if isinstance(e, Wait) else e for e in events]
 
 
-def submit_reads(model: SemanticModel, submit: Submit) -> set[str]:
-    """What a submit reads: its call's arguments and receiver, and a called closure's names."""
-    reads = names_read(model, submit.node)
-    return reads | submit.closure_reads if submit.closure_reads else reads
-
-
 def _closure_reads(model: SemanticModel, call: cst.Call, scope: Scope) -> frozenset[str]:
     target = resolve_function(model.methods, call.func, scope)
     if target is None or target.parent is None:
@@ -412,6 +406,134 @@ def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
                 stack.extend(kids)
     model.reads_cache[key] = names
     return names
+
+
+def _lambda_reads(node: cst.Lambda, bound: frozenset[str]) -> set[str]:
+    """Read keys of the free names a lambda's body reads when it runs (``lambda d, lp: loss(lp,
+    ref)`` reads ``loss`` and ``ref``). The model's tree does not index lambda bodies (they are
+    not steps): walked here with libcst's."""
+    bound = bound | {p.name.value for p in _all_params(node.params)}
+    names: set[str] = set()
+    stack: list[cst.CSTNode] = [node.body]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Lambda):
+            names |= _lambda_reads(current, bound)
+            continue
+        if isinstance(current, cst.Name | cst.Attribute):
+            dotted = dotted_name(current)
+            if dotted is not None:
+                if dotted.split(".", 1)[0] not in bound:
+                    names |= read_keys(dotted)
+                continue
+        if isinstance(current, cst.Attribute):
+            stack.append(current.value)  # ``f(x).a``: what ``f(x)`` reads
+            continue
+        stack.extend(current.children)
+    return names
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    found = [*params.posonly_params, *params.params, *params.kwonly_params]
+    found += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    return found
+
+
+def reads_when_run(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> set[str]:
+    """Read keys of what evaluating ``node`` reads: its own names, and, when it makes a call,
+    what the functions it calls or hands over read (``callable_reads``). Defining a lambda or
+    binding a method reads nothing yet."""
+    key = (id(node), id(scope))
+    cached = model.run_reads_cache.get(key)
+    if cached is not None:
+        return cached
+    reads = names_read(model, node)
+    if any(type(current) is cst.Call for current in model.walk(node, NESTED_CODE)):
+        reads = reads | callable_reads(model, node, scope)
+    model.run_reads_cache[key] = reads
+    return reads
+
+
+def submit_reads(model: SemanticModel, submit: Submit, scope: Scope) -> set[str]:
+    """Read keys of what a submit needs: what its receiver and arguments read, what the
+    functions handed to it read when it calls them (``callable_reads``), and, for a call of a
+    nested helper, what that closure reads."""
+    reads = reads_when_run(model, submit.node, scope)
+    return reads | submit.closure_reads if submit.closure_reads else reads
+
+
+def callable_reads(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> set[str]:
+    """Read keys of what the functions of this module that ``node`` names read when they run: a
+    closure (``def dpo_loss(...)`` reading ``ref`` from the enclosing function), a lambda, a bound
+    method (``self._loss`` reading ``self.ref_logprobs``), and the functions those name in turn.
+    Passed to ``forward_backward_custom``, they read it when the request runs, so the request
+    needs what they read (spec: "Dependencies"). The function's own parameters and locals are
+    not the caller's names: left out; its ``self`` is the caller's receiver. Module functions are
+    followed only from module code (a script's globals are its names)."""
+    found: set[str] = set()
+    seen: set[int] = set()
+    pending: list[tuple[cst.CSTNode, Scope, str | None, int]] = [(node, scope, None, 0)]
+    while pending:
+        current, current_scope, rename, depth = pending.pop()
+        for expr in _named_values(model, current):
+            if isinstance(expr, cst.Lambda):
+                found |= _lambda_reads(expr, frozenset())
+                continue
+            if isinstance(expr, cst.Name):  # ``loss = lambda d, lp: ...`` earlier
+                for binding in current_scope.lookup(expr.value):
+                    if isinstance(binding.expr, cst.Lambda):
+                        found |= _lambda_reads(binding.expr, frozenset())
+            function = model.resolve_function(expr, current_scope)
+            if function is None or id(function.node) in seen or depth >= _CALLABLE_DEPTH:
+                continue
+            receiver = _receiver(expr, function, rename)
+            if receiver is None and function.parent is None and scope.kind != "module":
+                continue  # a module function reads globals, not the calling function's names
+            seen.add(id(function.node))
+            local = set(function.scope.bindings)
+            for key in names_read(model, function.node.body):  # not its parameters
+                root = key[1:].split(".", 1)[0]
+                if root == function.self_name and receiver is not None:
+                    found.add(key[0] + receiver + key[1 + len(root) :])
+                elif root not in local:
+                    found.add(key)
+            pending.append((function.node.body, function.scope, receiver, depth + 1))
+    return found
+
+
+# How many functions deep ``callable_reads`` follows names (a loss method calling a helper method).
+_CALLABLE_DEPTH = 3
+
+
+def _named_values(model: SemanticModel, node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+    """The names and ``x.attr`` paths ``node`` reads, and the lambdas in it (outside nested
+    functions): what may name or be a function."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        kind = type(current)
+        if kind is cst.Lambda:
+            yield cast(cst.Lambda, current)
+            continue
+        if kind is cst.Name or kind is cst.Attribute:
+            yield cast(cst.BaseExpression, current)
+            if kind is cst.Name:
+                continue
+        elif kind in _NESTED_TYPES and current is not node:
+            continue
+        kids = model.children_of.get(id(current))
+        if kids:
+            stack.extend(kids)
+
+
+def _receiver(expr: cst.BaseExpression, function: FunctionInfo, rename: str | None) -> str | None:
+    """The caller's name for the ``self`` of a method reached as ``self.method`` (inside a
+    method reached the same way, the outer caller's name)."""
+    if function.self_name is None or not isinstance(expr, cst.Attribute):
+        return None
+    if not isinstance(expr.value, cst.Name):
+        return None
+    return rename if rename is not None else expr.value.value
 
 
 def target_keys(target: cst.BaseExpression) -> set[str]:

@@ -21,9 +21,11 @@ from tinker_lint.model.flow import (
     Submit,
     Wait,
     events_in,
+    has_jump,
     linear_steps,
     names_read,
     names_written,
+    reads_when_run,
     rebound_mutations,
     submit_reads,
     target_keys,
@@ -72,6 +74,11 @@ class _PathWalker:
         self.pairs: list[WaitThenSubmit] = []
         self.guarded_waits = guarded_waits
         self._guard_depth = 0
+        # One entry per loop being walked, innermost last: the states at its ``break`` and
+        # ``continue`` statements, and the statements of its body whose test branched on a wait
+        # (by the wait's id).
+        self._jumps: list[list[list[_Pending]]] = []
+        self._branched: list[dict[int, list[cst.CSTNode]]] = []
 
     def block(self, body: Sequence[cst.CSTNode], state: list[_Pending]) -> list[_Pending]:
         guarded_statements = self.model.index.guarded_statements
@@ -94,6 +101,8 @@ class _PathWalker:
     def simple(self, smalls: Sequence[cst.CSTNode], state: list[_Pending]) -> list[_Pending]:
         for small in smalls:
             state = self.expression(small, state, names_written(self.model, small))
+            if isinstance(small, cst.Break | cst.Continue) and self._jumps:
+                self._jumps[-1].append(state)  # what it built leaves the loop (``_loop_body``)
             if isinstance(small, cst.Return | cst.Raise | cst.Break | cst.Continue):
                 return []  # this path of the pass ends here
         return state
@@ -105,7 +114,7 @@ class _PathWalker:
         fresh: list[_Pending] = []
         for event in events_in(self.model, node, self.scope):
             if isinstance(event, Submit):
-                reads = submit_reads(self.model, event)
+                reads = submit_reads(self.model, event, self.scope)
                 for pending in [*state, *fresh]:
                     dependent = bool(reads & pending.tainted) or self.model.contains(
                         event.node, pending.wait.node
@@ -116,7 +125,8 @@ class _PathWalker:
                 if self._guard_depth:
                     self.guarded_waits.add(id(event.node))
                 fresh.append(_Pending(event))
-        reads = names_read(self.model, node)
+        # ``data = build()``, a closure reading the result: ``data`` holds it too.
+        reads = reads_when_run(self.model, node, self.scope) if state else set()
         for pending in state:
             if reads & pending.tainted:
                 pending.tainted |= writes
@@ -140,20 +150,34 @@ class _PathWalker:
         """A wait made inside a loop body belongs to that body's pass; what follows the loop is
         TNK102's wrap-around question, not this one."""
         before = {id(p.wait.node) for p in state}
+        self._jumps.append([])
+        self._branched.append({})
         out = self.suite(body, [p.copy() for p in state])
-        return _merge(state, [p for p in out if id(p.wait.node) in before])
+        jumps, branched = self._jumps.pop(), self._branched.pop()
+        # The loop is left from the end of its body and from every ``break``/``continue``: what
+        # was stored on any of those paths (``kept.append(x); continue``) is there after it.
+        exits = [p for path in (out, *jumps) for p in path if id(p.wait.node) in before]
+        after = _merge(state, exits)
+        _taint_branched(self.model, self.scope, body, after, branched)
+        return after
 
-    def _test(self, test: cst.BaseExpression, state: list[_Pending]) -> list[_Pending]:
+    def _test(
+        self, test: cst.BaseExpression, state: list[_Pending], control: cst.CSTNode
+    ) -> list[_Pending]:
         state = self.expression(test, state, set())
         reads = names_read(self.model, test)
         # A branch on the result: what follows is control-dependent on the wait.
+        branched = [p for p in state if reads & p.tainted]
+        if self._branched:
+            for pending in branched:
+                self._branched[-1].setdefault(id(pending.wait.node), []).append(control)
         return [p for p in state if not reads & p.tainted]
 
     def statement(self, stmt: cst.CSTNode, state: list[_Pending]) -> list[_Pending]:
         if isinstance(stmt, cst.SimpleStatementLine):
             return self.simple(stmt.body, state)
         if isinstance(stmt, cst.If):
-            state = self._test(stmt.test, state)
+            state = self._test(stmt.test, state, stmt)
             guarded = id(stmt.body) in self.model.guarded_blocks
             self._guard_depth += guarded
             body = self.suite(stmt.body, [p.copy() for p in state])
@@ -166,7 +190,7 @@ class _PathWalker:
                 orelse = state
             return _merge(body, orelse)
         if isinstance(stmt, cst.While):
-            state = self._test(stmt.test, state)
+            state = self._test(stmt.test, state, stmt)
             after = self._loop_body(stmt.body, state)
             return self.suite(stmt.orelse.body, after) if stmt.orelse else after
         if isinstance(stmt, cst.For):
@@ -179,17 +203,45 @@ class _PathWalker:
                 state = self.expression(item.item, state, writes)
             return self.suite(stmt.body, state)
         if isinstance(stmt, cst.Try | cst.TryStar):
+            before = {id(p.wait.node) for p in state}
             body = self.suite(stmt.body, [p.copy() for p in state])
-            entry = _merge(state, body)
+            entry = _merge(state, _handler_entry(body, before))
             handlers = [self.suite(h.body, [p.copy() for p in entry]) for h in stmt.handlers]
             orelse = self.suite(stmt.orelse.body, body) if stmt.orelse else body
             out = _merge(orelse, *handlers)
             return self.suite(stmt.finalbody.body, out) if stmt.finalbody else out
         if isinstance(stmt, cst.Match):
-            state = self._test(stmt.subject, state)
+            state = self._test(stmt.subject, state, stmt)
             cases = [self.suite(c.body, [p.copy() for p in state]) for c in stmt.cases]
             return _merge(state, *cases)
         return state  # FunctionDef, ClassDef: their bodies run later
+
+
+def _handler_entry(body: list[_Pending], before: set[int]) -> list[_Pending]:
+    """What reaches an ``except`` handler from its ``try`` body: not the waits made in the body.
+    The handler runs because something there failed, the wait itself maybe: its request (a
+    retry, a fallback) depends on that failure, so it is not "the next submit" of such a wait."""
+    return [p for p in body if id(p.wait.node) in before]
+
+
+def _taint_branched(
+    model: SemanticModel,
+    scope: Scope,
+    body: cst.BaseSuite,
+    after: list[_Pending],
+    branched: dict[int, list[cst.CSTNode]],
+) -> None:
+    """A test in the loop body branched on a wait's result (``if item["logprobs"] is None:
+    continue`` over the result's outputs): that path stopped following the wait, so for what
+    comes after the loop, what the statement it controls stores depends on the result (control
+    dependence); when that statement can skip or leave the rest of the body, all the body
+    stores does."""
+    for pending in after:
+        for control in branched.get(id(pending.wait.node), ()):
+            region = body if has_jump(model, control) else control
+            statements = _body_statements(region) if region is body else [control]
+            for step in linear_steps(model, statements, scope):
+                pending.tainted |= step.writes | step.binds
 
 
 def waits_and_next_submits(
@@ -256,21 +308,28 @@ def loop_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
     result = []
     for index, event_index, wait, is_fresh in located:
         step = steps[index]
-        # Requests made after the wait in most iterations (not only under a cadence guard).
+        attempt = _try_around(model, node, wait.node)
+        # Requests made after the wait in most iterations (not only under a cadence guard); not
+        # those of an ``except`` branch of the wait's ``try``, made only when something failed.
         submitted_after = any(isinstance(e, Submit) for e in step.events[event_index + 1 :]) or any(
             via_function[later] or any(isinstance(e, Submit) for e in steps[later].events)
             for later in range(index + 1, len(steps))
-            if not steps[later].guarded or step.guarded
+            if (not steps[later].guarded or step.guarded)
+            and not _in_handler(model, attempt, steps[later].node)
         )
         tainted = set(step.writes)
         branches = ends_loop = False
         for later in steps[index + 1 :]:
+            if attempt is not None and model.contains(attempt.body, later.node):
+                # Runs only if the wait did not raise: ``done = True`` marks its success.
+                tainted |= later.writes | later.binds
             if later.reads & tainted:
                 if later.kind == "test" and _decides(model, later, loop.scope):
                     branches = True
                     ends_loop = ends_loop or later.exits
                 tainted |= later.writes
-        needed, ends_next = _needed_next_iteration(steps, tainted, node, model)
+        needed, ends_next = _needed_next_iteration(steps, tainted, node, model, loop.scope)
+        retried = is_fresh and _success_leaves_loop(model, node, wait.node)
         result.append(
             LoopWait(
                 wait,
@@ -280,7 +339,7 @@ def loop_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
                 branches,
                 step.guarded,
                 _roles(wait),
-                loop_gated=is_fresh and (ends_loop or ends_next),
+                loop_gated=is_fresh and (ends_loop or ends_next or retried),
             )
         )
     if any(item.loop_gated for item in result):
@@ -345,6 +404,7 @@ def _needed_next_iteration(
     tainted: set[str],
     loop_node: cst.For | cst.While,
     model: SemanticModel,
+    scope: Scope,
 ) -> tuple[bool, bool]:
     """Whether the next iteration needs the result before its first submit (it reads it, or a
     test branches on it), and whether that use can end the loop (the ``while`` test, or a test
@@ -355,12 +415,86 @@ def _needed_next_iteration(
     for step in steps:
         for event in step.events:
             if isinstance(event, Submit):
-                return bool(submit_reads(model, event) & tainted), False
+                return bool(submit_reads(model, event, scope) & tainted), False
         if step.reads & tainted:
             if step.kind == "test":
                 return True, step.exits
             tainted |= step.writes
     return False, False
+
+
+def _success_leaves_loop(
+    model: SemanticModel, loop: cst.For | cst.While, wait: cst.CSTNode
+) -> bool:
+    """Whether the iteration leaves ``loop`` whenever ``wait`` succeeds: a ``break``/``return``
+    follows it unconditionally (``try: r = sc.sample(...).result(); break``, or after the ``try``
+    whose handler retries). The next iteration then runs only when this attempt failed: a retry
+    loop, whose next request depends on this one's outcome."""
+    inner = model.parent(wait)
+    while inner is not None and inner is not loop:
+        if isinstance(inner, cst.For | cst.While | cst.FunctionDef | cst.Lambda):
+            return False  # a break in there leaves that loop; a nested function runs later
+        inner = model.parent(inner)
+    child: cst.CSTNode = wait
+    parent = model.parent(child)
+    while parent is not None and child is not loop:
+        siblings: Sequence[cst.CSTNode] = ()
+        if isinstance(
+            parent, cst.IndentedBlock | cst.SimpleStatementSuite | cst.SimpleStatementLine
+        ):
+            siblings = parent.body
+        if any(_leaves(s) for s in siblings[_index(siblings, child) :]):
+            return True  # the wait's statement, or one after it, leaves
+        if (  # ``try: <wait>`` then ``else: break``
+            isinstance(parent, cst.Try | cst.TryStar)
+            and child is parent.body
+            and parent.orelse is not None
+            and _any_leaves(parent.orelse.body)
+        ):
+            return True
+        child, parent = parent, model.parent(parent)
+    return False
+
+
+def _try_around(
+    model: SemanticModel, loop: cst.For | cst.While, wait: cst.CSTNode
+) -> cst.Try | cst.TryStar | None:
+    """The innermost ``try`` of ``loop``'s body whose body holds ``wait`` and that has an
+    ``except`` handler: the statements after the wait in its body run only when the wait
+    succeeded, those of its handlers only when something in it failed."""
+    child: cst.CSTNode = wait
+    parent = model.parent(child)
+    while parent is not None and parent is not loop:
+        if isinstance(parent, cst.FunctionDef | cst.Lambda):
+            return None
+        if isinstance(parent, cst.Try | cst.TryStar) and child is parent.body and parent.handlers:
+            return parent
+        child, parent = parent, model.parent(parent)
+    return None
+
+
+def _in_handler(
+    model: SemanticModel, attempt: cst.Try | cst.TryStar | None, node: cst.CSTNode
+) -> bool:
+    return attempt is not None and any(model.contains(h, node) for h in attempt.handlers)
+
+
+def _index(siblings: Sequence[cst.CSTNode], child: cst.CSTNode) -> int:
+    for index, sibling in enumerate(siblings):
+        if sibling is child:
+            return index
+    return len(siblings)
+
+
+def _any_leaves(block: cst.BaseSuite) -> bool:
+    return any(_leaves(s) for s in _body_statements(block))
+
+
+def _leaves(stmt: cst.CSTNode) -> bool:
+    """An unconditional ``break``/``return``/``raise`` statement (or a line made of them)."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return any(_leaves(small) for small in stmt.body)
+    return isinstance(stmt, cst.Break | cst.Return | cst.Raise)
 
 
 def _comprehension_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:

@@ -107,6 +107,7 @@ class SemanticModel:
         # Memos for the flow questions (tinker_lint.model.flow), keyed by node id.
         self.events_cache: dict[tuple[int, int], list[Event]] = {}
         self.reads_cache: dict[int, set[str]] = {}
+        self.run_reads_cache: dict[tuple[int, int], set[str]] = {}  # flow.reads_when_run
         self.writes_cache: dict[int, tuple[set[str], set[str], set[str]]] = {}
 
         # The questions, answered by their owners (bound methods: no call in between).

@@ -72,7 +72,11 @@ The rule reports a wait on a Tinker future when the next request submitted after
 path through the function or loop body, does not use the result. It stays quiet when the next
 request needs the result (data or control dependence), and when the next request is a save
 (`save_state`, `save_weights_for_sampler`, `save_weights_and_get_sampling_client`) that ends an RL
-step.
+step. The result counts as needed also through a list a loop fills from it (whatever the loop
+skips or breaks on), and through a loss function handed to `forward_backward_custom` (a closure,
+a lambda or a bound method) that reads it or the attribute it was stored in. A request made in an
+`except` branch (a retry, a fallback) is not the next request of a wait in the `try`: it runs
+because that wait failed.
 
 Two clients are not ordered with each other at all: a PPO policy and its critic (two
 TrainingClients), a DPO policy and its reference model (a SamplingClient's `compute_logprobs`).

@@ -50,9 +50,10 @@ pipelined loop for you.
 
 Not reported: loops that sample from a client refreshed in the loop on every step (on-policy RL,
 where the wait is inherent), waits whose result the next iteration needs (data or control
-dependence, e.g. early stopping), and waits under a cadence guard (a checkpoint every N steps).
-A sampler refreshed only every N steps (under a cadence guard) leaves the other steps sampling
-from the old weights: that loop is reported, and the message says so.
+dependence, e.g. early stopping), waits under a cadence guard (a checkpoint every N steps), and
+retry loops, which are left once the step succeeds (the next attempt runs only when this one
+failed). A sampler refreshed only every N steps (under a cadence guard) leaves the other steps
+sampling from the old weights: that loop is reported, and the message says so.
 """
     fix_description = """\
 Keep the futures of step i and wait for them after submitting step i+1: hold them in a variable

@@ -63,7 +63,8 @@ fine.
 Not reported: multi-turn rollouts, where the next prompt is built from this result (data or control
 dependence), awaits whose result decides whether the loop goes on (`if good(r): break`), loops of
 collected coroutines that sleep between requests (paced under a rate limit on purpose), loops that
-sample from a client refreshed in the loop, and a wait that is already the fan-out: `await
+sample from a client refreshed in the loop, retry loops, which are left once the request succeeds
+(the next attempt runs only when this one failed), and a wait that is already the fan-out: `await
 asyncio.gather(...)` (or `concurrent.futures.wait(...)`) of the requests of a batch or group, once
 per iteration, is submitting all requests and then gathering them, in chunks.
 """

@@ -35,6 +35,7 @@ from tinker_lint.model.flow import (
     events_in,
     names_read,
     names_written,
+    reads_when_run,
     target_keys,
     write_keys,
 )
@@ -104,7 +105,7 @@ def plan_move_wait(
         return None  # not the submit the rule paired with this wait
 
     def movable(statement: cst.BaseSmallStatement) -> bool:
-        return _can_move_past(model, statement, wait_reads, writes, future_names)
+        return _can_move_past(model, statement, scope, wait_reads, writes, future_names)
 
     if not all(movable(statement) for statement in moved):
         return None
@@ -293,6 +294,7 @@ def _extend(
 def _can_move_past(
     model: SemanticModel,
     statement: cst.BaseSmallStatement,
+    scope: Scope,
     wait_reads: set[str],
     wait_writes: set[str],
     future_names: set[str],
@@ -308,7 +310,9 @@ def _can_move_past(
             and node.func.value in _INTROSPECTION
         ):
             return False
-    reads = names_read(model, statement)
+    # A function called, or handed to the call (a loss lambda given to a submit), reads the
+    # result when it runs: now.
+    reads = reads_when_run(model, statement, scope)
     writes = set(names_written(model, statement))
     if isinstance(statement, cst.Del):
         writes |= target_keys(statement.target)
