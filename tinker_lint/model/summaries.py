@@ -336,7 +336,11 @@ class Summaries:
                         continue
                     waits |= roles
                     blocks = blocks or event.blocking
-                    in_loop = in_loop and self._in_own_loop(event.node, function)
+                    # In a loop of its own, or of the helper it calls (``run_rollout``'s turns).
+                    in_loop = in_loop and (
+                        self._in_own_loop(event.node, function)
+                        or (event.helper is not None and event.helper.waits_in_loop)
+                    )
                     last_wait = self._site(event, last=True)
                     if first_wait is None:
                         first_wait = self._site(event)
