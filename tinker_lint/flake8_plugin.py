@@ -135,7 +135,8 @@ class TinkerLintPlugin:
 
             project = project_index()  # the CLI's: helpers in the project's other modules
         if not _may_concern(facts, directory, self._tinker_version) and (
-            project is None or not project.view(self.filename or "stdin").imports_helpers(text)
+            project is None
+            or not project.view(self.filename or "stdin").imports_helpers(text, facts.identifiers)
         ):
             return  # no rule's text test can pass: libcst is not needed
         settings = _project_settings(directory, self._tinker_version)

@@ -295,6 +295,8 @@ class Summaries:
         body = function.node.body
         if not isinstance(body, cst.IndentedBlock):
             return Summary(name, function.is_async)
+        if not self._may_matter(function):
+            return Summary(name, function.is_async, mutates_self=self._mutates_self(function))
         submits: set[Role] = set()
         first_submit: MethodRef | None = None
         waits: set[Role] = set()
@@ -378,6 +380,38 @@ class Summaries:
             makes_clients=makes_clients,
             refreshes_sampler=refreshes,
             mutates_self=mutates,
+        )
+
+    def _may_matter(self, function: FunctionInfo) -> bool:
+        """Whether the function can be anything but plain Python to the pipelining rules: it
+        awaits, calls the SDK, waits, or calls a project function (most functions do none, and
+        are not walked statement by statement)."""
+        from tinker_lint.model.flow import may_block
+
+        model = self.model
+        for site in function.calls:
+            if (
+                model.sdk_call(site.node, site.scope) is not None
+                or may_block(model, site.node, site.scope)
+                or model.helpers.target(site.node, site.scope) is not None
+            ):
+                return True
+        return any(
+            type(node) is cst.Await
+            for node in model.walk(function.node.body, (cst.FunctionDef, cst.Lambda))
+        )
+
+    def _mutates_self(self, function: FunctionInfo) -> bool:
+        """A method that changes its object (``self.history.append(m)``, ``self.n += 1``)."""
+        from tinker_lint.model.flow import linear_steps
+
+        if function.self_name is None or not isinstance(function.node.body, cst.IndentedBlock):
+            return False
+        own = f"={function.self_name}."
+        return any(
+            key.startswith(own)
+            for step in linear_steps(self.model, function.node.body.body, function.scope)
+            for key in step.writes
         )
 
     def _site(self, wait: Any, *, last: bool = False) -> WaitSite:

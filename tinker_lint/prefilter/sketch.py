@@ -18,6 +18,7 @@ tests compare findings with and without it on fixtures, rule examples and genera
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -95,6 +96,8 @@ class Sketch:
     step_functions: frozenset[str] = frozenset()
     submit_functions: frozenset[str] = frozenset()
     waiting_functions: frozenset[str] = frozenset()
+    # Of those that wait, the plain ``def``s: calling one blocks the calling thread.
+    blocking_functions: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -106,23 +109,27 @@ class HelperNames:
     steps: frozenset[str] = frozenset()
     submits: frozenset[str] = frozenset()
     waits: frozenset[str] = frozenset()
+    blocks: frozenset[str] = frozenset()  # of ``waits``, the sync ones
 
     def __bool__(self) -> bool:
         return bool(self.submits or self.waits)
 
-    # An instance called as a function (``self.preference_model(c)``) runs its class's
-    # ``__call__``, whatever the name it is called by: when one submits or waits, any call may.
-    def submits_by(self, name: str) -> bool:
-        return name in self.submits or "__call__" in self.submits
+    # An instance called as a function (``self.preference_model(c)``, ``policy(ob)``) runs its
+    # class's ``__call__``, whatever the name it is called by: when one submits or waits, such a
+    # call may (``called_as_object`` says whether a call may be one).
+    def submits_by(self, name: str, as_object: bool = False) -> bool:
+        return name in self.submits or (as_object and "__call__" in self.submits)
 
-    def steps_by(self, name: str) -> bool:
-        return name in self.steps or "__call__" in self.steps
+    def steps_by(self, name: str, as_object: bool = False) -> bool:
+        return name in self.steps or (as_object and "__call__" in self.steps)
 
-    def waits_by(self, name: str) -> bool:
-        return name in self.waits or "__call__" in self.waits
+    def waits_by(self, name: str, as_object: bool = False) -> bool:
+        return name in self.waits or (as_object and "__call__" in self.waits)
 
 
 _NO_HELPERS = HelperNames()
+_FAN_INS = frozenset({"gather", "wait", "as_completed", "wait_for", "shield", "run"})
+_BUILTINS = frozenset(dir(builtins))
 
 
 class _Where(NamedTuple):
@@ -145,6 +152,7 @@ def sketch(
     """One walk of ``tree`` (iterative: CPython's trees can be deeper than Python's stack).
     ``helpers``: the project's functions the file may call, and what they do."""
     helpers = helpers or _NO_HELPERS
+    defined = _defined_names(tree) if helpers else frozenset()
     methods: set[str] = set()
     waits = blocks_in_async = unwaited_client_future = False
     blocking_names = _imported_names(tree, "concurrent", _BLOCKING_FUNCTIONS)
@@ -191,15 +199,18 @@ def sketch(
                 func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
             )
             step = False
-            if name is not None and helpers and helpers.submits_by(name):
+            as_object = bool(helpers) and _called_as_object(func, defined)
+            if name is not None and helpers and helpers.submits_by(name, as_object):
                 # A helper of the project: its requests go out here (and its waits, below).
-                step = helpers.steps_by(name)
+                step = helpers.steps_by(name, as_object)
                 methods.update(_HELPER_METHODS if step else ())
                 submitting_any.update(where.functions)
                 submit_in_loop = submit_in_loop or where.in_loop
                 if step:
+                    # Its own wait (below) comes after its requests, never before them.
                     end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
-                    submits.append((where.owner, where.in_loop, end, where.waits_around))
+                    around = (*where.waits_around, id(node))
+                    submits.append((where.owner, where.in_loop, end, around))
             if isinstance(func, ast.Attribute):
                 method_roles = _ROLES.get(func.attr, frozenset())
                 if method_roles:
@@ -216,9 +227,10 @@ def sketch(
                 is_wait = name in _WAIT_METHODS
                 if name == "result" and where.in_async:
                     blocks_in_async = True
-            if name is not None and helpers and helpers.waits_by(name):
+            if name is not None and helpers and helpers.waits_by(name, as_object):
                 is_wait = True
-                blocks_in_async = blocks_in_async or where.in_async
+                if name in helpers.blocks and not isinstance(parent, ast.Await):
+                    blocks_in_async = blocks_in_async or where.in_async
             if name in blocking_names:
                 is_wait = True
                 if where.in_async:
@@ -239,7 +251,11 @@ def sketch(
                 step_in_loop = step_in_loop or where.in_loop
         if is_wait:
             waits = True
-            waiting.update(where.functions)
+            if not _awaits_unknown_call(node, helpers):
+                # What other modules see of this one: a wait the model can tell is one (a
+                # ``.result()``, an awaited future or SDK call), not ``await fn(*args)`` of a
+                # function passed in (a decorator's wrapper), whose callee nothing says.
+                waiting.update(where.functions)
             start = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
             waits_in.setdefault(where.owner, []).append((start, id(node)))
             where = where._replace(waits_around=(*where.waits_around, id(node)))
@@ -260,7 +276,9 @@ def sketch(
     for index, (name, owner, start, in_async) in enumerate(named_calls):
         if name in waiting:
             waits = True
-            blocks_in_async = blocks_in_async or in_async
+            # A plain ``def`` that waits blocks an ``async def`` calling it (TNK104).
+            blocking = name in sync_functions and name not in async_functions
+            blocks_in_async = blocks_in_async or (in_async and blocking)
             waits_in.setdefault(owner, []).append((start, -1 - index))
     return Sketch(
         called_methods=frozenset(methods),
@@ -281,6 +299,7 @@ def sketch(
         step_functions=frozenset(submitting),
         submit_functions=frozenset(submitting_any),
         waiting_functions=frozenset(waiting),
+        blocking_functions=frozenset(waiting & sync_functions),
     )
 
 
@@ -289,6 +308,46 @@ def _header_of(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST
     if function.returns is not None:
         parts.append(function.returns)
     return parts
+
+
+def _awaits_unknown_call(node: ast.AST, helpers: HelperNames) -> bool:
+    """``await f(...)`` where ``f`` is neither an SDK method by name nor a helper that waits (a
+    function of the module that waits makes its callers wait through ``calls_by_function``)."""
+    if not isinstance(node, ast.Await) or not isinstance(node.value, ast.Call):
+        return False
+    func = node.value.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return name is None or (
+        name not in _ROLES
+        and name not in _WAIT_METHODS
+        and name not in _FAN_INS
+        and name not in helpers.waits
+    )
+
+
+def _called_as_object(func: ast.expr, defined: frozenset[str]) -> bool:
+    """Whether a call may be of an object (its class's ``__call__``): ``self.x(...)``, or a plain
+    name that no ``def``, ``class`` or import of the file binds and that is no builtin."""
+    if isinstance(func, ast.Attribute):
+        return isinstance(func.value, ast.Name) and func.value.id == "self"
+    return isinstance(func, ast.Name) and func.id not in defined and func.id not in _BUILTINS
+
+
+def _defined_names(tree: ast.AST) -> frozenset[str]:
+    """The names the file's ``def``, ``class`` and import statements bind (statements only)."""
+    found: set[str] = set()
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            found.update((a.asname or a.name).split(".")[0] for a in node.names)
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                stack.extend(block)
+    return frozenset(found)
 
 
 def _wait_can_precede(

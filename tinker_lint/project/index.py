@@ -74,6 +74,9 @@ class ModuleSketch:
     helpers: HelperNames
     classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
+    # Classes whose instances, called (``self.model(x)``), may submit or wait: those defining a
+    # ``__call__`` that does, and the bases they override it for (an interface's annotation).
+    callable_classes: frozenset[str] = frozenset()
 
     @property
     def matters(self) -> bool:
@@ -158,8 +161,25 @@ class ProjectIndex:
                     ):
                         bases.append(f"{module}.{head}" if module else head)
                 classes[node.name] = tuple(bases)
-        helpers = HelperNames(found.step_functions, found.submit_functions, found.waiting_functions)
-        return ModuleSketch(helpers, classes, aliases)
+        helpers = HelperNames(
+            found.step_functions,
+            found.submit_functions,
+            found.waiting_functions,
+            found.blocking_functions,
+        )
+        callable_classes: set[str] = set()
+        if "__call__" in helpers.submits | helpers.waits:
+            for node in tree.body:
+                if isinstance(node, ast.ClassDef) and any(
+                    isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+                    and item.name == "__call__"
+                    for item in node.body
+                ):
+                    callable_classes.add(node.name)
+                    callable_classes.update(
+                        b.rsplit(".", 1)[-1] for b in classes[node.name] if b.startswith(module)
+                    )
+        return ModuleSketch(helpers, classes, aliases, frozenset(callable_classes))
 
     def facts(self, path: str, view: FileView) -> ModuleFacts | None:
         """The facts of the module at ``path`` (absolute), made once (again if the file changed
@@ -357,13 +377,20 @@ class FileView:
                     names[local] = f"{module}.{name}".lstrip(".")
         return names
 
-    def imports_helpers(self, text: str) -> bool:
+    def imports_helpers(self, text: str, identifiers: frozenset[str]) -> bool:
         """Whether the file imports a module of the project with a function that submits or
-        waits (by that module's CPython sketch): its own text then tells nothing of what it
-        may find, and the text pre-filter lets the rules that see helpers through."""
+        waits (by that module's CPython sketch) and names it (``identifiers``: the file's words):
+        its own text then tells nothing of what it may find, and the text pre-filter lets the
+        rules that see helpers through."""
         for match in _IMPORT.finditer(text):
             path = self._module_file(self.absolute_name(match.group(1) or match.group(2)))
-            if path is not None and self.index.module_sketch(path, self).matters:
+            if path is None:
+                continue
+            shape = self.index.module_sketch(path, self)
+            helpers = shape.helpers
+            if identifiers & (helpers.submits | helpers.waits) or (
+                identifiers & shape.callable_classes
+            ):
                 return True
         return False
 
@@ -374,6 +401,7 @@ class FileView:
         steps: set[str] = set()
         submits: set[str] = set()
         waits: set[str] = set()
+        blocks: set[str] = set()
         for module, names in _imports(tree, self.absolute_name):
             path = self._module_file(module)
             if path is None:
@@ -382,6 +410,7 @@ class FileView:
             steps |= found.steps
             submits |= found.submits
             waits |= found.waits
+            blocks |= found.blocks
             for name, local in names:
                 if name in found.steps:
                     steps.add(local)
@@ -389,7 +418,11 @@ class FileView:
                     submits.add(local)
                 if name in found.waits:
                     waits.add(local)
-        return HelperNames(frozenset(steps), frozenset(submits), frozenset(waits))
+                if name in found.blocks:
+                    blocks.add(local)
+        return HelperNames(
+            frozenset(steps), frozenset(submits), frozenset(waits), frozenset(blocks)
+        )
 
     def dependencies(self) -> dict[str, str]:
         """Every project file the findings of this file depend on: path -> SHA-256."""

@@ -125,7 +125,7 @@ def lint_text(
             rules = [
                 rule for rule in rules if needs[rule].admits_text(facts, hot_loop_calls, hot_names)
             ]
-        rules = _with_helper_rules(enabled, rules, through_helpers, view, text)
+        rules = _with_helper_rules(enabled, rules, through_helpers, view, facts)
     warnings = _noqa_warnings(text, path)
     if not rules and not settings.is_enabled("TNK001", path):
         return FileResult(path, [], warnings=warnings)
@@ -185,13 +185,13 @@ def _with_helper_rules(
     admitted: list[type[Rule]],
     through_helpers: Sequence[type[Rule]],
     view: FileView | None,
-    text: str,
+    facts: TextFacts,
 ) -> list[type[Rule]]:
     """``admitted``, and back the rules of ``through_helpers`` the text pre-filter dropped, when
     the file imports a helper module that submits or waits (asked only then: it reads those
     modules' trees). The tree pre-filter then judges them with the helpers in view."""
     dropped = [rule for rule in through_helpers if rule in before and rule not in admitted]
-    if not dropped or view is None or not view.imports_helpers(text):
+    if not dropped or view is None or not view.imports_helpers(facts.text, facts.identifiers):
         return admitted
     return [rule for rule in before if rule in admitted or rule in dropped]
 
