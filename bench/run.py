@@ -2,6 +2,10 @@
 
     python bench/run.py CORPUS [CORPUS ...] [--runs 5] [--markdown]
 
+Run it on both kinds of code the targets are about (issue 14): the tinker-cookbook, where most
+files never reach libcst, and a Tinker-dense corpus, where every file calls the SDK and most do
+(``python3 bench/ecosystem.py materialise DEST --dense``); docs/performance.md has both.
+
 Installs nothing: a tool that is not installed is skipped with a note (flake8-bugbear, for the
 ratios that need it: ``pip install flake8-bugbear``). Each run is a fresh process started with
 ``subprocess``, timed with ``time.perf_counter``; the tools take turns, round by round, so a noisy
@@ -83,10 +87,17 @@ def _ruff() -> str | None:
 
 
 def _flake8_plugins(python: str) -> str | None:
-    """flake8's ``--version`` line (it names the installed plugins), or None without flake8."""
+    """flake8's ``--version`` line (it names the installed plugins), or None without flake8.
+    Asked with the checkout first on the path, as the tools run: flake8 loads every installed
+    plugin to list them, and an installed tinker-lint that cannot be imported from here (an
+    editable install of another checkout, another interpreter) would fail it."""
     try:
         out = subprocess.run(
-            [python, "-m", "flake8", "--version"], capture_output=True, text=True, check=True
+            [python, "-m", "flake8", "--version"],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=_environment(),
         )
     except (OSError, subprocess.CalledProcessError):
         return None
@@ -412,11 +423,21 @@ def table(header: list[str], rows: list[list[str]], markdown: bool) -> str:
     return "\n".join(lines)
 
 
+def _line_count(path: str) -> int:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().count(b"\n")
+    except OSError:
+        return 0
+
+
 def report(corpus: str, results: list[Result], runs: int, markdown: bool) -> str:
     from tinker_lint.io.files import discover
 
-    files = sum(1 for item in discover([corpus]) if isinstance(item, str))
-    lines = [f"{'### ' if markdown else ''}{corpus} ({files} files, {runs} runs each)", ""]
+    found = [item for item in discover([corpus]) if isinstance(item, str)]
+    total = sum(_line_count(path) for path in found)
+    title = f"{corpus} ({len(found)} files, {total:,} lines, {runs} runs each)"
+    lines = [f"{'### ' if markdown else ''}{title}", ""]
     rows = []
     for r in results:
         if r.failed:

@@ -96,6 +96,10 @@ STATEMENT_CASES = {
     "form-feed-and-semicolons": "a = 1; b = f(2)\n\x0c\n@dec\n# c\nclass A:\n    x = h(3)\n",
     "decorated-with-leading-comments": "# one\n\n# two\n@a(\n    1,\n)\n@b\ndef f():\n    pass\n",
     "nested-tabs-and-odd-indents": "class A:\n\tdef f(self):\n\t   if x:\n\t      return g(\n  1)\n\t   y = [\n1]\n",
+    "nested-blocks-and-match": (
+        "for b in bs:\n    if a:\n        x = f(1)\n    elif c:\n        y = g(2)\n"
+        "match v:\n  case 1:\n        k = h(9)\n  case _:\n    pass\n"
+    ),
     "fixtures": (
         Path(__file__).parent.parent / "fixtures" / "tnk1xx" / "tnk101_bad.py"
     ).read_text(),
@@ -121,6 +125,23 @@ def test_statement_by_statement_as_position_provider_says(name: str) -> None:
     assert positions._all is None
 
 
+@pytest.mark.parametrize(
+    "name", ["nested-blocks-and-match", "nested-tabs-and-odd-indents", "every-construct"]
+)
+def test_each_node_alone_by_its_own_statement(name: str) -> None:
+    """Each node asked for first, alone, is placed from its innermost statement only (asked in
+    turn, a complete pass of an outer statement would place it and hide a wrong inner start)."""
+    text = STATEMENT_CASES[name]
+    module = cst.parse_module(text)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    starts = statement_starts(ast.parse(text), module)
+    parents = _parents(module)
+    for node in [n for statement in module.body for n in _all_nodes(statement)]:
+        positions = NodePositions(module, starts, parents)
+        assert positions[node] == expected[node], (type(node).__name__, name)
+        assert positions._starts is not None
+
+
 def test_statement_starts_need_trees_of_the_same_text() -> None:
     text = "a = 1; b = 2\nclass C:\n    x = 1\n\n    @d\n    def f(self):\n        pass\n"
     module = cst.parse_module(text)
@@ -132,6 +153,56 @@ def test_statement_starts_need_trees_of_the_same_text() -> None:
     assert starts[id(method.body.body[0])] == (7, ("    ", "    "))
     assert statement_starts(ast.parse("a = 1\nb = 2\nc = 3\n"), module) is None
     assert statement_starts(ast.parse("a = 1; b = 2\nC = 1\n"), module) is None
+
+
+def test_statement_starts_inside_every_kind_of_block() -> None:
+    """Statements in loops, branches, ``with``, ``try`` and ``match`` blocks have their own starts,
+    so a node deep in a training loop is placed by generating its statement, not the loop."""
+    text = (
+        "for b in bs:\n"
+        "    if a:\n"
+        "        x = 1\n"
+        "    elif c:\n"
+        "        while d:\n"
+        "            y = 2\n"
+        "        else:\n"
+        "            z = 3\n"
+        "    else:\n"
+        "        with m:\n"
+        "            w = 4\n"
+        "try:\n"
+        "    t = 5\n"
+        "except E:\n"
+        "    e = 6\n"
+        "else:\n"
+        "    o = 7\n"
+        "finally:\n"
+        "    f = 8\n"
+        "match v:\n"
+        "    case 1:\n"
+        "        k = 9\n"
+    )
+    module = cst.parse_module(text)
+    starts = statement_starts(ast.parse(text), module)
+    assert starts is not None
+    lines = {
+        cst.Module([]).code_for_node(node).strip(): start
+        for node in _all_nodes(module)
+        if isinstance(node, cst.SimpleStatementLine)
+        for start in [starts.get(id(node))]
+    }
+    four, eight, twelve = ("    ",), ("    ", "    "), ("    ", "    ", "    ")
+    assert lines == {
+        "x = 1": (3, eight),
+        "y = 2": (6, twelve),
+        "z = 3": (8, twelve),
+        "w = 4": (11, twelve),
+        "t = 5": (13, four),
+        "e = 6": (15, four),
+        "o = 7": (17, four),
+        "f = 8": (19, four),
+        "k = 9": (22, eight),
+    }
 
 
 @pytest.mark.slow

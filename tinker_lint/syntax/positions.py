@@ -9,7 +9,7 @@ are counted once at the end, token by token as ``PositionProvider`` counts them,
 the same (tests/test_positions.py).
 
 With the lines where the module's statements start (``statement_starts``: the top-level ones and,
-recursively, those of class and function bodies, from CPython's tree of the same text, which the
+recursively, those of every indented block, from CPython's tree of the same text, which the
 engine has from its pre-filter), only the innermost such statement that holds a node is generated:
 a statement's code depends on nothing before it but its indentation, so the node's place in it,
 moved to the statement's line, is its place in the module.
@@ -174,10 +174,26 @@ def statement_starts(
 ) -> dict[int, tuple[int, tuple[str, ...]]] | None:
     """``id(statement)`` -> (the line it starts on, as ``PositionProvider`` has it; the indents
     libcst writes before it) for the module's top-level statements and, recursively, those of
-    class and function bodies, from CPython's tree of the same text. A line of simple statements
-    (``a = 1; b = 2``) is one libcst statement and several of CPython's; a decorated definition
-    starts at ``def``/``class``, as CPython's does. None if the two trees do not line up."""
+    every indented block (function and class bodies, loops, ``if``/``elif``/``else``, ``with``,
+    ``try`` and its handlers, ``match`` cases), from CPython's tree of the same text: a node deep
+    in a long training loop is then placed by generating its own statement, not the whole loop.
+    A line of simple statements (``a = 1; b = 2``) is one libcst statement and several of
+    CPython's; a decorated definition starts at ``def``/``class``, as CPython's does. None if the
+    two trees do not line up."""
     starts: dict[int, tuple[int, tuple[str, ...]]] = {}
+
+    def block(suite: cst.BaseSuite, python: list[ast.stmt], indents: tuple[str, ...]) -> bool:
+        if not isinstance(suite, cst.IndentedBlock):
+            return True  # ``for x in y: f()``: on the compound statement's line, placed with it
+        indent = module.default_indent if suite.indent is None else suite.indent
+        return align(suite.body, python, (*indents, indent))
+
+    def inner(statement: cst.BaseStatement, first: ast.stmt, indents: tuple[str, ...]) -> bool:
+        """The blocks of a compound statement, each against CPython's list of the same block."""
+        pairs = _blocks(statement, first, module.default_indent)
+        if pairs is None:
+            return False
+        return all(block(suite, python, (*indents, *extra)) for suite, python, extra in pairs)
 
     def align(
         body: Sequence[cst.BaseStatement], python: list[ast.stmt], indents: tuple[str, ...]
@@ -189,19 +205,82 @@ def statement_starts(
                 return False
             first = python[used]
             starts[id(statement)] = (first.lineno, indents)
-            block = getattr(statement, "body", None)
-            if isinstance(statement, cst.FunctionDef | cst.ClassDef) and isinstance(
-                block, cst.IndentedBlock
+            if not isinstance(statement, cst.SimpleStatementLine) and not inner(
+                statement, first, indents
             ):
-                if not isinstance(first, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                    return False
-                indent = module.default_indent if block.indent is None else block.indent
-                if not align(block.body, first.body, (*indents, indent)):
-                    return False
+                return False
             used += count
         return used == len(python)
 
     return starts if align(module.body, tree.body, ()) else None
+
+
+def _blocks(
+    statement: cst.BaseStatement, first: ast.stmt, default_indent: str
+) -> list[tuple[cst.BaseSuite, list[ast.stmt], tuple[str, ...]]] | None:
+    """(libcst block, CPython's statements of it, the indents libcst adds between the statement
+    and the block's own) for each block of a compound statement; None if CPython's statement is
+    not of the same kind."""
+    pairs: list[tuple[cst.BaseSuite, list[ast.stmt], tuple[str, ...]]] = []
+
+    def add(suite: cst.BaseSuite, python: list[ast.stmt], extra: tuple[str, ...] = ()) -> None:
+        pairs.append((suite, python, extra))
+
+    def orelse(node: cst.Else | None, python: list[ast.stmt]) -> None:
+        if node is not None:
+            add(node.body, python)
+
+    if isinstance(statement, cst.FunctionDef | cst.ClassDef):
+        if not isinstance(first, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            return None
+        add(statement.body, first.body)
+    elif isinstance(statement, cst.For | cst.While):
+        if not isinstance(first, ast.For | ast.AsyncFor | ast.While):
+            return None
+        add(statement.body, first.body)
+        orelse(statement.orelse, first.orelse)
+    elif isinstance(statement, cst.If):
+        current: cst.If = statement
+        python: ast.stmt = first
+        while True:  # ``elif`` is an ``If`` in the ``else`` of the one before, in both trees
+            if not isinstance(python, ast.If):
+                return None
+            add(current.body, python.body)
+            following = current.orelse
+            if isinstance(following, cst.If):
+                if len(python.orelse) != 1:
+                    return None
+                current, python = following, python.orelse[0]
+                continue
+            orelse(following, python.orelse)
+            break
+    elif isinstance(statement, cst.With):
+        if not isinstance(first, ast.With | ast.AsyncWith):
+            return None
+        add(statement.body, first.body)
+    elif isinstance(statement, cst.Try | cst.TryStar):
+        if not isinstance(first, ast.Try) and type(first).__name__ != "TryStar":
+            return None
+        handlers: list[ast.excepthandler] = first.handlers  # type: ignore[attr-defined]
+        own: Sequence[cst.ExceptHandler | cst.ExceptStarHandler] = statement.handlers
+        if len(own) != len(handlers):
+            return None
+        add(statement.body, first.body)  # type: ignore[attr-defined]
+        for handler, python_handler in zip(own, handlers, strict=True):
+            assert isinstance(python_handler, ast.ExceptHandler)
+            add(handler.body, python_handler.body)
+        orelse(statement.orelse, first.orelse)  # type: ignore[attr-defined]
+        if statement.finalbody is not None:
+            add(statement.finalbody.body, first.finalbody)  # type: ignore[attr-defined]
+    elif isinstance(statement, cst.Match):
+        if not isinstance(first, ast.Match) or len(statement.cases) != len(first.cases):
+            return None
+        # The cases are indented inside ``match``, and each case's block inside its case.
+        cases = (default_indent if statement.indent is None else statement.indent,)
+        for case, python_case in zip(statement.cases, first.cases, strict=True):
+            add(case.body, python_case.body, cases)
+    # Any other compound statement (none in today's grammar): no blocks, placed as a whole.
+    return pairs
 
 
 def node_positions(module: cst.Module, nodes: Iterable[cst.CSTNode] | None) -> dict[int, CodeRange]:

@@ -10,7 +10,7 @@ fixable finding and shared by all their plans.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
@@ -21,6 +21,14 @@ if TYPE_CHECKING:  # the rules import the fixes
 # Code with its own local names, run at another time than the statements around it.
 Owner = cst.FunctionDef | cst.Lambda | cst.ClassDef
 _OWNERS = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+# The walk below tests exact node types (a tree holds only libcst's concrete classes): every node
+# class is an ``ABCMeta`` class, so an ``isinstance`` that fails goes through
+# ``ABCMeta.__instancecheck__``, about a microsecond each, and this walk visits every node.
+_OWNER_TYPES = frozenset(_OWNERS)
+_TARGETED = frozenset({cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr})
+_DECLARATIONS = frozenset({cst.Global, cst.Nonlocal})
+_SEQUENCES = frozenset({cst.Tuple, cst.List})
+_RECORDED = frozenset({cst.ImportAlias, *_DECLARATIONS})  # the other kinds that bind or declare
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,13 +95,14 @@ class _Indexer:
             self.index.binds.setdefault(id(owner), set()).add(name)
 
     def _bind_target(self, target: cst.CSTNode, owner: Owner | None) -> None:
-        if isinstance(target, cst.Name):
-            self._bind(target.value, owner)
-        elif isinstance(target, cst.Tuple | cst.List):
-            for element in target.elements:
+        kind = type(target)
+        if kind is cst.Name:
+            self._bind(cast(cst.Name, target).value, owner)
+        elif kind in _SEQUENCES:
+            for element in cast(cst.Tuple | cst.List, target).elements:
                 self._bind_target(element.value, owner)
-        elif isinstance(target, cst.StarredElement):
-            self._bind_target(target.value, owner)
+        elif kind is cst.StarredElement:
+            self._bind_target(cast(cst.StarredElement, target).value, owner)
 
     def run(self, module: cst.Module) -> None:
         names, attributes = self.index.names, self.index.attributes
@@ -104,38 +113,44 @@ class _Indexer:
         ] = [(module, None, None, None, False)]
         while stack:
             node, parent, grandparent, owner, in_lambda = stack.pop()
-            if isinstance(node, cst.Name):
+            kind = type(node)
+            if kind is cst.Name:
                 if not _is_label(node, parent):
-                    found = Occurrence(node, parent, grandparent, owner)
-                    names.setdefault(node.value, []).append(found)
-            elif isinstance(node, cst.Attribute):
+                    found = Occurrence(cast(cst.Name, node), parent, grandparent, owner)
+                    names.setdefault(cast(cst.Name, node).value, []).append(found)
+            elif kind is cst.Attribute:
                 if not _is_label(node, parent):
-                    found = Occurrence(node, parent, grandparent, owner)
-                    attributes.setdefault(node.attr.value, []).append(found)
+                    attribute = cast(cst.Attribute, node)
+                    found = Occurrence(attribute, parent, grandparent, owner)
+                    attributes.setdefault(attribute.attr.value, []).append(found)
             else:
                 self._record_binding(node, owner)
             inner = owner
-            if isinstance(node, _OWNERS):
+            if kind in _OWNER_TYPES:
+                definition = cast(Owner, node)
                 self.index.enclosing[id(node)] = owner
-                inner = node
-                in_lambda = in_lambda or isinstance(node, cst.Lambda)
-                if isinstance(node, cst.Lambda | cst.FunctionDef):
-                    for param in _params(node.params):
-                        self._bind(param.name.value, node)
+                inner = definition
+                in_lambda = in_lambda or kind is cst.Lambda
+                if kind is not cst.ClassDef:
+                    function = cast(cst.Lambda | cst.FunctionDef, node)
+                    for param in _params(function.params):
+                        self._bind(param.name.value, function)
             kids = node.children if in_lambda else children_of.get(id(node), ())
             for child in reversed(kids):
                 stack.append((child, node, parent, inner, in_lambda))
 
     def _record_binding(self, node: cst.CSTNode, owner: Owner | None) -> None:
-        targeted = cst.AssignTarget | cst.AnnAssign | cst.AugAssign | cst.For | cst.NamedExpr
-        if isinstance(node, targeted):
-            self._bind_target(node.target, owner)
-        elif isinstance(node, cst.AsName):
-            self._bind_target(node.name, owner)
-        elif isinstance(node, cst.Del):
-            self._bind_target(node.target, owner)
-        elif isinstance(node, cst.FunctionDef | cst.ClassDef):
-            self._bind(node.name.value, owner)
+        kind = type(node)
+        if kind in _TARGETED:
+            self._bind_target(cast(cst.AssignTarget, node).target, owner)
+        elif kind is cst.AsName:
+            self._bind_target(cast(cst.AsName, node).name, owner)
+        elif kind is cst.Del:
+            self._bind_target(cast(cst.Del, node).target, owner)
+        elif kind is cst.FunctionDef or kind is cst.ClassDef:
+            self._bind(cast(cst.FunctionDef | cst.ClassDef, node).name.value, owner)
+        elif kind not in _RECORDED:
+            return
         elif isinstance(node, cst.ImportAlias) and node.asname is None:
             head: cst.BaseExpression = node.name
             while isinstance(head, cst.Attribute):
@@ -155,10 +170,11 @@ def _params(params: cst.Parameters) -> list[cst.Param]:
 
 def _is_label(node: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
     """The ``y`` of ``x.y`` and the ``k`` of ``f(k=v)`` name no variable."""
-    if isinstance(parent, cst.Attribute):
-        return parent.attr is node
-    if isinstance(parent, cst.Arg):
-        return parent.keyword is node
+    kind = type(parent)
+    if kind is cst.Attribute:
+        return cast(cst.Attribute, parent).attr is node
+    if kind is cst.Arg:
+        return cast(cst.Arg, parent).keyword is node
     return False
 
 
