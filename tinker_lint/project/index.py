@@ -136,12 +136,21 @@ class ProjectIndex:
             if len(raw) > _MAX_HELPER_BYTES:
                 return _EMPTY_SKETCH
             text = decode_source(raw).text
+        except (OSError, DecodeError):
+            return _EMPTY_SKETCH
+        helper_view = FileView(self, path, path, view.root)
+        if _MAY_MATTER.search(text) is None and not any(
+            helper_view._module_file(helper_view.absolute_name(m.group(1) or m.group(2)))
+            for m in _IMPORT.finditer(text)
+        ):
+            # Nothing in it can submit or wait, nor call a module that does: not even parsed.
+            return _EMPTY_SKETCH
+        try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 tree = ast.parse(text)
-        except (OSError, DecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             return _EMPTY_SKETCH
-        helper_view = FileView(self, path, path, view.root)
         found = sketch(tree, helpers=helper_view.helper_names(tree))
         aliases = helper_view.project_aliases(tree)
         module = helper_view.module_name

@@ -101,6 +101,12 @@ Not reported either: a wait under a cadence guard (`if step % eval_every == 0:`,
 `log_every`, `save_interval`, `should_eval`..., or a name listed in `cadence-names`), even when a
 submit follows it. Such a wait runs once every N steps, so it costs one round trip per N steps,
 and moving it would change what the occasional branch reports.
+Through helpers: a call of a function of the project (in this module or another one, a method
+through `self`, an instance of a project class, a helper that waits on the future it is given) is
+judged by what that function does: `result = fwd_bwd(batch)` then `tc.optim_step(...)` is reported
+at the call when `fwd_bwd` waits for its `forward_backward`, and the message names the helper and
+its wait (`steps.py:8`). Such a finding has no automatic fix: the helper has to give back the
+future (or be split) so that the caller can submit first.
 """
     fix_description = (
         "Move the wait after the next submit when it is a simple statement of the same block "

@@ -54,6 +54,11 @@ dependence, e.g. early stopping), waits under a cadence guard (a checkpoint ever
 retry loops, which are left once the step succeeds (the next attempt runs only when this one
 failed). A sampler refreshed only every N steps (under a cadence guard) leaves the other steps
 sampling from the old weights: that loop is reported, and the message says so.
+Through helpers: a step loop that calls a function of the project once per step (`do_update(...)`)
+is judged by what that function does. When its last wait ends the step and the next step does not
+need the result, the finding is reported at that wait when the function is in the same module
+(naming the loop's call), at the loop's call otherwise. A step whose helper ends by refreshing the
+sampler (`save_weights_and_get_sampling_client`) is the on-policy case, and is not reported.
 """
     fix_description = """\
 Keep the futures of step i and wait for them after submitting step i+1: hold them in a variable

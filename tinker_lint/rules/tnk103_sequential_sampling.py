@@ -67,6 +67,12 @@ sample from a client refreshed in the loop, retry loops, which are left once the
 (the next attempt runs only when this one failed), and a wait that is already the fan-out: `await
 asyncio.gather(...)` (or `concurrent.futures.wait(...)`) of the requests of a batch or group, once
 per iteration, is submitting all requests and then gathering them, in chunks.
+Through helpers: a loop that calls, once per prompt, a function or method of the project that
+samples and waits (`policy.generate(prompt)`, `await self.preference_model(comparison)` whose class's
+`__call__` samples) is reported at the call, naming the helper and its wait. Not when the helper
+does more than sample one request (it also trains or saves, runs a loop of its own, makes a client
+per call, or changes its object's state, as a chat session keeping its history does), nor in a
+loop that trains.
 """
     fix_description = """\
 Submit every request first and keep the futures (a list comprehension of

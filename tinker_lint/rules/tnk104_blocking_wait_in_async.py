@@ -47,6 +47,9 @@ worth an `await`: the same code moved into a task later freezes everything.
 
 Not reported: `.result()` on a future that this function already awaited (for example after
 `await asyncio.gather(*futures)`), which returns at once.
+Through helpers: a call, inside `async def`, of a plain `def` of the project that waits
+(`.result()`, `asyncio.run(...)`) blocks the event loop just the same; it is reported at the call,
+naming the helper and its wait.
 """
     fix_description = """\
 `await fut` instead of `fut.result()` (or `await fut.result_async()`); for several futures,
