@@ -20,9 +20,10 @@ SETTINGS = Settings(tinker_version=Version("0.38.0"))
 
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
-    """Every TNK1xx fixture, twice (in two packages), with files no rule needs in between."""
+    """Every TNK1xx fixture file, twice (in two packages), with files no rule needs in between
+    (not the fixture projects: each is a project of its own, with its own files)."""
     for package in ("a", "b"):
-        shutil.copytree(FIXTURES, tmp_path / package)
+        shutil.copytree(FIXTURES, tmp_path / package, ignore=shutil.ignore_patterns("*_project"))
         for i in range(10):
             (tmp_path / package / f"plain_{i}.py").write_text(f"VALUE = {i}\n" * (i + 1))
     (tmp_path / "a" / "plain_3.py").write_text("def broken(:\n    pass\n")
