@@ -45,7 +45,7 @@ def readme_blocks() -> list[str]:
 def test_readme_keeps_its_first_two_commands():
     assert readme_blocks()[0] == (
         "pip install -e . && tinker-lint fixtures/\n"
-        'pip install -e ".[test]" && python3 -m pytest -q -p no:cacheprovider\n'
+        'pip install -e ".[test]" && python3 -m pytest -q -p no:cacheprovider -n auto\n'
     )
 
 
