@@ -132,7 +132,8 @@ def test_noqa_on_tnk103_does_not_bring_back_tnk101():
 
 def test_only_tnk103_declares_a_superseded_code():
     assert {rule.code: rule.supersedes for rule in PYTHON_RULES if rule.supersedes} == {
-        "TNK103": ("TNK101",)
+        "TNK102": ("TNK101",),
+        "TNK103": ("TNK101",),
     }
 
 

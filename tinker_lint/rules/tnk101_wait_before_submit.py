@@ -18,7 +18,7 @@ from tinker_lint.model.pipeline import (
     waits_and_next_submits,
 )
 from tinker_lint.model.sdk import Role
-from tinker_lint.model.semantic import Scope, SemanticModel
+from tinker_lint.model.semantic import Scope
 from tinker_lint.prefilter.mentions import STEP_METHODS, TINKER
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule
@@ -208,13 +208,7 @@ def dpo_step(policy, reference: tinker.SamplingClient, batch, make_datums, adam)
                 # (under a cadence guard) exempts it only there: on the other passes the next
                 # submit (sampling from the stale sampler) does not need the result.
                 saves = [p.submit for p in group if is_save(p.submit)]
-                # A request made only every N steps (an evaluation under a cadence guard) costs a
-                # round trip per N steps: the wait every step is the next step's question (TNK102).
-                others = [
-                    p for p in group if not is_save(p.submit) and not _occasional(model, p.submit)
-                ]
-                if not others and not saves:
-                    continue
+                others = [p for p in group if not is_save(p.submit)]
                 if saves and (not others or not all(occasional_save(model, s) for s in saves)):
                     continue
                 reported = others or group
@@ -250,13 +244,6 @@ IN_ORDER = ONE_CLIENT
 CONCURRENT = "sampling requests are not ordered: they run concurrently, and the round trips overlap"
 INDEPENDENT = "the two requests are independent: their round trips overlap"
 _ONE_QUEUE = (Role.TRAIN, Role.SAVE)  # requests of a TrainingClient: one queue, in order
-
-
-def _occasional(model: SemanticModel, submit: Submit) -> bool:
-    """A submit under a cadence guard (``if step % eval_every == 0:``); the waits before it that
-    the rule reports are never guarded themselves (those are skipped)."""
-    site = model.call_site_of.get(id(submit.node))
-    return site is not None and site.guarded
 
 
 def _reason(wait: Wait, submit: Submit) -> str:

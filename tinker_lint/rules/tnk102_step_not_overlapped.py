@@ -30,6 +30,9 @@ class StepNotOverlapped(Rule):
     code = "TNK102"
     name = "step-not-overlapped"
     level = "error"
+    # The step's own wait at its end, also followed (on some steps) by an occasional request:
+    # the wrap-around is the diagnosis, and its fix (keep the next step in flight) covers both.
+    supersedes = ("TNK101",)
     summary = (
         "Keep the next step in flight before waiting: submit step i+1, then wait for step i, as "
         "`tinker_cookbook.supervised.train` does"
@@ -151,10 +154,15 @@ def _where(ctx: Context, wait: Wait) -> tuple[cst.CSTNode, str]:
     line = ctx.line_of(wait.node)
     function = model.helpers.summaries.function_of(helper)
     if function is not None and isinstance(function.node.body, cst.IndentedBlock):
-        last = None
+        # Its last wait, when nothing is submitted after it in the function (then it is where
+        # the step ends waiting); else the loop's call is where the step waits.
+        last: Wait | None = None
         for step in linear_steps(model, function.node.body.body, function.scope):
-            if not step.guarded:
-                last = next((e for e in reversed(step.events) if isinstance(e, Wait)), last)
+            if step.guarded:
+                continue
+            for event in step.events:
+                # A request after a wait: the step does not end waiting there.
+                last = event if isinstance(event, Wait) else None
         if last is not None:
             return last.anchor, f" (`{helper.name}()`, called by the step loop at line {line})"
     site = helper.last_wait
