@@ -433,11 +433,17 @@ def _waited_where_made(parent: ast.AST | None) -> bool:
 
 def _names_hot_call(func: ast.expr, pattern: re.Pattern[str]) -> bool:
     """As the model asks it (``names.names_hot_call``), of the dotted name as written."""
+    name = dotted(func)
+    return name is not None and names_hot_call(name, pattern)
+
+
+def dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` for a chain of names in CPython's tree, else None."""
     parts: list[str] = []
-    while isinstance(func, ast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if not isinstance(func, ast.Name):
-        return False
-    parts.append(func.id)
-    return names_hot_call(".".join(reversed(parts)), pattern)
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))

@@ -25,12 +25,13 @@ import re
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from tinker_lint.deps.kinds import marks_a_project
 from tinker_lint.io.files import DecodeError, decode_source
 from tinker_lint.model.sdk import Role
 from tinker_lint.prefilter.sketch import HelperNames, sketch
+from tinker_lint.prefilter.sketch import dotted as dotted_name
 
 if TYPE_CHECKING:  # libcst is imported only when a helper module is summarised
     from tinker_lint.model.helpers import Helpers
@@ -95,12 +96,12 @@ class ProjectIndex:
     """The modules of the projects of the files linted in one process, summarised once each."""
 
     def __init__(self) -> None:
-        self._facts: dict[str, ModuleFacts | None] = {}  # by absolute path
-        self._loading: list[str] = []
+        # By absolute path, each with the file's (mtime, size) when it was made.
+        self._facts: dict[str, tuple[Stat, ModuleFacts | None]] = {}
         self._roots: dict[str, str] = {}
-        self._stats: dict[str, tuple[int, int] | None] = {}
-        self._sketches: dict[str, tuple[tuple[int, int] | None, ModuleSketch]] = {}
+        self._sketches: dict[str, tuple[Stat, ModuleSketch]] = {}
         self._sketching: list[str] = []
+        self._loading: list[str] = []
         self._files: dict[tuple[str, str], str | None] = {}  # (directory, module) -> file
 
     def view(self, path: str) -> FileView:
@@ -116,18 +117,9 @@ class ProjectIndex:
     def module_sketch(self, path: str, view: FileView) -> ModuleSketch:
         """What CPython's tree of a project module says its functions do (by name), with the
         helpers it imports in turn; made once (again if the file changed)."""
-        cached = self._sketches.get(path)
-        if cached is not None and cached[0] == _stat(path):
-            return cached[1]
-        if path in self._sketching or len(self._sketching) >= MAX_DEPTH:
-            return _EMPTY_SKETCH
-        self._sketching.append(path)
-        try:
-            made = self._sketch(path, view)
-        finally:
-            self._sketching.pop()
-        self._sketches[path] = (_stat(path), made)
-        return made
+        return _made_once(
+            self._sketches, self._sketching, path, lambda: self._sketch(path, view), _EMPTY_SKETCH
+        )
 
     def _sketch(self, path: str, view: FileView) -> ModuleSketch:
         try:
@@ -159,7 +151,7 @@ class ProjectIndex:
             if isinstance(node, ast.ClassDef):
                 bases = []
                 for base in node.bases:
-                    dotted = _dotted(base)
+                    dotted = dotted_name(base)
                     if dotted is None:
                         continue
                     head, _, rest = dotted.partition(".")
@@ -193,20 +185,9 @@ class ProjectIndex:
     def facts(self, path: str, view: FileView) -> ModuleFacts | None:
         """The facts of the module at ``path`` (absolute), made once (again if the file changed
         since); None while it is being made (a cycle) or beyond ``MAX_DEPTH``."""
-        if path in self._facts:
-            if self._stats.get(path) == _stat(path):
-                return self._facts[path]
-            del self._facts[path]
-        if path in self._loading or len(self._loading) >= MAX_DEPTH:
-            return None
-        self._loading.append(path)
-        try:
-            made = self._summarise(path, view)
-        finally:
-            self._loading.pop()
-        self._facts[path] = made
-        self._stats[path] = _stat(path)
-        return made
+        return _made_once(
+            self._facts, self._loading, path, lambda: self._summarise(path, view), None
+        )
 
     def _summarise(self, path: str, view: FileView) -> ModuleFacts | None:
         try:
@@ -253,7 +234,7 @@ class ProjectIndex:
         for name, node in model.index.classes.items():
             facts.classes[name] = self._class(model, helpers, name, node)
         for other in helper_view.consulted:
-            found = self._facts.get(other)
+            found = self._facts.get(other, (None, None))[1]
             if found is not None:
                 facts.depends.update(found.depends)
         return facts
@@ -437,7 +418,7 @@ class FileView:
         """Every project file the findings of this file depend on: path -> SHA-256."""
         found: dict[str, str] = {}
         for path in self.consulted:
-            facts = self.index._facts.get(path)
+            facts = self.index._facts.get(path, (None, None))[1]
             if facts is not None:
                 found.update(facts.depends)
         found.pop(self.file, None)
@@ -503,17 +484,6 @@ def _imports(
                 yield f"{module}.{name}".lstrip("."), []
 
 
-def _dotted(node: ast.expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
 def _own_or_overrides(
     facts: ModuleFacts, record: ClassSummary, qualified_class: str, name: str
 ) -> Summary | None:
@@ -532,7 +502,35 @@ def _own_or_overrides(
     return None
 
 
-def _stat(path: str) -> tuple[int, int] | None:
+Stat = tuple[int, int] | None
+Made = TypeVar("Made")
+
+
+def _made_once(
+    table: dict[str, tuple[Stat, Made]],
+    making: list[str],
+    path: str,
+    make: Callable[[], Made],
+    cut: Made,
+) -> Made:
+    """What ``make`` gives for the module at ``path``, made once (again if the file changed);
+    ``cut`` while it is being made (an import cycle) or ``MAX_DEPTH`` modules down."""
+    stat = _stat(path)
+    cached = table.get(path)
+    if cached is not None and cached[0] == stat:
+        return cached[1]
+    if path in making or len(making) >= MAX_DEPTH:
+        return cut
+    making.append(path)
+    try:
+        made = make()
+    finally:
+        making.pop()
+    table[path] = (stat, made)
+    return made
+
+
+def _stat(path: str) -> Stat:
     try:
         found = os.stat(path)
     except OSError:
