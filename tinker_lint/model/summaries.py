@@ -494,8 +494,3 @@ def located(summary: Summary) -> Summary:
         wait=summary.wait.located() if summary.wait else None,
         last_wait=summary.last_wait.located() if summary.last_wait else None,
     )
-
-
-def without_waits(summary: Summary) -> Summary:
-    """What calling an ``async def`` does before it is awaited: nothing runs yet."""
-    return replace(summary, submits=frozenset(), waits=frozenset(), blocks=False)

@@ -60,12 +60,6 @@ class ModuleFacts:
     # Every project file these facts were made from (this one included): path -> SHA-256.
     depends: dict[str, str] = field(default_factory=dict)
 
-    @property
-    def matters(self) -> bool:
-        return any(s.matters for s in self.functions.values()) or any(
-            s.matters for c in self.classes.values() for s in c.methods.values()
-        )
-
 
 @dataclass(frozen=True)
 class ModuleSketch:
