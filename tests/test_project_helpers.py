@@ -99,3 +99,33 @@ def test_editing_a_helper_changes_its_callers_findings_through_the_cache(tmp_pat
     after = _cli(train, *cache)
     assert ("train.py", 24, 18, "TNK101") not in after
     assert ("train.py", 46, 18, "TNK101") in after  # ``resolve(fut)``: its own wait, unchanged
+
+
+@pytest.mark.slow
+def test_a_caller_without_tinker_words_is_re_linted_when_its_helper_starts_waiting(
+    tmp_path: Path,
+) -> None:
+    """The caller names no Tinker call of its own: only its imports' sketches let the rules
+    through, so its cache entry must depend on the helper's bytes even while nothing is found."""
+    project = tmp_path / "project"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n')
+    (project / "pkg" / "__init__.py").write_text("")
+    helper = project / "pkg" / "steps.py"
+    helper.write_text("def step(client, batch):\n    return client.forward_backward(batch)\n")
+    caller = project / "pkg" / "loop.py"
+    caller.write_text(
+        "from .steps import step\n\n\n"
+        "def run(client, batches, adam):\n"
+        "    for batch in batches:\n"
+        "        out = step(client, batch)\n"
+        "        client.optim_step(adam)\n"
+        "        print(out)\n"
+    )
+    cache = ["--cache-dir", str(tmp_path / "cache"), "--select", "TNK101"]
+    assert _cli(caller, *cache) == {}
+    assert _cli(caller, *cache) == {}  # from the cache
+    helper.write_text(
+        "def step(client, batch):\n    return client.forward_backward(batch).result()\n"
+    )
+    assert set(_cli(caller, *cache)) == {("loop.py", 6, 15, "TNK101")}

@@ -72,6 +72,8 @@ class ModuleSketch:
     # Classes whose instances, called (``self.model(x)``), may submit or wait: those defining a
     # ``__call__`` that does, and the bases they override it for (an interface's annotation).
     callable_classes: frozenset[str] = frozenset()
+    # The project files it was made from (this one, and the modules it imports): path -> SHA-256.
+    depends: dict[str, str] = field(default_factory=dict)
 
     @property
     def matters(self) -> bool:
@@ -119,24 +121,29 @@ class ProjectIndex:
         try:
             with open(path, "rb") as handle:
                 raw = handle.read(_MAX_HELPER_BYTES + 1)
-            if len(raw) > _MAX_HELPER_BYTES:
-                return _EMPTY_SKETCH
-            text = decode_source(raw).text
-        except (OSError, DecodeError):
+        except OSError:
             return _EMPTY_SKETCH
+        # Whatever it holds, a caller's findings depend on these bytes (an edit may add a wait).
+        nothing = ModuleSketch(HelperNames(), depends={path: hashlib.sha256(raw).hexdigest()})
+        try:
+            text = decode_source(raw).text
+        except DecodeError:
+            return nothing
+        if len(raw) > _MAX_HELPER_BYTES:
+            return nothing
         helper_view = FileView(self, path, path, view.root)
         if _MAY_MATTER.search(text) is None and not any(
             helper_view._module_file(helper_view.absolute_name(m.group(1) or m.group(2)))
             for m in _IMPORT.finditer(text)
         ):
             # Nothing in it can submit or wait, nor call a module that does: not even parsed.
-            return _EMPTY_SKETCH
+            return nothing
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return _EMPTY_SKETCH
+            return nothing
         found = sketch(tree, helpers=helper_view.helper_names(tree))
         aliases = helper_view.project_aliases(tree)
         module = helper_view.module_name
@@ -174,7 +181,10 @@ class ProjectIndex:
                     callable_classes.update(
                         b.rsplit(".", 1)[-1] for b in classes[node.name] if b.startswith(module)
                     )
-        return ModuleSketch(helpers, classes, aliases, frozenset(callable_classes))
+        depends = dict(nothing.depends)
+        for other in helper_view.consulted:
+            depends.update(self._sketches.get(other, (None, _EMPTY_SKETCH))[1].depends)
+        return ModuleSketch(helpers, classes, aliases, frozenset(callable_classes), depends)
 
     def facts(self, path: str, view: FileView) -> ModuleFacts | None:
         """The facts of the module at ``path`` (absolute), made once (again if the file changed
@@ -370,6 +380,7 @@ class FileView:
             path = self._module_file(self.absolute_name(match.group(1) or match.group(2)))
             if path is None:
                 continue
+            self._consult(path)
             shape = self.index.module_sketch(path, self)
             helpers = shape.helpers
             if identifiers & (helpers.submits | helpers.waits) or (
@@ -390,6 +401,7 @@ class FileView:
             path = self._module_file(module)
             if path is None:
                 continue
+            self._consult(path)
             found = self.index.module_sketch(path, self).helpers
             steps |= found.steps
             submits |= found.submits
@@ -412,6 +424,8 @@ class FileView:
         """Every project file the findings of this file depend on: path -> SHA-256."""
         found: dict[str, str] = {}
         for path in self.consulted:
+            # What its pre-filters read (the sketches), and what its model read (the facts).
+            found.update(self.index._sketches.get(path, (None, _EMPTY_SKETCH))[1].depends)
             facts = self.index._facts.get(path, (None, None))[1]
             if facts is not None:
                 found.update(facts.depends)

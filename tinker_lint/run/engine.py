@@ -97,13 +97,31 @@ def lint_text(
     one): the file then compiles, and is not parsed by CPython again. ``fixes=False``: no
     diagnostic carries its fix (flake8 shows none), so none is planned. ``project``: the project
     index, so that calls of the project's other modules are seen (their summaries)."""
+    view = project.view(path) if project is not None else None
+    result = _lint_text(text, path, settings, rules, prefilter, tree, fixes, facts, view)
+    if view is not None:
+        # What its pre-filters and model read of the project, found or not: the cache's key.
+        result.depends = view.dependencies()
+    return result
+
+
+def _lint_text(
+    text: str,
+    path: str,
+    settings: Settings,
+    rules: Sequence[type[Rule]] | None,
+    prefilter: bool,
+    tree: ast.Module | None,
+    fixes: bool,
+    facts: TextFacts | None,
+    view: FileView | None,
+) -> FileResult:
     candidates = PYTHON_RULES if rules is None else rules
     rules = [
         rule
         for rule in candidates
         if settings.is_enabled(rule.code, path) and rule.applies_at(settings.tinker_version)
     ]
-    view = project.view(path) if project is not None else None
     # The rules that see through the project's helpers (``Rule.sees_helpers``) may find what the
     # file's own text and tree do not show, when it imports a module of the project that submits
     # or waits: the pre-filters, which read only the file, then let them through.
@@ -175,8 +193,6 @@ def lint_text(
         if collecting:
             gc.enable()
     result.warnings[:0] = warnings
-    if view is not None:
-        result.depends = view.dependencies()
     return result
 
 
