@@ -108,6 +108,7 @@ class Cache:
         self._used: set[str] = set()  # entries this run read or wrote
         self._written = 0
         self._fingerprints: dict[Settings, str] = {}  # each file's settings, fingerprinted once
+        self._digests: dict[str, str | None] = {}  # helper modules' bytes, hashed once a run
 
     def key(self, path: str, raw: bytes, settings: Settings | None = None) -> str:
         """The entry of ``path`` with these bytes, linted with ``settings`` (the file's own; None:
@@ -122,6 +123,11 @@ class Cache:
             digest.update(b"\0")
         digest.update(raw)
         return digest.hexdigest()
+
+    def _digest(self, path: str) -> str | None:
+        if path not in self._digests:
+            self._digests[path] = _digest_of(path)
+        return self._digests[path]
 
     def entry(self, key: str) -> Path:
         return self.directory / f"{key}.json"
@@ -139,7 +145,7 @@ class Cache:
             # The project files its findings came from (the helpers it calls): each must still
             # hold the bytes it held then.
             for other, digest in stored.get("depends", {}).items():
-                if _digest_of(other) != digest:
+                if self._digest(other) != digest:
                     return None
             self._used.add(key)
             return diagnostics, list(warnings)
