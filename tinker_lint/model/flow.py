@@ -315,10 +315,12 @@ def awaited_helper_events(model: SemanticModel, node: cst.Await, scope: Scope) -
 
 
 def _closure_reads(model: SemanticModel, call: cst.Call, scope: Scope) -> frozenset[str]:
+    """What a nested function called here reads from the scopes around it (``callable_reads``,
+    the one owner of what a function reads when it runs)."""
     target = resolve_function(model.methods, call.func, scope)
     if target is None or target.parent is None:
         return frozenset()
-    return frozenset(names_read(model, target.node.body))
+    return frozenset(callable_reads(model, call.func, scope))
 
 
 def _run(
