@@ -42,6 +42,16 @@ def readme_blocks() -> list[str]:
     return [m.group(1) for m in re.finditer(r"^```\w*\n(.*?)^```$", README, re.S | re.M)]
 
 
+def test_ci_installs_the_test_extra_and_runs_the_readme_test_command_last():
+    """CI (``.ci/run``) installs what README's second command installs, and its last line is
+    exactly README's test command."""
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    install, test = readme_blocks()[0].splitlines()[1].split(" && ")
+    assert any('-e ".[test]"' in line and "pip install" in line for line in ci)
+    assert install == 'pip install -e ".[test]"'
+    assert ci[-1] == test
+
+
 def test_readme_keeps_its_first_two_commands():
     assert readme_blocks()[0] == (
         "pip install -e . && tinker-lint fixtures/\n"

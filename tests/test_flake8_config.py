@@ -11,7 +11,6 @@ in it (a valid ``tinker-version`` too), so editors showed TNK105s the command di
 from __future__ import annotations
 
 import ast
-import os
 import re
 import subprocess
 import sys
@@ -19,6 +18,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
+from tests.checkout import checkout_env
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,12 +35,6 @@ PROGRAM = textwrap.dedent(
 TNK105 = ("train.py", 5, 18, "TNK105")
 CONCISE = ("--output-format", "concise")
 _LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<code>TNK\d+) (?P<text>.*)$")
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    return env
 
 
 def _parse(out: str) -> list[tuple[str, int, int, str, str]]:
@@ -63,7 +58,7 @@ def _flake8(project: Path, *args: str) -> tuple[int, list[tuple[str, int, int, s
     done = subprocess.run(
         [sys.executable, "-m", "flake8", "--select", "TNK", *args, "train.py"],
         cwd=project,
-        env=_env(),
+        env=checkout_env(),
         capture_output=True,
         text=True,
         timeout=300,
@@ -76,7 +71,7 @@ def _cli(project: Path, *args: str) -> tuple[int, list[tuple[str, int, int, str,
     done = subprocess.run(
         [sys.executable, "-m", "tinker_lint", "--no-cache", *CONCISE, *args, "train.py"],
         cwd=project,
-        env=_env(),
+        env=checkout_env(),
         capture_output=True,
         text=True,
         timeout=300,

@@ -5,7 +5,6 @@ the message); the VS Code settings the docs give map each code to its level."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.checkout import checkout_env
 from tinker_lint.codes import ALL_CODES, level_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,8 +64,7 @@ def test_documented_vscode_settings_give_each_code_its_level():
 
 
 def _run(args: list[str], cwd: Path) -> list[str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env = checkout_env()
     run = subprocess.run(
         [sys.executable, "-m", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
     )

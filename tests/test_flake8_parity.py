@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.checkout import checkout_env
 from tests.fixture_expectations import FIXTURES, ROOT, fixture_files, tinker_version
 
 pytest.importorskip("flake8")
@@ -23,12 +24,6 @@ pytest.importorskip("flake8")
 pytestmark = pytest.mark.slow
 
 _FLAKE8_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>TNK\d{3}) ")
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    return env
 
 
 def _groups() -> dict[str, list[str]]:
@@ -42,7 +37,9 @@ def _groups() -> dict[str, list[str]]:
 def _flake8(files: list[str], version: str) -> set[tuple[str, int, int, str]]:
     command = [sys.executable, "-m", "flake8", "--isolated", "--select", "TNK"]
     command += ["--tinker-version", version, *files]
-    run = subprocess.run(command, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        command, cwd=ROOT, env=checkout_env(), capture_output=True, text=True, timeout=300
+    )
     assert run.returncode in (0, 1), run.stderr
     found = set()
     for line in run.stdout.splitlines():
@@ -62,7 +59,9 @@ def _flake8(files: list[str], version: str) -> set[tuple[str, int, int, str]]:
 def _tinker_lint(files: list[str], version: str) -> set[tuple[str, int, int, str]]:
     command = [sys.executable, "-m", "tinker_lint", "--isolated", "--output-format", "json"]
     command += ["--tinker-version", version, *files]
-    run = subprocess.run(command, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        command, cwd=ROOT, env=checkout_env(), capture_output=True, text=True, timeout=300
+    )
     assert run.returncode in (0, 1), run.stderr
     return {
         (
@@ -95,7 +94,7 @@ def test_flake8_plugin_is_the_worktree_code():
     run = subprocess.run(
         [sys.executable, "-c", "import tinker_lint; print(tinker_lint.__file__)"],
         cwd=ROOT,
-        env=_env(),
+        env=checkout_env(),
         capture_output=True,
         text=True,
         check=True,

@@ -8,7 +8,6 @@ tests/test_fixtures.py. Here: the other front door, and editing a helper.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -17,18 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixture_expectations import FIXTURES, ROOT, expectations
+from tests.checkout import checkout_env
+from tests.fixture_expectations import FIXTURES, expectations
 
 PROJECT = FIXTURES / "helpers_project"
 _LINE = re.compile(
     r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>TNK\d{3}) (?P<message>.*)$"
 )
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    return env
 
 
 def _findings(output: str) -> dict[tuple[str, int, int, str], str]:
@@ -43,7 +37,7 @@ def _findings(output: str) -> dict[tuple[str, int, int, str], str]:
 
 def _cli(path: Path, *args: str) -> dict[tuple[str, int, int, str], str]:
     command = [sys.executable, "-m", "tinker_lint", "--output-format", "concise", *args, str(path)]
-    run = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=300)
+    run = subprocess.run(command, env=checkout_env(), capture_output=True, text=True, timeout=300)
     assert run.returncode in (0, 1), run.stderr
     return _findings(run.stdout)
 
@@ -61,7 +55,7 @@ def test_flake8_reports_what_the_cli_reports_through_helpers() -> None:
     pytest.importorskip("flake8")
     cli = _cli(PROJECT, "--no-cache")
     command = [sys.executable, "-m", "flake8", "--isolated", "--select", "TNK", str(PROJECT)]
-    run = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=300)
+    run = subprocess.run(command, env=checkout_env(), capture_output=True, text=True, timeout=300)
     assert run.returncode in (0, 1), run.stderr
     flake8 = _findings(run.stdout)
     assert set(cli) == _expected()

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.checkout import checkout_env
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,8 +104,7 @@ def test_pylsp_flake8_publishes_tnk101(tmp_path):
     document = workspace / "train.py"
     document.write_text(SERIALIZED_LOOP)
 
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env = checkout_env()
     # pylsp runs the `flake8` executable from PATH: the one installed beside this Python.
     env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
     client = LspClient([sys.executable, "-m", "pylsp"], workspace, env)

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.checkout import checkout_env
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 EXAMPLES = ROOT / "docs" / "examples"
@@ -38,8 +40,7 @@ def section(title: str) -> str:
 def tinker_lint(
     args: list[str], cwd: Path, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env = checkout_env()
     return subprocess.run(
         [sys.executable, "-m", "tinker_lint", *args],
         cwd=cwd,
