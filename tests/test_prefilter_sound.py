@@ -263,6 +263,9 @@ WORK = (
     "torch.tensor(datum)",
     "logits[0].item()",
     "torch.tensor(datum).tolist()",
+    "[torch.tensor(t) for t in datum.tokens]",
+    "[x.item() for x in logits.to_torch()]",
+    "tok(batch, padding=True)",
     'service.create_sampling_client(model_path="p")',
     "tinker.ServiceClient()",
     'get_tokenizer("m")',
@@ -426,7 +429,7 @@ def test_every_tokenizer_source_of_the_model_holds_the_tokenizer_part():
             import numpy as np
             for batch in batches:
                 training_client.forward_backward(batch, loss_fn="ce")
-                rows = [np . array (d) for d in batch]
+                rows = [np . array (t) for d in batch for t in d.tokens]
             """
         ),
     ],

@@ -62,15 +62,16 @@ def message_at(path: str, line: int, code: str) -> str:
 
 def test_message_names_the_submit_and_its_line() -> None:
     assert message_at("tnk201_tokenizer_in_hot_loop.py", 18, "TNK201") == (
-        "`cookbook_tokenizer.encode()` tokenizes on every iteration of a loop that submits "
-        "`forward_backward` (line 19): pre-tokenize before the loop (e.g. `datasets.map`) or use "
-        "the cookbook's dataset builders"
+        "`cookbook_tokenizer.encode()` tokenizes data that exists before the loop, once for each "
+        "of `batch` (line 18), on every iteration of a loop that submits `forward_backward` "
+        "(line 19): pre-tokenize it once (e.g. `datasets.map`) or use the cookbook's dataset "
+        "builders"
     )
 
 
 def test_message_names_the_function_through_which_the_loop_submits() -> None:
-    message = message_at("tnk201_tokenizer_in_hot_loop.py", 58, "TNK201")
-    assert "submits `forward_backward` (line 63, through `self.step()`)" in message
+    message = message_at("tnk201_tokenizer_in_hot_loop.py", 63, "TNK201")
+    assert "submits `forward_backward` (line 68, through `self.step()`)" in message
 
 
 def test_message_for_work_in_a_function_the_loop_calls() -> None:
@@ -81,12 +82,20 @@ def test_message_for_work_in_a_function_the_loop_calls() -> None:
     )
 
 
-def test_message_names_the_batch_loop() -> None:
-    message = message_at("tnk203_per_element_array_work.py", 51, "TNK203")
-    assert message.startswith(
-        "`torch.where()` runs once per element of `batch` (line 56) in `per_datum_helper()`, "
-        "which runs on every iteration of the loop on line 55 that submits `forward_backward` "
-        "(line 57)"
+def test_message_says_the_cost_shape() -> None:
+    # Per token of each datum, through a function the comprehension over the batch calls.
+    message = message_at("tnk203_per_element_array_work.py", 78, "TNK203")
+    assert message == (
+        "`np.log1p()` runs once per element of `tokens` (line 78), for each of `batch` (line 83), "
+        "in `per_token_helper()`, which runs on every iteration of the loop on line 82 that "
+        "submits `forward_backward` (line 84): vectorize it once per example"
+    )
+    # A loop that indexes a tensor element by element, in a loop over the datums.
+    assert message_at("tnk203_per_element_array_work.py", 62, "TNK203") == (
+        "Python loop over `range(len(w))` (line 62) goes through the tensor `w` element by "
+        "element, once per element of `w` (line 62), for each of `batch` (line 60), on every "
+        "iteration of a loop that submits `forward_backward` (line 64): vectorize it with a mask "
+        "or an index tensor"
     )
 
 
@@ -107,15 +116,24 @@ def in_loop(*lines: str) -> set[tuple[str, int]]:
 
 
 def test_a_loop_is_hot_only_when_it_submits() -> None:
-    assert in_loop("tokenizer.encode(batch)") == set()
-    assert in_loop("tokenizer.encode(batch)", "tc.forward_backward(batch, 'cross_entropy')") == {
-        ("TNK201", 6)
+    assert in_loop("len(tokenizer)") == set()
+    assert in_loop("len(tokenizer)", "tc.forward_backward(batch, 'cross_entropy')") == {
+        ("TNK202", 6)
     }
     # A sampling request makes it hot too; a save does not.
-    assert in_loop("tokenizer.encode(batch)", "sampling_client.sample(p, 1, params)") == {
-        ("TNK201", 6)
-    }
-    assert in_loop("tokenizer.encode(batch)", "tc.save_weights_for_sampler('w')") == set()
+    assert in_loop("len(tokenizer)", "sampling_client.sample(p, 1, params)") == {("TNK202", 6)}
+    assert in_loop("len(tokenizer)", "tc.save_weights_for_sampler('w')") == set()
+
+
+def test_tokenizing_the_batch_in_a_training_loop_but_not_per_sampling_request() -> None:
+    train = "tc.forward_backward(batch, 'cross_entropy')"
+    assert in_loop("tokenizer.encode(batch)", train) == {("TNK201", 6)}
+    # One prompt per sampling request, and the step's own results, are not re-tokenizing.
+    assert in_loop("tokenizer.encode(batch)", "sampling_client.sample(p, 1, params)") == set()
+    assert (
+        in_loop("out = tc.forward(batch, 'cross_entropy').result()", "tokenizer.encode(out)", train)
+        == set()
+    )
 
 
 def test_cadence_guard_must_be_inside_the_hot_loop() -> None:

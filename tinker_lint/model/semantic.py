@@ -48,6 +48,7 @@ from tinker_lint.model.types import TType
 from tinker_lint.syntax.positions import NodePositions
 
 if TYPE_CHECKING:
+    from tinker_lint.model.cost import CostShapes
     from tinker_lint.model.flow import Event
     from tinker_lint.model.sdk import Role
     from tinker_lint.model.steps import Steps
@@ -170,3 +171,10 @@ class SemanticModel:
         from tinker_lint.model.steps import Steps
 
         return Steps(self)
+
+    @cached_property
+    def costs(self) -> CostShapes:
+        """How many times a place runs per step, over what (``cost.py``)."""
+        from tinker_lint.model.cost import CostShapes
+
+        return CostShapes(self)

@@ -38,6 +38,7 @@ class StepContext:
     entry: CallSite  # the call in that loop that submits, or calls the function that does
     submit: CallSite  # the training or sampling submit itself
     via: tuple[FunctionInfo, ...] = ()  # functions from the loop down to the site's, if any
+    calls: tuple[CallSite, ...] = ()  # the call of each function of ``via``, in its caller
     # The innermost loop over a batch, inside the step, that runs the site once per element.
     element_loop: LoopInfo | None = None
 
@@ -233,7 +234,7 @@ class Steps:
             target = resolve_function(model.methods, site.node.func, site.scope)
             if target is None or target in found or target is site.function:
                 continue
-            found[target] = step
+            step = found[target] = replace(step, calls=(*step.calls, site))
             for inner in target.calls:
                 if inner.guarded or self._hot(inner.loops):
                     continue  # a hot loop inside the function is its own context (found above)

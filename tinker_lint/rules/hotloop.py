@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 import libcst as cst
 
 from tinker_lint.model.batches import loop_iterables
+from tinker_lint.model.cost import CostShape
 from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.model.steps import StepContext
 from tinker_lint.rules.base import Context
@@ -99,3 +100,24 @@ def per_element(ctx: Context, hot: StepContext) -> str:
     iterable = next(loop_iterables(loop), None)
     what = f"`{code_of(ctx.model, iterable)}`" if iterable is not None else "a batch"
     return f"once per element of {what} (line {ctx.line_of(loop.node)}) "
+
+
+def cost_shape(ctx: Context, shape: CostShape) -> str:
+    """ "once per element of `positions` (line 412), for each of `data_D` (line 395)": the loops
+    that multiply a place's cost inside the step, innermost first (the FEW ones left out)."""
+    element = shape.per_element
+    example = shape.per_example
+    parts = []
+    if element is not None:
+        parts.append(
+            f"once per element of `{code_of(ctx.model, element.iterable)}` "
+            f"(line {ctx.line_of(element.loop.node)})"
+        )
+    if example is not None and (
+        element is None or shape.levels.index(example) < shape.levels.index(element)
+    ):
+        parts.append(
+            f"for each of `{code_of(ctx.model, example.iterable)}` "
+            f"(line {ctx.line_of(example.loop.node)})"
+        )
+    return ", ".join(parts)

@@ -1,0 +1,634 @@
+"""How many times a place runs per step: the cost shape the TNK2xx rules judge.
+
+A call in a hot loop runs once per step, times every loop between the step loop and the call (in
+the step loop's function and in each function that carries the call there). What matters is what
+each of those loops iterates:
+
+- ``EXAMPLES``: the examples of the step (its batch, datums, groups, sampled sequences, a Tinker
+  result's per-datum outputs). One constructor or one whole-tensor op per example is the vectorized
+  form: O(examples) calls of O(tokens) work, required, and not a finding.
+- ``ELEMENTS``: the elements of one example (its tokens, positions, a tensor's elements). Python-
+  level numpy/torch work here costs microseconds per token of every datum, on every step: seconds.
+- ``FEW``: anything else (a literal bound, a dict's items, a config's range, a top-K list): counted
+  as nothing.
+
+Decided by dataflow first: a loop over a tensor iterates its elements; a loop over a part of an
+example (what an enclosing per-example loop's item, or a per-example function's parameter, holds:
+``enumerate(seq.tokens)``, ``range(len(mask))``, ``zip(datum.a, datum.b)``) iterates elements; the
+first loop over the step's own collections iterates examples. Names decide only what dataflow
+leaves open (``group.trajectories`` holds examples; ``tokens`` elements).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+from itertools import pairwise
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from tinker_lint.model.batches import dict_view, loop_iterables, small
+from tinker_lint.model.scopes import CallSite, FunctionInfo, LoopInfo, Scope
+from tinker_lint.model.types import Kind
+
+if TYPE_CHECKING:
+    from tinker_lint.model.semantic import SemanticModel
+    from tinker_lint.model.steps import StepContext
+
+
+class Scale(Enum):
+    EXAMPLES = "examples"
+    ELEMENTS = "elements"
+    FEW = "few"
+
+
+@dataclass(frozen=True)
+class Level:
+    """One loop between the step loop and a place, and what it iterates."""
+
+    loop: LoopInfo
+    scale: Scale
+    iterable: cst.BaseExpression  # the part of the loop's iterable that decided its scale
+
+
+@dataclass(frozen=True)
+class CostShape:
+    """How a place runs on every step: the step, and the loops inside it, outermost first."""
+
+    step: StepContext
+    levels: tuple[Level, ...]
+
+    @property
+    def per_element(self) -> Level | None:
+        """The innermost loop over the elements of one example, if the place runs in one."""
+        return next((lv for lv in reversed(self.levels) if lv.scale is Scale.ELEMENTS), None)
+
+    @property
+    def per_example(self) -> Level | None:
+        """The innermost loop over the step's examples, if the place runs in one."""
+        return next((lv for lv in reversed(self.levels) if lv.scale is Scale.EXAMPLES), None)
+
+
+# Words that name the elements of one example; a loop over a value so named iterates elements
+# when dataflow leaves it open (``for t in tokens``). Example words win (``group_tokens``).
+_ELEMENT_WORDS = frozenset(
+    {
+        "token",
+        "tok",
+        "id",
+        "ids",
+        "position",
+        "pos",
+        "logprob",
+        "lp",
+        "lps",
+        "logit",
+        "mask",
+        "weight",
+        "target",
+        "char",
+        "offset",
+        "index",
+        "indice",
+        "indices",
+    }
+)
+_EXAMPLE_WORDS = frozenset(
+    {
+        "batch",
+        "minibatch",
+        "datum",
+        "data",
+        "dataset",
+        "rollout",
+        "trajectory",
+        "traj",
+        "episode",
+        "sample",
+        "example",
+        "sequence",
+        "seq",
+        "response",
+        "completion",
+        "prompt",
+        "conversation",
+        "message",
+        "turn",
+        "group",
+        "row",
+        "record",
+        "output",
+        "problem",
+        "question",
+        "env",
+        "text",
+        "doc",
+        "document",
+        "sentence",
+    }
+)
+_WORD_SPLIT = re.compile(r"[_\W]+")
+# ``enumerate(xs)``, ``zip(a, b)``, ``range(len(x))``: what the loop really goes over.
+_TRANSPARENT = frozenset({"enumerate", "reversed", "sorted", "list", "tuple", "iter", "zip", "len"})
+_MAX_DEPTH = 8  # how far a name is followed back through assignments
+
+
+def _words(name: str) -> set[str]:
+    words = {w for w in _WORD_SPLIT.split(name.lower()) if w}
+    return words | {w[:-1] for w in words if w.endswith("s")} | {w[:-2] for w in words}
+
+
+def names_elements(name: str) -> bool:
+    """``tokens``, ``completion_positions``, ``input_ids``: the elements of one example (a name
+    that also names examples, ``group_tokens``, does not)."""
+    words = _words(name)
+    return bool(words & _ELEMENT_WORDS) and not (words & _EXAMPLE_WORDS)
+
+
+def _names_examples(name: str) -> bool:
+    return bool(_words(name) & _EXAMPLE_WORDS)
+
+
+def _bases(iterable: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """What ``iterable`` goes over: ``enumerate(zip(a, b))`` -> ``[a, b]``; ``range(len(x))`` and
+    ``range(x.shape[0])`` -> ``[x]``; ``range(n)`` -> ``[n]``."""
+    found: list[cst.BaseExpression] = []
+    stack = [iterable]
+    while stack:
+        expr = stack.pop()
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
+            name = expr.func.value
+            if name in _TRANSPARENT or name == "range":
+                args = [a.value for a in expr.args if a.keyword is None]
+                # ``range(start, stop)``: the stop decides.
+                stack.extend(reversed(args[1:2] if name == "range" and len(args) > 1 else args))
+                continue
+        if (
+            isinstance(expr, cst.Subscript)
+            and isinstance(expr.value, cst.Attribute)
+            and expr.value.attr.value == "shape"
+        ):
+            stack.append(expr.value.value)  # ``x.shape[0]``
+            continue
+        if (
+            isinstance(expr, cst.Call)
+            and isinstance(expr.func, cst.Attribute)
+            and expr.func.attr.value in ("size", "numel", "to_ints", "tolist")
+        ):
+            stack.append(expr.func.value)  # ``x.size(0)``, ``model_input.to_ints()``
+            continue
+        found.append(expr)
+    return found
+
+
+def _last_name(expr: cst.BaseExpression) -> str | None:
+    """The name a value is known by: ``seq.tokens`` -> ``tokens``, ``d["mask"]`` -> ``mask``."""
+    while True:
+        if isinstance(expr, cst.Name):
+            return expr.value
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value
+        if isinstance(expr, cst.Subscript):
+            index = expr.slice[0].slice if len(expr.slice) == 1 else None
+            if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+                return (
+                    index.value.evaluated_value
+                    if isinstance(index.value.evaluated_value, str)
+                    else None
+                )
+            expr = expr.value
+            continue
+        if isinstance(expr, cst.Call):
+            expr = expr.func.value if isinstance(expr.func, cst.Attribute) else expr.func
+            continue
+        return None
+
+
+class CostShapes:
+    """The cost shapes of one module's places, memoised."""
+
+    def __init__(self, model: SemanticModel) -> None:
+        self.model = model
+        self._loop_of_iterable: dict[int, LoopInfo] = {}
+        for loop in model.loops:
+            for iterable in loop_iterables(loop):
+                self._loop_of_iterable[id(iterable)] = loop
+        self._shapes: dict[CallSite | LoopInfo, CostShape | None] = {}
+        self._one_example_memo: dict[LoopInfo, bool] = {}
+
+    def of_call(self, site: CallSite) -> CostShape | None:
+        """How ``site`` runs on every step; None when it does not (``model.steps`` decides)."""
+        if site in self._shapes:
+            return self._shapes[site]
+        step = self.model.steps.of_call(site)
+        shape = None if step is None else self._shape(step, site.loops, site.function)
+        self._shapes[site] = shape
+        return shape
+
+    def of_loop(self, loop: LoopInfo) -> CostShape | None:
+        """How a loop (not itself hot) runs on every step, itself counted as its last level."""
+        if loop in self._shapes:
+            return self._shapes[loop]
+        step = self.model.steps.of_loop(loop)
+        shape = None
+        if step is not None:
+            outer: list[LoopInfo] = []
+            current: LoopInfo | None = loop
+            while current is not None:
+                outer.append(current)
+                current = current.parent
+            shape = self._shape(step, tuple(reversed(outer)), loop.function)
+        self._shapes[loop] = shape
+        return shape
+
+    # ======================================================================================
+    def _shape(
+        self, step: StepContext, loops: tuple[LoopInfo, ...], function: FunctionInfo | None
+    ) -> CostShape:
+        """The levels from the step loop down: the loops inside it around the first call of the
+        chain (or the place), then, in each function the chain enters, the loops around the next
+        call, then the place's own."""
+        frames: list[tuple[tuple[LoopInfo, ...], FunctionInfo | None, CallSite | None]] = []
+        if step.calls:
+            first = step.calls[0]
+            frames.append((self._inside(first.loops, step.loop), first.function, None))
+            for caller_call, call in pairwise(step.calls):
+                frames.append((call.loops, call.function, caller_call))
+            frames.append((loops, function, step.calls[-1]))
+        else:
+            frames.append((self._inside(loops, step.loop), function, None))
+        levels: list[Level] = []
+        example_params: frozenset[str] = frozenset()
+        caller: _Frame | None = None
+        for frame_loops, frame_function, entry in frames:
+            if entry is not None and caller is not None and frame_function is not None:
+                example_params = self._example_params(entry, frame_function, caller)
+            step_loop = step.loop if frame_function is step.loop.function and not levels else None
+            frame = _Frame(frame_function, {}, example_params, step_loop)
+            for loop in frame_loops:
+                frame.deep = any(lv.scale is not Scale.FEW for lv in levels)
+                level = self._level(loop, frame)
+                levels.append(level)
+                frame.scales[loop] = level.scale
+            caller = frame
+        return CostShape(step, tuple(levels))
+
+    @staticmethod
+    def _inside(loops: tuple[LoopInfo, ...], step_loop: LoopInfo) -> tuple[LoopInfo, ...]:
+        return loops[loops.index(step_loop) + 1 :] if step_loop in loops else loops
+
+    def _example_params(
+        self, entry: CallSite, function: FunctionInfo, caller: _Frame
+    ) -> frozenset[str]:
+        """The parameters of ``function`` that its call ``entry`` fills with a part of an example
+        of the caller (``build_datum(traj)`` in ``for traj in batch``)."""
+        names = _param_names(function)
+        if function.class_name is not None and names and names[0] in ("self", "cls"):
+            names = names[1:]
+        found: set[str] = set()
+        for position, arg in enumerate(entry.node.args):
+            if arg.star:
+                continue
+            name = arg.keyword.value if arg.keyword is not None else None
+            if name is None and position < len(names):
+                name = names[position]
+            if name is None or name not in names:
+                continue
+            roots = self._roots(arg.value, entry.scope, caller.function)
+            if caller.is_example(roots):
+                found.add(name)
+        return frozenset(found)
+
+    def _level(self, loop: LoopInfo, frame: _Frame) -> Level:
+        """What ``loop`` iterates. Of the parts of its iterable (``zip(a, b)``), one known to hold
+        elements (a tensor, an axis suffix, a name) decides, then one known to hold examples, then
+        one that is only a part of an example; and a loop whose items are sequences themselves
+        (``len(tokens)``, ``tokens[1:]``) goes over examples, not elements."""
+        found: dict[tuple[Scale, bool], cst.BaseExpression] = {}
+        for iterable in loop_iterables(loop):
+            if small(iterable) or dict_view(iterable):
+                continue
+            for base in _bases(iterable):
+                scale, known = self._scale(base, loop.scope, frame)
+                found.setdefault((scale, known), base)
+            if any(scale is not Scale.FEW for scale, _ in found):
+                # ``[f(t) for d in batch for t in d.tokens]``: a later clause reads an earlier
+                # one's item, as a nested loop would.
+                frame.scales[loop] = Scale.EXAMPLES
+        for scale, known in (
+            (Scale.ELEMENTS, True),
+            (Scale.EXAMPLES, True),
+            (Scale.ELEMENTS, False),
+            (Scale.EXAMPLES, False),
+        ):
+            chosen = found.get((scale, known))
+            if chosen is None:
+                continue
+            if scale is Scale.ELEMENTS and _items_are_sequences(self.model, loop, chosen):
+                return Level(loop, Scale.EXAMPLES, chosen)
+            return Level(loop, scale, chosen)
+        first = next(loop_iterables(loop), None)
+        return Level(loop, Scale.FEW, first if first is not None else cst.Name("_"))
+
+    def _scale(self, base: cst.BaseExpression, scope: Scope, frame: _Frame) -> tuple[Scale, bool]:
+        """What iterating ``base`` goes over, and whether that is known (from its type, axis
+        suffix or name) rather than only guessed from its being a part of an example."""
+        if isinstance(base, cst.Integer | cst.SimpleString):
+            return Scale.FEW, True
+        name = _last_name(base)
+        dims = _dims(name) if name is not None else None
+        if dims is not None:
+            return dims, True  # ``sampled_tokens_G_T``: the cookbook says what its first axis is
+        roots = self._roots(base, scope, frame.function)
+        from_example = frame.is_example(roots)
+        elements = name is not None and names_elements(name)
+        examples = name is not None and _names_examples(name)
+        if any(t.kind is Kind.ARRAY for t in self.model.types(base, scope)):
+            # A tensor's elements when it is (a part of) one example's data; a tensor of the
+            # step's examples (``rewards``) or of unknown, maybe tiny, size is not counted.
+            if from_example or elements:
+                return Scale.ELEMENTS, True
+            return (Scale.EXAMPLES if examples else Scale.FEW), True
+        if from_example:
+            # A part of one example: its elements, unless named as examples of their own
+            # (``group.trajectories``, ``seq`` of ``group.sequences``).
+            if examples and not elements:
+                return Scale.EXAMPLES, True
+            return Scale.ELEMENTS, elements
+        if not frame.deep:
+            # The first loop over the step's own collections goes over its examples, whatever
+            # they are called (``all_ref_logprobs``: one list per datum); over the tokens only
+            # of a step that is one example (``for t in example.tokens``).
+            if elements and frame.step_loop in roots and self._one_example(frame.step_loop):
+                return Scale.ELEMENTS, True
+            return (Scale.EXAMPLES if elements or examples else Scale.FEW), False
+        if elements:
+            return Scale.ELEMENTS, True
+        return (Scale.EXAMPLES if examples else Scale.FEW), examples
+
+    def made_in_step(self, expr: cst.BaseExpression, site: CallSite, shape: CostShape) -> bool:
+        """Whether ``expr`` (the text a tokenizer gets) is made on this step from what only exists
+        after a request: a Tinker result, an awaited value, a decoded output, what a call that
+        submits gives. Followed back through assignments, the loops' iterables and, for work in a
+        function the step calls, the arguments of that call; anything else existed before the
+        loop (the dataset, the function's inputs, module data)."""
+        model = self.model
+        entries = dict(zip(shape.step.via, shape.step.calls, strict=True))
+        stack: list[tuple[cst.CSTNode, Scope, FunctionInfo | None, int]] = [
+            (expr, site.scope, site.function, 0)
+        ]
+        seen: set[int] = set()
+        while stack:
+            node, scope, function, depth = stack.pop()
+            if id(node) in seen or depth > _MAX_DEPTH * 2:
+                continue
+            seen.add(id(node))
+            if _fresh(model, node, scope):
+                return True
+            for name in _root_names(model, node):
+                bindings = scope.lookup(name)
+                if not bindings or bindings[0].scope.function is not function:
+                    continue
+                for binding in bindings:
+                    if binding.kind in (
+                        "iter",
+                        "iter-unpack",
+                        "value",
+                        "unpack",
+                        "element",
+                        "elements",
+                    ):
+                        if isinstance(binding.expr, cst.BaseExpression):
+                            stack.append((binding.expr, binding.scope, function, depth + 1))
+                    elif function is not None and function in entries:
+                        arg = _argument(entries[function], function, name)
+                        entry = entries[function]
+                        if arg is not None:
+                            stack.append((arg, entry.scope, entry.function, depth + 1))
+        return False
+
+    def _one_example(self, step_loop: LoopInfo) -> bool:
+        """Whether each step handles one example (``for example in dataset:``), not a batch: no
+        loop inside the step goes over its item, and the item is not named as a collection."""
+        cached = self._one_example_memo.get(step_loop)
+        if cached is not None:
+            return cached
+        node = step_loop.node
+        items = _target_names(node.target) if isinstance(node, cst.For) else set()
+        one = bool(items) and not any(_names_collection(name) for name in items)
+        if one:
+            for loop in self.model.loops:
+                parent = loop.parent
+                while parent is not None and parent is not step_loop:
+                    parent = parent.parent
+                if parent is step_loop and any(
+                    _is_one_of(base, items)
+                    for iterable in loop_iterables(loop)
+                    for base in _bases(iterable)
+                ):
+                    one = False
+                    break
+        self._one_example_memo[step_loop] = one
+        return one
+
+    def _roots(
+        self, expr: cst.BaseExpression, scope: Scope, function: FunctionInfo | None
+    ) -> set[LoopInfo | str]:
+        """Where the names ``expr`` reads get their values in its function, followed back through
+        assignments: the loops whose targets bind them, and the parameters (by name)."""
+        roots: set[LoopInfo | str] = set()
+        seen: set[int] = set()
+        stack: list[tuple[cst.CSTNode, int]] = [(expr, 0)]
+        model = self.model
+        while stack:
+            node, depth = stack.pop()
+            if id(node) in seen or depth > _MAX_DEPTH:
+                continue
+            seen.add(id(node))
+            for name in _root_names(model, node):
+                bindings = scope.lookup(name)
+                if not bindings or bindings[0].scope.function is not function:
+                    continue  # a module-level or enclosing function's value: made before
+                for binding in bindings:
+                    if binding.kind in ("iter", "iter-unpack"):
+                        loop = self._loop_of_iterable.get(id(binding.expr))
+                        if loop is not None:
+                            roots.add(loop)
+                    elif binding.kind in ("value", "unpack", "element", "elements"):
+                        if binding.expr is not None:
+                            stack.append((binding.expr, depth + 1))
+                    elif function is not None and name in _param_names(function):
+                        roots.add(name)
+        return roots
+
+
+@dataclass
+class _Frame:
+    """One function on the way from the step loop to a place: the scales of its loops so far,
+    and its parameters that hold a part of an example."""
+
+    function: FunctionInfo | None
+    scales: dict[LoopInfo, Scale]
+    example_params: frozenset[str]
+    step_loop: LoopInfo | None  # in the step loop's own function
+    deep: bool = False  # inside a loop over examples or elements already (in any function)
+
+    def is_example(self, roots: set[LoopInfo | str]) -> bool:
+        """Whether a value with these roots is (a part of) one example or element."""
+        for root in roots:
+            if isinstance(root, str):
+                if root in self.example_params:
+                    return True
+            elif self.scales.get(root, Scale.FEW) is not Scale.FEW:
+                return True
+        return False
+
+
+_DIMS = re.compile(r"_([A-Z])(?:_[A-Z])*$")
+_ELEMENT_AXES = frozenset("TLV")  # tokens, length, vocabulary
+_FEW_AXES = frozenset("K")  # top-k
+
+
+def _dims(name: str) -> Scale | None:
+    """What iterating ``name`` goes over, when it carries the cookbook's axis suffix
+    (``tokens_G_T``: groups, then tokens; ``data_D``: datums)."""
+    match = _DIMS.search(name)
+    if match is None:
+        return None
+    axis = match.group(1)
+    if axis in _ELEMENT_AXES:
+        return Scale.ELEMENTS
+    return Scale.FEW if axis in _FEW_AXES else Scale.EXAMPLES
+
+
+_DECODERS = frozenset({"decode", "batch_decode", "parse_response"})
+
+
+def _fresh(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> bool:
+    """Whether evaluating ``node`` itself reads what a request of this step gave."""
+    for current in model.walk(node, (cst.FunctionDef, cst.Lambda)):
+        if isinstance(current, cst.Await):
+            return True
+        if isinstance(current, cst.Call):
+            func = current.func
+            if isinstance(func, cst.Attribute) and func.attr.value in (*_DECODERS, "result"):
+                return True
+            if model.roles_submitted_by_call(current, scope):
+                return True
+        # A name or a whole dotted path (not the ``x`` of ``x.y``, which the path stands for).
+        if (
+            isinstance(current, cst.Attribute)
+            or (
+                isinstance(current, cst.Name)
+                and not isinstance(model.parent(current), cst.Attribute)
+            )
+        ) and any(t.kind is Kind.RESULT or t.is_future for t in model.types(current, scope)):
+            return True
+    return False
+
+
+def _argument(call: CallSite, function: FunctionInfo, param: str) -> cst.BaseExpression | None:
+    """The argument ``call`` passes for ``function``'s parameter ``param``."""
+    names = _param_names(function)
+    if function.class_name is not None and names and names[0] in ("self", "cls"):
+        names = names[1:]
+    for position, arg in enumerate(call.node.args):
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            if arg.keyword.value == param:
+                return arg.value
+        elif position < len(names) and names[position] == param:
+            return arg.value
+    return None
+
+
+def _names_collection(name: str) -> bool:
+    """``batch``, ``prompts``, ``groups``: a name for many examples."""
+    words = {w for w in _WORD_SPLIT.split(name.lower()) if w}
+    if words & {"batch", "minibatch", "chunk", "data", "dataset", "group"}:
+        return True
+    return any(w.endswith("s") and w[:-1] in _EXAMPLE_WORDS for w in words)
+
+
+def _items_are_sequences(model: SemanticModel, loop: LoopInfo, base: cst.BaseExpression) -> bool:
+    """Whether the body uses the loop's items as sequences (``len(tokens)``, ``tokens[:-1]``, a
+    loop over them): then each item is an example of its own (``item["tokens"][i]`` is one
+    sequence of a group), not one element."""
+    node = loop.node
+    items = set()
+    index_loop = False
+    if isinstance(node, cst.For):
+        items = _target_names(node.target)
+        index_loop = (
+            isinstance(node.iter, cst.Call)
+            and isinstance(node.iter.func, cst.Name)
+            and node.iter.func.value == "range"
+        )
+    if not items:
+        return False
+    body = loop.body
+    if index_loop:
+        # ``for i in range(len(xs)): x = xs[i]``: the items are what ``xs[i]`` gives.
+        base_code = model.module.code_for_node(base)
+        for current in model.walk(body):
+            if isinstance(current, cst.Assign) and isinstance(current.value, cst.Subscript):
+                value = current.value
+                if (
+                    model.module.code_for_node(value.value) == base_code
+                    and len(current.targets) == 1
+                ):
+                    items |= _target_names(current.targets[0].target)
+    for current in model.walk(body):
+        if isinstance(current, cst.Call) and isinstance(current.func, cst.Name):
+            if (
+                current.func.value == "len"
+                and current.args
+                and _is_one_of(current.args[0].value, items)
+            ):
+                return True
+        elif isinstance(current, cst.Subscript) and _is_one_of(current.value, items):
+            if any(isinstance(element.slice, cst.Slice) for element in current.slice):
+                return True
+        elif isinstance(current, cst.For | cst.CompFor) and _is_one_of(current.iter, items):
+            return True
+    return False
+
+
+def _is_one_of(expr: cst.BaseExpression, names: set[str]) -> bool:
+    return isinstance(expr, cst.Name) and expr.value in names
+
+
+def _target_names(target: cst.CSTNode) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, cst.Tuple | cst.List):
+        return {n for element in target.elements for n in _target_names(element.value)}
+    return set()
+
+
+def _param_names(function: FunctionInfo) -> list[str]:
+    params = function.node.params
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    return [p.name.value for p in every]
+
+
+def _root_names(model: SemanticModel, node: cst.CSTNode) -> set[str]:
+    """The plain names ``node`` reads (``seq.tokens[i]`` -> ``seq``, ``i``), not attributes or
+    keywords, and not inside nested functions or lambdas."""
+    names: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            names.add(current.value)
+        elif isinstance(current, cst.Attribute | cst.Arg):
+            stack.append(current.value)
+        elif isinstance(current, cst.FunctionDef | cst.ClassDef | cst.Lambda):
+            continue
+        else:
+            stack.extend(model.children(current))
+    return names
