@@ -135,6 +135,7 @@ def test_every_cpu_finding_is_judged_true_false_or_debatable(tmp_path):
         (name, f.line, label.kind if label else None) for name, f, label in match.false_findings()
     ] == [("a+b", 12, "cheap"), ("a+b", 20, "required"), ("a+b", 40, None)]
     assert [(f.line, f.code) for f in match.debatable_findings()] == [(30, "TNK201")]
+    assert [(name, f.path, f.line) for name, f in match.unjudged] == [("a+b", "other.py", 3)]
     # The real np.load in loop.py was not found: recall 1 of 2.
     assert eco.cpu_table(labels, match, eco.CPU_CODES) == [
         "| rule | real labelled | found | true findings | false findings | on debatable |",
@@ -159,7 +160,7 @@ def test_only_the_codes_asked_for_are_judged(tmp_path):
     labels = _labels(tmp_path)
     findings = {"a+b": [_finding("train.py", 12, "TNK201"), _finding("train.py", 40, "TNK204")]}
     match = eco.match_cpu(labels, findings, ("TNK203",))
-    assert match.on_label == {} and match.unmatched == []
+    assert match.on_label == {} and match.unmatched == [] and match.unjudged == []
 
 
 def test_labels_whose_line_does_not_hold_their_text_are_reported(tmp_path):
