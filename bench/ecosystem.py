@@ -20,7 +20,9 @@ fixed order, to be read by hand (as ruff's ecosystem check before a rule change)
 
 `score` lints the files labelled by hand in bench/ecosystem-labels.toml (at the working tree, or
 at `--ref`) and prints recall on the serial waits and the false findings (on required waits, on
-harmless blocking, on nothing), per rule.
+harmless blocking, on nothing), per rule. TNK2xx codes (`--codes TNK201,...,TNK205`, or
+`--codes cpu` for all five) are scored on the `[[cpu]]` labels instead: recall on the real
+problems, and the findings on cheap or required calls or on nothing, per rule.
 
 Installs nothing and never imports or runs the corpus code: the files are read by git and by
 tinker-lint only.
@@ -50,6 +52,7 @@ CHECKOUT = HERE.parent
 PINS = HERE / "ecosystem.toml"
 LABELS = HERE / "ecosystem-labels.toml"
 PIPELINE_CODES = ("TNK101", "TNK102", "TNK103", "TNK104")
+CPU_CODES = ("TNK201", "TNK202", "TNK203", "TNK204", "TNK205")
 DEFAULT_MIRRORS = Path("/work/.mirror")
 DEFAULT_CORPUS = Path("/tmp/tinker-ecosystem")
 
@@ -312,47 +315,319 @@ def load_labels(path: Path = LABELS) -> list[Label]:
     return labels
 
 
+# The TNK2xx family (hot-loop CPU work) is labelled per call, in `[[cpu]]` tables of the same
+# file: `cpu` a real problem (heavy and avoidable: counted for recall); `cheap` and `required` a
+# call a finding about is false (too small to matter, or work that cannot move: this step's result,
+# a datum's own constructor, a rollout's text); `debatable` not counted either way.
+CPU_KINDS = ("cpu", "cheap", "required", "debatable")
+CPU_COUNTED = ("cpu",)
+CPU_FALSE_WHEN_FLAGGED = ("cheap", "required")
+
+
+def is_cpu_code(code: str) -> bool:
+    return code.startswith("TNK2")
+
+
+@dataclass(frozen=True)
+class CpuLabel:
+    repo: str
+    path: str
+    line: int  # the call
+    span: tuple[int, int]  # lines a finding about it may sit on (a call over several lines)
+    kind: str
+    rule: str  # the code expected (for `cpu`), or the code a finding there has today
+    text: str  # a fragment of the call's source line, checked against the corpus
+    why: str  # the cost shape, in one line
+
+    @property
+    def dirname(self) -> str:
+        return self.repo.replace("/", "+")
+
+    def where(self) -> str:
+        return f"{self.repo}/{self.path}:{self.line}"
+
+    def distance(self, line: int) -> int | None:
+        """How far a finding on `line` is from this call, or None if it is not about it."""
+        if self.span[0] <= line <= self.span[1]:
+            return abs(line - self.line)
+        return None
+
+
+def load_cpu_labels(path: Path = LABELS) -> list[CpuLabel]:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    labels = []
+    for raw in data.get("cpu", []):
+        line = int(raw["line"])
+        first, last = raw.get("span", [line, line])
+        label = CpuLabel(
+            repo=raw["repo"],
+            path=raw["path"],
+            line=line,
+            span=(min(first, line), max(last, line)),
+            kind=raw["kind"],
+            rule=raw.get("rule", ""),
+            text=raw.get("text", ""),
+            why=raw.get("why", ""),
+        )
+        if label.kind not in CPU_KINDS:
+            raise SystemExit(
+                f"{path}: {label.where()}: kind {label.kind!r} is not one of {CPU_KINDS}"
+            )
+        if label.kind in CPU_COUNTED and not is_cpu_code(label.rule):
+            raise SystemExit(
+                f"{path}: {label.where()}: a `cpu` label names the TNK2xx rule expected"
+            )
+        labels.append(label)
+    places = [(label.repo, label.path, label.line) for label in labels]
+    if len(set(places)) != len(places):
+        raise SystemExit(f"{path}: a [[cpu]] label is listed twice")
+    return labels
+
+
+def check_cpu_texts(labels: list[CpuLabel], corpus: Path) -> list[str]:
+    """The labels whose line in the materialised corpus does not hold their `text`."""
+    problems = []
+    lines_of: dict[Path, list[str]] = {}
+    for label in labels:
+        file = corpus / label.dirname / label.path
+        if file not in lines_of:
+            lines_of[file] = file.read_text(encoding="utf-8").splitlines() if file.is_file() else []
+        lines = lines_of[file]
+        if label.line > len(lines):
+            problems.append(f"{label.where()}: no such line in {file}")
+        elif label.text not in lines[label.line - 1]:
+            problems.append(
+                f"{label.where()}: expected {label.text!r}, found {lines[label.line - 1].strip()!r}"
+            )
+    return problems
+
+
+@dataclass
+class CpuMatch:
+    """The TNK2xx findings of the labelled files, each judged against the labels."""
+
+    on_label: dict[CpuLabel, list[Finding]]  # every finding about a label, nearest label wins
+    unmatched: list[tuple[str, Finding]]  # (project directory, finding) about no label: false
+    # In a labelled project but a file without TNK2xx labels: not judged, shown so that a rule
+    # change that starts flagging such a file is seen (and the file read and labelled).
+    unjudged: list[tuple[str, Finding]]
+
+    def true_findings(self) -> list[Finding]:
+        return [f for label, fs in self.on_label.items() if label.kind in CPU_COUNTED for f in fs]
+
+    def false_findings(self) -> list[tuple[str, Finding, CpuLabel | None]]:
+        """Findings on a cheap or required call, or on nothing, with the label if any."""
+        false: list[tuple[str, Finding, CpuLabel | None]] = [
+            (label.dirname, f, label)
+            for label, fs in self.on_label.items()
+            if label.kind in CPU_FALSE_WHEN_FLAGGED
+            for f in fs
+        ]
+        false.extend((name, f, None) for name, f in self.unmatched)
+        return sorted(false, key=lambda item: (item[0], item[1]))
+
+    def debatable_findings(self) -> list[Finding]:
+        return [f for label, fs in self.on_label.items() if label.kind == "debatable" for f in fs]
+
+
+def match_cpu(
+    labels: list[CpuLabel], findings_by_project: dict[str, list[Finding]], codes: tuple[str, ...]
+) -> CpuMatch:
+    """Judge every finding of `codes` in a file that has TNK2xx labels: the nearest label about
+    its line (ties: the earlier line), or none (false)."""
+    on_label: dict[CpuLabel, list[Finding]] = {}
+    unmatched: list[tuple[str, Finding]] = []
+    unjudged: list[tuple[str, Finding]] = []
+    by_file: dict[tuple[str, str], list[CpuLabel]] = {}
+    for label in labels:
+        by_file.setdefault((label.dirname, label.path), []).append(label)
+    for name in sorted({label.dirname for label in labels}):
+        for finding in sorted(findings_by_project.get(name, [])):
+            if finding.code not in codes:
+                continue
+            file_labels = by_file.get((name, finding.path))
+            if file_labels is None:
+                unjudged.append((name, finding))
+                continue
+            candidates = [
+                (distance, label.line, label)
+                for label in file_labels
+                if (distance := label.distance(finding.line)) is not None
+            ]
+            if not candidates:
+                unmatched.append((name, finding))
+                continue
+            label = min(candidates, key=lambda c: (c[0], c[1]))[2]
+            on_label.setdefault(label, []).append(finding)
+    return CpuMatch(on_label=on_label, unmatched=unmatched, unjudged=unjudged)
+
+
+def cpu_table(labels: list[CpuLabel], match: CpuMatch, codes: tuple[str, ...]) -> list[str]:
+    """Per rule: real problems labelled and found, findings true, false and debatable."""
+    rows = ["| rule | real labelled | found | true findings | false findings | on debatable |"]
+    rows.append("|---|---:|---:|---:|---:|---:|")
+    false = Counter(f.code for _, f, _ in match.false_findings())
+    true = Counter(f.code for f in match.true_findings())
+    debatable = Counter(f.code for f in match.debatable_findings())
+    counted = [label for label in labels if label.kind in CPU_COUNTED]
+    totals = [0, 0, 0, 0, 0]
+    for code in codes:
+        of_rule = [label for label in counted if label.rule == code]
+        got = [label for label in of_rule if label in match.on_label]
+        row = [len(of_rule), len(got), true[code], false[code], debatable[code]]
+        totals = [a + b for a, b in zip(totals, row, strict=True)]
+        rows.append(f"| {code} | " + " | ".join(str(n) for n in row) + " |")
+    rows.append("| **total** | " + " | ".join(f"**{n}**" for n in totals) + " |")
+    return rows
+
+
+def report_cpu(
+    labels: list[CpuLabel],
+    findings_by_project: dict[str, list[Finding]],
+    codes: tuple[str, ...],
+    verbose: bool,
+) -> None:
+    match = match_cpu(labels, findings_by_project, codes)
+    print()
+    print("TNK2xx labels (real: found or missed; cheap, required: a finding is false):")
+    for label in labels:
+        fs = match.on_label.get(label, [])
+        if fs:
+            state = ", ".join(f"{f.code}@{f.line}" for f in fs)
+        else:
+            state = "missed" if label.kind in CPU_COUNTED else "-"
+        if verbose or label.kind in CPU_COUNTED or fs:
+            print(f"  [{label.kind}] {label.where()} {label.rule}: {state}")
+            if verbose:
+                print(f"      {label.why}")
+    counted = [label for label in labels if label.kind in CPU_COUNTED]
+    hits = [label for label in counted if label in match.on_label]
+    print()
+    print(f"recall (real problems found / labelled): {len(hits)}/{len(counted)}")
+    for code in codes:
+        of_rule = [label for label in counted if label.rule == code]
+        if of_rule:
+            got = [label for label in of_rule if label in match.on_label]
+            same = [label for label in got if any(f.code == code for f in match.on_label[label])]
+            print(f"  {code}: {len(got)}/{len(of_rule)} (by {code} itself: {len(same)})")
+    print()
+    print("false findings (on a cheap or required call, or on nothing):")
+    false = match.false_findings()
+    for name, finding, on in false:
+        # The messages are long and alike: with --verbose only.
+        shown = (
+            finding.show()
+            if verbose
+            else f"{finding.code} {finding.path}:{finding.line}:{finding.column}"
+        )
+        if on is None:
+            print(f"  on nothing: {name}/{shown}")
+        else:
+            print(f"  on a {on.kind} call: {shown}  [{on.where()}]")
+    if not false:
+        print("  none")
+    debatable = match.debatable_findings()
+    if debatable:
+        print()
+        print("findings on debatable calls (not counted):")
+        for label, fs in match.on_label.items():
+            if label.kind == "debatable":
+                for finding in fs:
+                    print(
+                        f"  {finding.code} {finding.path}:{finding.line}:{finding.column}  [{label.where()}]"
+                    )
+    true = match.true_findings()
+    print()
+    print(f"findings: {len(true)} true, {len(false)} false, {len(debatable)} debatable")
+    if match.unjudged:
+        # Not counted: these files have no TNK2xx labels yet (read them, then label them).
+        print(
+            f"not judged (files of labelled projects without [[cpu]] labels): {len(match.unjudged)}"
+        )
+        for name, finding in match.unjudged if verbose else []:
+            print(f"  {name}/{finding.code} {finding.path}:{finding.line}:{finding.column}")
+    print()
+    print("\n".join(cpu_table(labels, match, codes)))
+
+
+def lint_labelled(
+    tree: Path, corpus: Path, names: list[str]
+) -> tuple[dict[str, list[Finding]], int]:
+    """Each labelled project linted whole (so that helpers in its other modules count)."""
+    findings: dict[str, list[Finding]] = {}
+    failures = 0
+    for name in names:
+        findings[name], error = lint(tree, corpus / name)
+        if error:
+            failures += 1
+            print(f"{name}: tinker-lint failed: {error}")
+    return findings, failures
+
+
 def score(ref: str | None, corpus: Path, codes: tuple[str, ...], verbose: bool) -> int:
-    labels = load_labels()
+    pipeline_codes = tuple(code for code in codes if not is_cpu_code(code))
+    cpu_codes = tuple(code for code in codes if is_cpu_code(code))
+    labels = load_labels() if pipeline_codes else []
+    cpu_labels = load_cpu_labels() if cpu_codes else []
     by_project: dict[str, list[Label]] = {}
     for label in labels:
         by_project.setdefault(label.repo.replace("/", "+"), []).append(label)
-    missing = [name for name in sorted(by_project) if not (corpus / name).is_dir()]
+    cpu_by_project: dict[str, list[CpuLabel]] = {}
+    for cpu_label in cpu_labels:
+        cpu_by_project.setdefault(cpu_label.dirname, []).append(cpu_label)
+    names = sorted(set(by_project) | set(cpu_by_project))
+    missing = [name for name in names if not (corpus / name).is_dir()]
     if missing:
         raise SystemExit(
             f"{corpus}: not materialised: {', '.join(missing)}\n"
             f"  python3 bench/ecosystem.py materialise {corpus}"
         )
+    # A label whose line no longer holds its call (another pin, an edited copy) would judge the
+    # wrong line: refuse to score rather than count it.
+    stale = check_cpu_texts(cpu_labels, corpus)
+    if stale:
+        raise SystemExit("labels that do not match the corpus:\n  " + "\n  ".join(stale))
     with contextlib.ExitStack() as stack:
         tree = stack.enter_context(worktree(ref)) if ref else CHECKOUT
         print(f"tinker-lint: {describe(tree) if ref else 'working tree of ' + str(CHECKOUT)}")
-        # Each label gets the nearest finding about it; a finding about no label is false.
-        found: dict[Label, Finding] = {}
-        extra: list[tuple[Label, Finding]] = []  # a second finding about the same wait
-        unmatched: list[tuple[str, Finding]] = []
-        failures = 0
-        for name in sorted(by_project):
-            project_labels = by_project[name]
-            findings, error = lint(tree, corpus / name)
-            if error:
-                failures += 1
-                print(f"{name}: tinker-lint failed: {error}")
-            files = {label.path for label in project_labels}
-            for finding in sorted(f for f in findings if f.code in codes and f.path in files):
-                candidates = [
-                    (distance, label.wait, label)
-                    for label in project_labels
-                    if label.path == finding.path
-                    and (distance := label.distance(finding.line)) is not None
-                ]
-                if not candidates:
-                    unmatched.append((name, finding))
-                    continue
-                label = min(candidates, key=lambda c: (c[0], c[1]))[2]
-                if label in found:
-                    extra.append((label, finding))
-                else:
-                    found[label] = finding
+        findings, failures = lint_labelled(tree, corpus, names)
+    if pipeline_codes:
+        report_pipeline(labels, by_project, findings, pipeline_codes, verbose)
+    if cpu_codes:
+        report_cpu(cpu_labels, findings, cpu_codes, verbose)
+    return 1 if failures else 0
+
+
+def report_pipeline(
+    labels: list[Label],
+    by_project: dict[str, list[Label]],
+    findings_by_project: dict[str, list[Finding]],
+    codes: tuple[str, ...],
+    verbose: bool,
+) -> None:
+    # Each label gets the nearest finding about it; a finding about no label is false.
+    found: dict[Label, Finding] = {}
+    extra: list[tuple[Label, Finding]] = []  # a second finding about the same wait
+    unmatched: list[tuple[str, Finding]] = []
+    for name in sorted(by_project):
+        project_labels = by_project[name]
+        findings = findings_by_project[name]
+        files = {label.path for label in project_labels}
+        for finding in sorted(f for f in findings if f.code in codes and f.path in files):
+            candidates = [
+                (distance, label.wait, label)
+                for label in project_labels
+                if label.path == finding.path
+                and (distance := label.distance(finding.line)) is not None
+            ]
+            if not candidates:
+                unmatched.append((name, finding))
+                continue
+            label = min(candidates, key=lambda c: (c[0], c[1]))[2]
+            if label in found:
+                extra.append((label, finding))
+            else:
+                found[label] = finding
 
     def where(label: Label) -> str:
         return f"{label.repo}/{label.path}:{label.wait}"
@@ -412,7 +687,6 @@ def score(ref: str | None, corpus: Path, codes: tuple[str, ...], verbose: bool) 
         print("findings on medium or deliberate waits (not counted):")
         for label, finding in others:
             print(f"  [{label.kind}] {where(label)}: {finding.show()}")
-    return 1 if failures else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -431,14 +705,19 @@ def main(argv: list[str] | None = None) -> int:
     sco = sub.add_parser("score", help="recall and false findings on the hand-labelled files")
     sco.add_argument("--ref", help="git revision of tinker-lint (default: the working tree)")
     sco.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    sco.add_argument("--codes", default=",".join(PIPELINE_CODES), help="codes to score")
+    sco.add_argument(
+        "--codes",
+        default=",".join(PIPELINE_CODES),
+        help="codes to score, comma-separated (`cpu`: TNK201-TNK205)",
+    )
     sco.add_argument("--verbose", action="store_true", help="every label, with its reason")
     args = parser.parse_args(argv)
     if args.command == "materialise":
         materialise(args.dest, args.mirrors, args.dense, args.force)
         return 0
     if args.command == "score":
-        return score(args.ref, args.corpus, tuple(args.codes.split(",")), args.verbose)
+        codes = CPU_CODES if args.codes == "cpu" else tuple(args.codes.split(","))
+        return score(args.ref, args.corpus, codes, args.verbose)
     return compare(args.base, args.head, args.corpus, args.project)
 
 
