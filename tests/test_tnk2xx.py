@@ -84,18 +84,23 @@ def test_message_for_work_in_a_function_the_loop_calls() -> None:
 
 def test_message_says_the_cost_shape() -> None:
     # Per token of each datum, through a function the comprehension over the batch calls.
-    message = message_at("tnk203_per_element_array_work.py", 78, "TNK203")
+    message = message_at("tnk203_per_element_array_work.py", 80, "TNK203")
     assert message == (
-        "`np.log1p()` runs once per element of `tokens` (line 78), for each of `batch` (line 83), "
-        "in `per_token_helper()`, which runs on every iteration of the loop on line 82 that "
-        "submits `forward_backward` (line 84): vectorize it once per example"
+        "`np.log1p()` runs once per element of `tokens` (line 80), for each of `batch` (line 85), "
+        "in `per_token_helper()`, which runs on every iteration of the loop on line 84 that "
+        "submits `forward_backward` (line 86): vectorize it once per example"
     )
     # A loop that indexes a tensor element by element, in a loop over the datums.
-    assert message_at("tnk203_per_element_array_work.py", 62, "TNK203") == (
-        "Python loop over `range(len(w))` (line 62) goes through the tensor `w` element by "
-        "element, once per element of `w` (line 62), for each of `batch` (line 60), on every "
-        "iteration of a loop that submits `forward_backward` (line 64): vectorize it with a mask "
+    assert message_at("tnk203_per_element_array_work.py", 64, "TNK203") == (
+        "Python loop over `range(len(w))` (line 64) goes through the tensor `w` element by "
+        "element, once per element of `w` (line 64), for each of `batch` (line 62), on every "
+        "iteration of a loop that submits `forward_backward` (line 66): vectorize it with a mask "
         "or an index tensor"
+    )
+    # In a step function: each call is a step, whoever calls it.
+    assert message_at("tnk203_per_element_array_work.py", 106, "TNK203").endswith(
+        "in `train_step()`, which submits `forward_backward` (line 101) once per call: on every "
+        "training step: vectorize it once per example"
     )
 
 

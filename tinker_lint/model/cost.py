@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,7 @@ import libcst as cst
 
 from tinker_lint.model.batches import dict_view, loop_iterables, small
 from tinker_lint.model.scopes import CallSite, FunctionInfo, LoopInfo, Scope
+from tinker_lint.model.sdk import Role
 from tinker_lint.model.types import Kind
 
 if TYPE_CHECKING:
@@ -57,8 +59,13 @@ class Level:
 class CostShape:
     """How a place runs on every step: the step, and the loops inside it, outermost first."""
 
-    step: StepContext
+    # The step loop it runs in; None in a step function (``step_submit``).
+    step: StepContext | None
     levels: tuple[Level, ...]
+    roles: frozenset[Role]  # what the step submits: training, sampling
+    # A function that submits a training request once per call (``def train_step(batch):``), when
+    # the step loop that calls it is not in this module: each call is one step.
+    step_submit: CallSite | None = None
 
     @property
     def per_element(self) -> Level | None:
@@ -219,27 +226,81 @@ class CostShapes:
         self._one_example_memo: dict[LoopInfo, bool] = {}
 
     def of_call(self, site: CallSite) -> CostShape | None:
-        """How ``site`` runs on every step; None when it does not (``model.steps`` decides)."""
+        """How ``site`` runs on every step; None when it does not (``model.steps`` decides, or
+        the site is in a step function)."""
         if site in self._shapes:
             return self._shapes[site]
         step = self.model.steps.of_call(site)
-        shape = None if step is None else self._shape(step, site.loops, site.function)
+        if step is not None:
+            shape: CostShape | None = self._shape(step, site.loops, site.function)
+        else:
+            shape = self._in_step_function(site.loops, site.function, site.guard_depth)
         self._shapes[site] = shape
         return shape
+
+    @cached_property
+    def _step_functions(self) -> dict[FunctionInfo, CallSite]:
+        """Functions that submit a training request once per call, outside any loop or cadence
+        guard of their own (``def train_step(self, batch): ... forward_backward(...)``), and that
+        no loop of this module calls: their caller's loop is elsewhere, and each call is a step."""
+        model = self.model
+        called_here = {
+            target
+            for site in model.calls
+            if site.loops
+            for target in [model.resolve_function(site.node.func, site.scope)]
+            if target is not None
+        }
+        found: dict[FunctionInfo, CallSite] = {}
+        for function in model.functions:
+            if function in called_here:
+                continue
+            for site in function.calls:
+                if site.loops or site.guard_depth:
+                    continue
+                submit = model.submit_of(site.node, site.scope)
+                if submit is not None and submit.method.role is Role.TRAIN:
+                    found[function] = site
+                    break
+        return found
+
+    def _in_step_function(
+        self, loops: tuple[LoopInfo, ...], function: FunctionInfo | None, guard_depth: int
+    ) -> CostShape | None:
+        if function is None or guard_depth or any(loop.guarded for loop in loops):
+            return None
+        submit = self._step_functions.get(function)
+        if submit is None:
+            return None
+        frame = _Frame(
+            function, {}, frozenset(), None
+        )  # its inputs are the step's, as a step loop's item
+        levels: list[Level] = []
+        for loop in loops:
+            frame.deep = any(lv.scale is not Scale.FEW for lv in levels)
+            level = self._level(loop, frame)
+            levels.append(level)
+            frame.scales[loop] = level.scale
+        roles = self.model.function_submit_roles.get(function, frozenset())
+        return CostShape(None, tuple(levels), roles, step_submit=submit)
 
     def of_loop(self, loop: LoopInfo) -> CostShape | None:
         """How a loop (not itself hot) runs on every step, itself counted as its last level."""
         if loop in self._shapes:
             return self._shapes[loop]
         step = self.model.steps.of_loop(loop)
-        shape = None
+        outer: list[LoopInfo] = []
+        current: LoopInfo | None = loop
+        while current is not None:
+            outer.append(current)
+            current = current.parent
+        loops = tuple(reversed(outer))
         if step is not None:
-            outer: list[LoopInfo] = []
-            current: LoopInfo | None = loop
-            while current is not None:
-                outer.append(current)
-                current = current.parent
-            shape = self._shape(step, tuple(reversed(outer)), loop.function)
+            shape: CostShape | None = self._shape(step, loops, loop.function)
+        elif self.model.steps.entry(loop) is None:
+            shape = self._in_step_function(loops, loop.function, loop.guard_depth)
+        else:
+            shape = None
         self._shapes[loop] = shape
         return shape
 
@@ -273,7 +334,7 @@ class CostShapes:
                 levels.append(level)
                 frame.scales[loop] = level.scale
             caller = frame
-        return CostShape(step, tuple(levels))
+        return CostShape(step, tuple(levels), self.model.loop_submit_roles(step.loop))
 
     @staticmethod
     def _inside(loops: tuple[LoopInfo, ...], step_loop: LoopInfo) -> tuple[LoopInfo, ...]:
@@ -375,7 +436,8 @@ class CostShapes:
         function the step calls, the arguments of that call; anything else existed before the
         loop (the dataset, the function's inputs, module data)."""
         model = self.model
-        entries = dict(zip(shape.step.via, shape.step.calls, strict=True))
+        step = shape.step
+        entries = dict(zip(step.via, step.calls, strict=True)) if step is not None else {}
         stack: list[tuple[cst.CSTNode, Scope, FunctionInfo | None, int]] = [
             (expr, site.scope, site.function, 0)
         ]

@@ -102,6 +102,23 @@ def per_element(ctx: Context, hot: StepContext) -> str:
     return f"once per element of {what} (line {ctx.line_of(loop.node)}) "
 
 
+def per_step(ctx: Context, shape: CostShape) -> str:
+    """``every_step`` for a cost shape: also in a step function, "in `train_step()`, which submits
+    `forward_backward` (line 12) once per call: on every training step"."""
+    if shape.step is not None:
+        return every_step(ctx, shape.step)
+    submit = shape.step_submit
+    assert submit is not None
+    function = submit.function
+    name = function.name if function is not None else "the function"
+    call = ctx.model.sdk_call(submit.node, submit.scope)
+    method = call.method.name if call is not None else code_of(ctx.model, submit.node.func)
+    return (
+        f"in `{name}()`, which submits `{method}` (line {ctx.line_of(submit.node)}) once per "
+        "call: on every training step"
+    )
+
+
 def cost_shape(ctx: Context, shape: CostShape) -> str:
     """ "once per element of `positions` (line 412), for each of `data_D` (line 395)": the loops
     that multiply a place's cost inside the step, innermost first (the FEW ones left out)."""

@@ -13,7 +13,7 @@ from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.prefilter.mentions import TOKENIZER
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Context, Example, Finding, Rule
-from tinker_lint.rules.hotloop import WHY_GIL, callee, code_of, cost_shape, every_step
+from tinker_lint.rules.hotloop import WHY_GIL, callee, code_of, cost_shape, per_step
 
 # Tokenizer methods that tokenize (spec); `decode` of one sequence is left alone.
 TOKENIZING_METHODS = frozenset(
@@ -111,7 +111,7 @@ for epoch in range(3):
             if not tokenizes(model, site):
                 continue
             shape = costs.of_call(site)
-            if shape is None or Role.SAMPLE in model.loop_submit_roles(shape.step.loop):
+            if shape is None or Role.SAMPLE in shape.roles:
                 continue  # not every step, or one prompt per sampling request
             text = text_argument(site.node)
             if text is None or costs.made_in_step(text, site, shape):
@@ -122,7 +122,7 @@ for epoch in range(3):
             yield Finding(
                 site.node,
                 f"`{callee(model, site.node)}` tokenizes data that exists before the loop, "
-                f"{what}, {every_step(ctx, shape.step)}: pre-tokenize it once (e.g. "
+                f"{what}, {per_step(ctx, shape)}: pre-tokenize it once (e.g. "
                 "`datasets.map`) or use the cookbook's dataset builders",
             )
 

@@ -17,7 +17,7 @@ from tinker_lint.rules.hotloop import (
     callee,
     code_of,
     cost_shape,
-    every_step,
+    per_step,
 )
 
 # Methods that turn one array element (or a whole array) into Python objects.
@@ -107,17 +107,23 @@ for batch in batches:
         model = ctx.model
         costs = model.costs
         with_findings: set[LoopInfo] = set()
+        per_element: list[tuple[CallSite, CostShape]] = []
         for site in model.calls:
-            if not is_array_work(model, site):
-                continue
-            shape = costs.of_call(site)
-            if shape is None or shape.per_element is None:
-                continue
+            if is_array_work(model, site):
+                shape = costs.of_call(site)
+                if shape is not None and shape.per_element is not None:
+                    per_element.append((site, shape))
+        for site, shape in per_element:
+            if any(
+                other is not site and model.contains(other.node, site.node)
+                for other, _ in per_element
+            ):
+                continue  # ``torch.exp(torch.tensor(x))``: one finding, at the outer call
             with_findings.update(site.loops)
             yield Finding(
                 site.node,
                 f"`{callee(model, site.node)}` runs {cost_shape(ctx, shape)}, "
-                f"{every_step(ctx, shape.step)}: vectorize it once per example",
+                f"{per_step(ctx, shape)}: vectorize it once per example",
             )
         for loop in model.loops:
             if loop in with_findings:
@@ -131,7 +137,7 @@ for batch in batches:
                 iterable,
                 f"Python loop over `{code_of(model, iterable)}` (line "
                 f"{ctx.line_of(loop.node)}) goes through the tensor `{code_of(model, array)}` "
-                f"element by element, {cost_shape(ctx, shape)}, {every_step(ctx, shape.step)}: "
+                f"element by element, {cost_shape(ctx, shape)}, {per_step(ctx, shape)}: "
                 "vectorize it with a mask or an index tensor",
             )
 
