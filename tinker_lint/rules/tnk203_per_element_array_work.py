@@ -7,7 +7,9 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tinker_lint.model.batches import iterates_batch_array
+from tinker_lint.model.model_input import TOKEN_BUILD_WORDS, TokenBuild, token_by_token_builds
 from tinker_lint.model.semantic import CallSite, SemanticModel
+from tinker_lint.model.steps import StepContext
 from tinker_lint.prefilter.needs import Needs, parts, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import (
@@ -51,6 +53,14 @@ step):
   (`for lp in logprobs`).
 
 A single reduction per step (`np.mean(losses)`) is not reported, nor is work under a cadence guard.
+
+A `ModelInput` built one token at a time is reported too: `mi = mi.append_int(t)` (or
+`mi.append()` of a one-token `EncodedTextChunk`) once per token copies the whole chunk list and
+adds one chunk on every call, so building it is quadratic (about 35 ms for 1k tokens and 120 ms
+for 2k, against 0.05 ms for one chunk, per sequence per step), and every request carries one chunk
+per token (a list of one-token chunks does that too). One chunk per message or turn is not
+reported, nor a separator token appended once per turn, nor a loop that samples a token on every
+iteration.
 """
     )
     fix_description = (
@@ -85,7 +95,8 @@ for batch in batches:
 
     # ``.item()``/``.tolist()``, or an array: a numpy/torch function (by its module's name, also
     # in ``import numpy as np``), a numpy/torch annotation, ``.to_torch()``/``.to_numpy()``.
-    prefilter = Needs(text=(words(_TO_PYTHON) | parts({"numpy", "torch"}),))
+    # Or a token-by-token ``ModelInput`` build: ``append_int``, ``EncodedTextChunk``.
+    prefilter = Needs(text=(words(_TO_PYTHON | TOKEN_BUILD_WORDS) | parts({"numpy", "torch"}),))
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
@@ -109,6 +120,11 @@ for batch in batches:
                 f"Python loop over the elements of the array `{code_of(model, iterable)}` "
                 f"{every_step(ctx, step)}: vectorize it with numpy/torch operations",
             )
+        # A ``ModelInput`` built one token per iteration (``model/model_input.py``).
+        for build in token_by_token_builds(model):
+            step = model.steps.of_call(build.site)
+            if step is not None:
+                yield Finding(build.site.node, _token_build_message(ctx, build, step))
 
 
 def is_array_work(model: SemanticModel, site: CallSite) -> bool:
@@ -117,3 +133,24 @@ def is_array_work(model: SemanticModel, site: CallSite) -> bool:
     if isinstance(func, cst.Attribute) and func.attr.value in _TO_PYTHON:
         return not site.node.args
     return model.array_function(model.qualify(func, site.scope)) is not None
+
+
+def _token_build_message(ctx: Context, build: TokenBuild, step: StepContext) -> str:
+    model = ctx.model
+    if build.iterable is not None:
+        where = f"of `{code_of(model, build.iterable)}` (line {ctx.line_of(build.loop.node)})"
+    else:
+        where = f"in the `while` loop on line {ctx.line_of(build.loop.node)}"
+    if build.receiver is None:
+        return (
+            f"`{callee(model, build.site.node)}` makes one chunk per token {where}, "
+            f"{every_step(ctx, step)}: every request carries one chunk per token; build one chunk "
+            "of all of them (`EncodedTextChunk(tokens=tokens)` or `ModelInput.from_ints(tokens)`)"
+        )
+    what = "of a one-token chunk " if build.how == "append" else ""
+    return (
+        f"`{code_of(model, build.receiver, 30)}.{build.how}()` {what}copies the whole "
+        f"`ModelInput` on every call, once per token {where}, {every_step(ctx, step)}: "
+        "quadratic; build it from whole chunks (`ModelInput.from_ints(tokens)` or one "
+        "`append(EncodedTextChunk(tokens=...))`)"
+    )
