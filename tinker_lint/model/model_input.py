@@ -86,7 +86,7 @@ def _copy_per_token(model: SemanticModel, site: CallSite, loop: LoopInfo) -> Tok
         if single is None:
             return None  # a whole chunk (a message, a turn): linear in the number of turns
         token = single
-    if not _per_iteration(model, token, loop, exclude=receiver):
+    if not _per_iteration(model, token, loop):
         return None
     return TokenBuild(site, func.attr.value, receiver, loop, _iterable(loop))
 
@@ -133,16 +133,10 @@ def _rebinds(model: SemanticModel, call: cst.Call, receiver: cst.BaseExpression)
     return any(code(target) == code(receiver) for target in targets)
 
 
-def _per_iteration(
-    model: SemanticModel,
-    token: cst.BaseExpression,
-    loop: LoopInfo,
-    exclude: cst.BaseExpression | None = None,
-) -> bool:
+def _per_iteration(model: SemanticModel, token: cst.BaseExpression, loop: LoopInfo) -> bool:
     """Whether ``token`` is this iteration's: it reads the loop's target or a name computed from it
     in the body (``tok = tokens[i]``); in a ``while`` loop, a name the body changes (``i += 1``).
-    ``exclude``: the ``ModelInput`` being built, which every iteration changes. A loop that
-    submits a request on every iteration (decoding one token at a time) is not one."""
+    A loop that submits a request on every iteration (decoding one token at a time) is not one."""
     if model.loop_submit_roles(loop):
         return False
     node = loop.node
@@ -150,8 +144,6 @@ def _per_iteration(
     if isinstance(node, cst.While):
         for statement in _statements(model, node.body):
             changed |= names_written(model, statement)
-        if exclude is not None:
-            changed -= target_keys(exclude)
     elif isinstance(node, cst.For):
         changed = target_keys(node.target)
     else:
@@ -170,8 +162,6 @@ def _per_iteration(
             if statement.value is None or not names_read(model, statement.value) & changed:
                 continue
             written = names_written(model, statement)
-            if exclude is not None:
-                written = written - target_keys(exclude)
             if not written <= changed:
                 changed |= written
                 grew = True
