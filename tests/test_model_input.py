@@ -156,9 +156,10 @@ def test_message_says_the_copy_the_loop_and_the_fix() -> None:
     [diagnostic] = lint_text(HOT.format(caller=hot), "f.py", ONLY_TNK203).diagnostics
     assert diagnostic.message == (
         "`prompt.append_int()` copies the whole `ModelInput` on every call, once per token of "
-        "`tokens` (line 7), in `build()`, which runs on every iteration of the loop on line 12 "
-        "that submits `forward_backward` (line 13): quadratic; build it from whole chunks "
-        "(`ModelInput.from_ints(tokens)` or one `append(EncodedTextChunk(tokens=...))`)"
+        "`tokens` (line 7), quadratic in their number, in `build()`, which runs on every "
+        "iteration of the loop on line 12 that submits `forward_backward` (line 13): vectorize "
+        "the build with whole chunks (`ModelInput.from_ints(tokens)` or one "
+        "`append(EncodedTextChunk(tokens=...))`)"
     )
 
 
@@ -171,9 +172,10 @@ def test_message_for_a_list_of_one_token_chunks() -> None:
     [diagnostic] = lint_text(text.format(caller=hot), "f.py", ONLY_TNK203).diagnostics
     assert (diagnostic.line, diagnostic.col) == (8, 23)
     assert diagnostic.message.startswith(
-        "`tinker.EncodedTextChunk()` makes one chunk per token of `tokens` (line 7), in `build()`"
+        "`tinker.EncodedTextChunk()` makes one chunk per token of `tokens` (line 7), so every "
+        "request carries one chunk per token, in `build()`"
     )
     assert diagnostic.message.endswith(
-        "every request carries one chunk per token; build one chunk of all of them "
-        "(`EncodedTextChunk(tokens=tokens)` or `ModelInput.from_ints(tokens)`)"
+        ": vectorize the build with one chunk of all of them (`EncodedTextChunk(tokens=tokens)` "
+        "or `ModelInput.from_ints(tokens)`)"
     )

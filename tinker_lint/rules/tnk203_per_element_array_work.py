@@ -66,7 +66,9 @@ iteration.
     fix_description = (
         "Stack or concatenate the batch and call numpy/torch once per batch (`np.stack`, "
         "`torch.nn.utils.rnn.pad_sequence`, boolean masks instead of per-position loops), keep "
-        "per-element values as Python lists until then, or do the work before the loop."
+        "per-element values as Python lists until then, or do the work before the loop. Build a "
+        "`ModelInput` from whole chunks: `ModelInput.from_ints(tokens)`, or one "
+        "`append(EncodedTextChunk(tokens=tokens))`."
     )
     INVALID = (
         Example(
@@ -78,6 +80,21 @@ for batch in batches:
     training_client.forward_backward(make_datums(batch, targets), loss_fn="cross_entropy")
 """,
             expect=((4, 16),),
+        ),
+        Example(
+            """\
+import tinker
+
+for batch in batches:
+    sequences = []
+    for datum in batch:
+        sequence: tinker.ModelInput = datum["prompt"]
+        for token in datum["completion_tokens"]:
+            sequence = sequence.append_int(token)
+        sequences.append(sequence)
+    training_client.forward_backward(make_datums(sequences), loss_fn="cross_entropy")
+""",
+            expect=((8, 24),),
         ),
     )
     VALID = (
@@ -136,6 +153,7 @@ def is_array_work(model: SemanticModel, site: CallSite) -> bool:
 
 
 def _token_build_message(ctx: Context, build: TokenBuild, step: StepContext) -> str:
+    """The rule's template (``{what} {every_step}: vectorize {how}``) for a token-by-token build."""
     model = ctx.model
     if build.iterable is not None:
         where = f"of `{code_of(model, build.iterable)}` (line {ctx.line_of(build.loop.node)})"
@@ -143,14 +161,15 @@ def _token_build_message(ctx: Context, build: TokenBuild, step: StepContext) -> 
         where = f"in the `while` loop on line {ctx.line_of(build.loop.node)}"
     if build.receiver is None:
         return (
-            f"`{callee(model, build.site.node)}` makes one chunk per token {where}, "
-            f"{every_step(ctx, step)}: every request carries one chunk per token; build one chunk "
-            "of all of them (`EncodedTextChunk(tokens=tokens)` or `ModelInput.from_ints(tokens)`)"
+            f"`{callee(model, build.site.node)}` makes one chunk per token {where}, so every "
+            f"request carries one chunk per token, {every_step(ctx, step)}: vectorize the build "
+            "with one chunk of all of them (`EncodedTextChunk(tokens=tokens)` or "
+            "`ModelInput.from_ints(tokens)`)"
         )
     what = "of a one-token chunk " if build.how == "append" else ""
     return (
         f"`{code_of(model, build.receiver, 30)}.{build.how}()` {what}copies the whole "
-        f"`ModelInput` on every call, once per token {where}, {every_step(ctx, step)}: "
-        "quadratic; build it from whole chunks (`ModelInput.from_ints(tokens)` or one "
-        "`append(EncodedTextChunk(tokens=...))`)"
+        f"`ModelInput` on every call, once per token {where}, quadratic in their number, "
+        f"{every_step(ctx, step)}: vectorize the build with whole chunks "
+        "(`ModelInput.from_ints(tokens)` or one `append(EncodedTextChunk(tokens=...))`)"
     )
