@@ -10,14 +10,14 @@ import libcst as cst
 from tinker_lint.model import sdk
 from tinker_lint.model.imports import ImportMap, dotted_name
 from tinker_lint.model.scopes import Scope, is_tinker_name, qualify
-from tinker_lint.model.types import ARRAY, TOKENIZER, Kind, TType, client
+from tinker_lint.model.types import ARRAY, MODEL_INPUT, TOKENIZER, Kind, TType, client
 
 
 def annotation_types(
     imports: ImportMap, module_scope: Scope, ann: cst.BaseExpression, scope: Scope
 ) -> Iterator[TType]:
-    """The types an annotation names: Tinker clients and futures, tokenizers, arrays, and lists,
-    optionals and unions of them. A string annotation is parsed, and read in the module scope."""
+    """The types an annotation names: Tinker clients and futures, ``ModelInput``, tokenizers,
+    arrays, and lists, optionals and unions of them. A string annotation is parsed, and read in the module scope."""
     if isinstance(ann, cst.SimpleString):
         try:
             parsed = cst.parse_expression(str(ann.evaluated_value))
@@ -56,6 +56,8 @@ def annotation_types(
             yield TType(Kind.FUTURE, inner=TType(Kind.RESULT))
         elif last == "Tokenizer":
             yield TOKENIZER
+        elif last == "ModelInput":
+            yield MODEL_INPUT
     elif last in (
         "PreTrainedTokenizer",
         "PreTrainedTokenizerFast",

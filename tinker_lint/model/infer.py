@@ -23,6 +23,9 @@ from tinker_lint.model.names import (
     ARRAY_SCALAR_METHODS,
     CONTAINER_GETS,
     CONTAINER_VIEWS,
+    MODEL_INPUT_BUILDERS,
+    MODEL_INPUT_COPIES,
+    MODEL_INPUT_FACTORIES,
     TOKENIZER_FACTORIES,
     array_function,
 )
@@ -31,6 +34,7 @@ from tinker_lint.model.scopes import (
     FunctionInfo,
     Scope,
     SdkCall,
+    is_tinker_name,
     qualify,
     resolve_function,
 )
@@ -38,6 +42,7 @@ from tinker_lint.model.sdk import Returns, SdkMethod
 from tinker_lint.model.summaries import Summary
 from tinker_lint.model.types import (
     ARRAY,
+    MODEL_INPUT,
     TOKENIZER,
     Kind,
     TType,
@@ -305,6 +310,12 @@ class TypeInference:
             if array_function(qualified) is not None:
                 yield ARRAY
                 return
+            if is_tinker_name(qualified, "ModelInput") or (
+                last in MODEL_INPUT_FACTORIES
+                and is_tinker_name(qualified.rsplit(".", 1)[0], "ModelInput")
+            ):
+                yield MODEL_INPUT  # ``tinker.ModelInput(chunks=...)``, ``types.ModelInput.empty()``
+                return
         if isinstance(func, cst.Attribute):
             name = func.attr.value
             receiver = self.types(func.value, scope)
@@ -315,6 +326,10 @@ class TypeInference:
                 name not in ARRAY_SCALAR_METHODS and any(t.kind is Kind.ARRAY for t in receiver)
             ):
                 yield ARRAY  # ``TensorData.to_torch()``, ``t.float()``, ``a.reshape(...)``
+            if name in MODEL_INPUT_BUILDERS or (
+                name in MODEL_INPUT_COPIES and any(t.kind is Kind.MODEL_INPUT for t in receiver)
+            ):
+                yield MODEL_INPUT  # ``renderer.build_generation_prompt(m)``, ``mi.append_int(t)``
             sdk_call = self.sdk_call(call, scope)
             if sdk_call is not None:
                 yield from self._sdk_return(sdk_call.method, call)

@@ -19,6 +19,13 @@ def names_hot_call(name: str, pattern: re.Pattern[str]) -> bool:
     return bool(pattern.match(name) or pattern.match(name.rsplit(".", 1)[-1]))
 
 
+# What makes a ``tinker.ModelInput`` besides its constructor: its class methods
+# (``ModelInput.from_ints(tokens)``, ``.empty()``), its methods that return a new one (each copies
+# the chunk list and adds one chunk), and the cookbook renderers' prompt builder.
+MODEL_INPUT_FACTORIES = frozenset({"from_ints", "empty"})
+MODEL_INPUT_COPIES = frozenset({"append", "append_int"})
+MODEL_INPUT_BUILDERS = frozenset({"build_generation_prompt"})
+
 TOKENIZER_FACTORIES = frozenset(
     {
         "transformers.AutoTokenizer.from_pretrained",

@@ -22,6 +22,7 @@ class Kind(str, Enum):
     TOKENIZER = "tokenizer"  # a Hugging Face tokenizer
     ARRAY = "array"  # a numpy array or torch tensor (iterating it runs Python per element)
     INSTANCE = "instance"  # an instance of a class of the project: ``name`` is its qualified name
+    MODEL_INPUT = "model-input"  # a ``tinker.ModelInput`` (its ``append``/``append_int`` copy it)
 
 
 @dataclass(frozen=True)
@@ -76,4 +77,5 @@ def instance(qualified_class: str) -> TType:
 
 TOKENIZER = TType(Kind.TOKENIZER)
 ARRAY = TType(Kind.ARRAY)
+MODEL_INPUT = TType(Kind.MODEL_INPUT)
 UNKNOWN_FUTURE = TType(Kind.FUTURE, inner=TType(Kind.RESULT))
