@@ -49,6 +49,7 @@ class Steps:
         self.model = model
         self._entries: dict[LoopInfo, CallSite | None] = {}
         self._epoch: dict[LoopInfo, bool] = {}
+        self._runs: dict[FunctionInfo, bool] = {}
         self._contexts: dict[CallSite | LoopInfo, StepContext | None] = {}
 
     # ======================================================================================
@@ -122,24 +123,62 @@ class Steps:
         submits nothing at its own level, and a nested ``for``/``while`` submits training requests.
         Work at its level runs once per epoch, before the step loop: the recommended place, not a
         finding. A step loop whose requests go out from a nested loop or comprehension of samples
-        stays one."""
+        stays one.
+
+        A run loop counts as one too (``for config in configs: train(config)``): at its own level
+        it only calls functions that submit from a loop of their own (``runs_own_loop``). The
+        callee's work outside its loop is per-run setup and teardown, not per-step work."""
         cached = self._epoch.get(loop)
         if cached is not None:
             return cached
         own_submit = False
-        nested_training = False
+        nested_steps = False
         for site in loop.calls:
             role = self._step_role(site)
             if role is None:
                 continue
             if site.loops[-1] is loop:
+                target = resolve_function(self.model.methods, site.node.func, site.scope)
+                if target is not None and self.runs_own_loop(target):
+                    nested_steps = True
+                    continue
                 own_submit = True
                 break
             inner = site.loops[site.loops.index(loop) + 1 :]
             if role is Role.TRAIN and any(isinstance(i.node, cst.For | cst.While) for i in inner):
-                nested_training = True
-        result = self._epoch[loop] = not own_submit and nested_training
+                nested_steps = True
+        result = self._epoch[loop] = not own_submit and nested_steps
         return result
+
+    def runs_own_loop(self, function: FunctionInfo) -> bool:
+        """Whether ``function`` submits its steps only from ``for``/``while`` loops of its own, or
+        through calls of such functions: a whole run (``def train(config): load(config); for batch
+        in ...: fb(batch)``), not one step. A function that also submits outside its loops
+        (``grpo_step``: samples per prompt in a loop, then ``forward_backward``) is one step."""
+        return self._runs_own_loop(function, frozenset())
+
+    def _runs_own_loop(self, function: FunctionInfo, seen: frozenset[FunctionInfo]) -> bool:
+        cached = self._runs.get(function)
+        if cached is not None:
+            return cached
+        looped = False
+        for site in function.calls:
+            if self._step_role(site) is None:
+                continue
+            if any(isinstance(loop.node, cst.For | cst.While) for loop in site.loops):
+                looped = True
+                continue
+            target = resolve_function(self.model.methods, site.node.func, site.scope)
+            if target is None or target in seen or target is function:
+                looped = False
+                break
+            if not self._runs_own_loop(target, seen | {function}):
+                looped = False
+                break
+            looped = True
+        if not seen:
+            self._runs[function] = looped  # memoised only when no cycle cut the search short
+        return looped
 
     def _step_role(self, site: CallSite) -> Role | None:
         """TRAIN or SAMPLE if ``site`` submits a step, itself or through a function of this
