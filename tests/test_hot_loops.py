@@ -159,3 +159,28 @@ def test_a_step_function_that_samples_in_a_loop_is_still_one_step() -> None:
     # ``step`` samples from its loop but trains at its own level: one step, so ``loop`` is the
     # step loop and the read in it runs every step (the run-loop test must not take it).
     assert findings(STEP_FUNCTION) == {("TNK205", 12, 18)}
+
+
+RETRY_LOOP = textwrap.dedent(
+    """\
+    import tinker
+
+    def train_step(tc: tinker.TrainingClient, batch):
+        for attempt in range(3):
+            try:
+                return tc.forward_backward(batch, loss_fn="cross_entropy").result()
+            except TimeoutError:
+                continue
+
+    def train(tc, batches):
+        for batch in batches:
+            train_step(tc, batch)
+            config = open("config.json").read()
+    """
+)
+
+
+def test_a_retry_loop_does_not_make_its_function_a_run() -> None:
+    # ``train_step`` submits from a loop, but one that returns on success: one step per call,
+    # so ``train``'s loop stays the step loop.
+    assert findings(RETRY_LOOP) == {("TNK205", 13, 18)}

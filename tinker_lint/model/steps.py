@@ -165,7 +165,7 @@ class Steps:
         for site in function.calls:
             if self._step_role(site) is None:
                 continue
-            if any(isinstance(loop.node, cst.For | cst.While) for loop in site.loops):
+            if any(self._repeats(site, loop) for loop in site.loops):
                 looped = True
                 continue
             target = resolve_function(self.model.methods, site.node.func, site.scope)
@@ -196,6 +196,24 @@ class Steps:
                 found = model.submit_of(inner.node, inner.scope)
                 return found.method.role if found is not None else Role.TRAIN
         return None
+
+    def _repeats(self, site: CallSite, loop: LoopInfo) -> bool:
+        """Whether ``loop`` is a ``for``/``while`` that runs ``site`` again and again, not a retry
+        loop that ends once it succeeds (``for attempt in range(3): try: return fb(...)``: a
+        ``return`` or ``break`` in a block between the site and the loop)."""
+        if not isinstance(loop.node, cst.For | cst.While):
+            return False
+        node: cst.CSTNode | None = site.node
+        while node is not None and node is not loop.node:
+            parent = self.model.parent(node)
+            if isinstance(parent, cst.IndentedBlock) and any(
+                isinstance(line, cst.SimpleStatementLine)
+                and any(isinstance(small, cst.Return | cst.Break) for small in line.body)
+                for line in parent.body
+            ):
+                return False
+            node = parent
+        return True
 
     # ======================================================================================
     # Where a place runs on every step

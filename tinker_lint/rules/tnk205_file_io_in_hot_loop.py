@@ -322,7 +322,8 @@ def invariant(
         return not reads & _bound_in(model, hot.loop.node)
     if function is None or function is not hot.via[-1]:
         return False
-    bound = _bound_in(model, function.node.body)
+    # The helper's own bindings, and the step loop's (a closure defined in the loop reads them).
+    bound = _bound_in(model, function.node.body) | _bound_in(model, hot.loop.node)
     if reads & bound:
         return False
     params = _parameters(function)
@@ -475,7 +476,8 @@ def _written_values(
     model: SemanticModel, expr: cst.BaseExpression, site: CallSite
 ) -> Iterator[cst.BaseExpression]:
     """What ends up in the file: ``record`` for ``json.dumps(record) + "\\n"``, the fields of an
-    f-string, the argument of ``str(...)``."""
+    f-string, the argument of ``str(...)``; for a library call (``np.stack(batch)``), the call
+    and its first argument."""
     if isinstance(expr, cst.BinaryOperation):
         yield from _written_values(model, expr.left, site)
         yield from _written_values(model, expr.right, site)
@@ -491,6 +493,9 @@ def _written_values(
             or (isinstance(expr.func, cst.Name) and expr.func.value in ("str", "repr"))
         )
     ):
+        yield from _written_values(model, expr.args[0].value, site)
+    elif isinstance(expr, cst.Call) and expr.args and model.qualify(expr.func, site.scope):
+        yield expr
         yield from _written_values(model, expr.args[0].value, site)
     else:
         yield expr
