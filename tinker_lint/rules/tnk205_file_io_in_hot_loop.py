@@ -408,19 +408,19 @@ def made_in_iteration(
     may write by itself), or by the iteration's own write to the same path."""
     regions = [hot.loop.node, *(function.node for function in hot.via)]
     text = {code_of(model, expr, 200) for expr in path}
-    reads = set()
+    reads: set[str] = set()
     for expr in path:
-        reads |= exact_paths(names_read(model, expr))
+        reads |= exact_paths(_value_reads(model, expr))
     strings = {s for expr in path for s in _strings(model, expr)}
     for call in model.calls:
         if not any(model.contains(region, call.node) for region in regions):
             continue
-        if model.qualify(call.node.func, call.scope) in SUBPROCESS:
+        command = program_strings(model, call)
+        if command is not None:
             if not reads:
-                return True
+                return True  # a literal path: the program may write it by itself
             if reads & exact_paths(names_read(model, call.node)):
                 return True
-            command = _strings(model, call.node)
             if any(s in c or c in s for s in strings for c in command if len(c) > 2):
                 return True
             continue
@@ -429,6 +429,30 @@ def made_in_iteration(
         if written & text:
             return True
     return False
+
+
+def program_strings(model: SemanticModel, call: CallSite, depth: int = 0) -> set[str] | None:
+    """If ``call`` runs another program (a subprocess call, or a function of this module that
+    makes one, a few calls deep: ``run_tests(code)``), the strings it and those functions hold
+    (the command line, output names); None otherwise."""
+    if model.qualify(call.node.func, call.scope) in SUBPROCESS:
+        return _strings(model, call.node)
+    target = model.resolve_function(call.node.func, call.scope)
+    if target is None or depth >= MAX_CALL_DEPTH:
+        return None
+    if any(program_strings(model, inner, depth + 1) is not None for inner in target.calls):
+        return _strings(model, call.node) | _strings(model, target.node)
+    return None
+
+
+def _value_reads(model: SemanticModel, expr: cst.BaseExpression) -> set[str]:
+    """Read keys of the values ``expr`` is built from, not of the functions it calls
+    (``os.path.join(workdir, "out.json")`` reads ``workdir``)."""
+    reads = set(names_read(model, expr))
+    for node in model.walk(expr, NESTED_CODE):
+        if isinstance(node, cst.Call):
+            reads -= names_read(model, node.func)
+    return reads
 
 
 def _strings(model: SemanticModel, node: cst.CSTNode) -> set[str]:
