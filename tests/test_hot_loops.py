@@ -184,3 +184,35 @@ def test_a_retry_loop_does_not_make_its_function_a_run() -> None:
     # ``train_step`` submits from a loop, but one that returns on success: one step per call,
     # so ``train``'s loop stays the step loop.
     assert findings(RETRY_LOOP) == {("TNK205", 13, 18)}
+
+
+HELPERS_OVER_THE_STEPS_DATA = textwrap.dedent(
+    """\
+    import tinker
+
+    def collect(sc: tinker.SamplingClient, prompts, params):
+        futures = []
+        for prompt in prompts:
+            futures.append(sc.sample(prompt, num_samples=4, sampling_params=params))
+        return [f.result() for f in futures]
+
+    def train(tc: tinker.TrainingClient, rollouts, adam):
+        for minibatch in split(rollouts):
+            tc.forward_backward(minibatch, loss_fn="importance_sampling")
+            tc.optim_step(adam)
+
+    def loop(tc, sc, dataset, steps, params, adam):
+        for step in range(steps):
+            prompts = dataset.batch(step)
+            rollouts = collect(sc, prompts, params)
+            train(tc, rollouts, adam)
+            config = open("config.json").read()
+    """
+)
+
+
+def test_helpers_that_loop_over_this_steps_data_keep_the_step_loop() -> None:
+    # ``collect`` and ``train`` submit only from their own loops, but those loops iterate what
+    # ``loop`` binds afresh each step (``prompts``, ``rollouts``): ``loop`` is the step loop, not
+    # a loop over runs, so the read in it runs every step.
+    assert findings(HELPERS_OVER_THE_STEPS_DATA) == {("TNK205", 19, 18)}

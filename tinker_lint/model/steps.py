@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from tinker_lint.model.batches import dict_view, loop_iterables, names_batch, small
+from tinker_lint.model.bindings import argument, bound_in, parameters
 from tinker_lint.model.flow import names_read, target_keys
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.names import names_hot_call
@@ -139,7 +140,11 @@ class Steps:
                 continue
             if site.loops[-1] is loop:
                 target = resolve_function(self.model.methods, site.node.func, site.scope)
-                if target is not None and self.runs_own_loop(target):
+                if (
+                    target is not None
+                    and self.runs_own_loop(target)
+                    and not self._loops_over_fresh_data(target, site, loop)
+                ):
                     nested_steps = True
                     continue
                 own_submit = True
@@ -179,6 +184,35 @@ class Steps:
         if not seen:
             self._runs[function] = looped  # memoised only when no cycle cut the search short
         return looped
+
+    def _loops_over_fresh_data(
+        self, function: FunctionInfo, call: CallSite, loop: LoopInfo
+    ) -> bool:
+        """Whether a loop of ``function`` that submits iterates what ``call`` passes it afresh on
+        each iteration of ``loop`` (``for prompt in prompts`` inside ``collect(prompts)``, with
+        ``prompts`` bound in ``loop``): ``function`` then works through one step's data, and
+        ``loop`` is the step loop, not a loop over runs."""
+        model = self.model
+        params = set(parameters(function))
+        bound: set[str] | None = None
+        for site in function.calls:
+            if self._step_role(site) is None:
+                continue
+            for inner in site.loops:
+                node = inner.node
+                header = node.iter if isinstance(node, cst.For) else getattr(node, "test", None)
+                if header is None:
+                    continue
+                for key in sorted(names_read(model, header)):
+                    if not key.startswith("=") or key[1:] not in params:
+                        continue
+                    passed = argument(function, call, key[1:])
+                    if passed is None:
+                        return True  # unseen: take it for this step's data
+                    bound = bound_in(model, loop.node) if bound is None else bound
+                    if names_read(model, passed) & bound:
+                        return True
+        return False
 
     def _step_role(self, site: CallSite) -> Role | None:
         """TRAIN or SAMPLE if ``site`` submits a step, itself or through a function of this

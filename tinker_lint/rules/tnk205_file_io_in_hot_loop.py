@@ -8,8 +8,10 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tinker_lint.model.batches import loop_iterables
-from tinker_lint.model.flow import NESTED_CODE, exact_paths, names_mutated, names_read, target_keys
-from tinker_lint.model.semantic import CallSite, FunctionInfo, SemanticModel
+from tinker_lint.model.bindings import argument as argument_of
+from tinker_lint.model.bindings import bound_in, parameters
+from tinker_lint.model.flow import NESTED_CODE, exact_paths, names_read
+from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.model.steps import StepContext
 from tinker_lint.prefilter.needs import Needs, parts, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
@@ -105,9 +107,10 @@ either). Load it once before the loop. A large per-step dump (`torch.save`, `np.
 step's data (the batch, the datums, the rollouts, a Tinker result) serializes all of it every step:
 write it on a cadence (`if step % save_every == 0:`), or from a background thread.
 
-Not reported: reading what this iteration just produced (a file whose path is made in the
-iteration, such as a temporary directory; one the iteration's subprocess writes; one it wrote
-itself earlier), a one-line append per step (`open(p, "a")` and one `json.dumps(metrics)` line),
+Not reported: reading a path that changes per iteration (`for shard in shards: np.load(shard)`)
+or comes from `self` (a method may change it), reading what this iteration just produced (a file
+whose path is made in the iteration, such as a temporary directory; one the iteration's
+subprocess writes, directly or in a helper; one it wrote itself earlier), a one-line append per step (`open(p, "a")` and one `json.dumps(metrics)` line),
 writing the program or input a sandbox runs, per-run setup and teardown in a loop over configs or
 checkpoints (its callee runs its own step loop), anything under a cadence guard, and a loop that
 submits nothing.
@@ -319,14 +322,14 @@ def invariant(
     if function is not None and function.self_name in roots:
         return False
     if not hot.via:
-        return not reads & _bound_in(model, hot.loop.node)
+        return not reads & bound_in(model, hot.loop.node)
     if function is None or function is not hot.via[-1]:
         return False
     # The helper's own bindings, and the step loop's (a closure defined in the loop reads them).
-    bound = _bound_in(model, function.node.body) | _bound_in(model, hot.loop.node)
+    bound = bound_in(model, function.node.body) | bound_in(model, hot.loop.node)
     if reads & bound:
         return False
-    params = _parameters(function)
+    params = parameters(function)
     used = [name for name in roots if name in params]
     if not used:
         return True
@@ -343,61 +346,11 @@ def invariant(
         if outer is None:
             continue  # a call that does not run on every step
         for name in used:
-            argument = _argument(function, params, call, name)
+            argument = argument_of(function, call, name)
             if argument is None or not invariant(model, (argument,), call, outer, depth + 1):
                 return False
         checked = True
     return checked
-
-
-def _bound_in(model: SemanticModel, node: cst.CSTNode) -> set[str]:
-    """Write keys of every name ``node`` binds or stores into (assignment, ``for``, comprehension
-    and ``with`` targets, ``x.append(...)``); not inside nested functions."""
-    keys = set(names_mutated(model, node))
-    for current in model.walk(node, NESTED_CODE):
-        targets: list[cst.BaseExpression] = []
-        if isinstance(current, cst.Assign):
-            targets = [t.target for t in current.targets]
-        elif isinstance(
-            current, cst.AnnAssign | cst.AugAssign | cst.NamedExpr | cst.For | cst.CompFor
-        ):
-            targets = [current.target]
-        elif isinstance(current, cst.AsName):
-            targets = [current.name] if isinstance(current.name, cst.BaseExpression) else []
-        for target in targets:
-            keys |= target_keys(target)
-    return keys
-
-
-def _parameters(function: FunctionInfo) -> list[str]:
-    params = function.node.params
-    names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
-    if function.self_name is not None and names and names[0] == function.self_name:
-        names = names[1:]
-    return names
-
-
-def _argument(
-    function: FunctionInfo, params: list[str], call: CallSite, name: str
-) -> cst.BaseExpression | None:
-    """The value ``call`` passes for parameter ``name`` (its default when not passed), or None
-    when unpacked arguments hide it."""
-    index = params.index(name)
-    positional = 0
-    for arg in call.node.args:
-        if arg.star:
-            return None
-        if arg.keyword is None:
-            if positional == index:
-                return arg.value
-            positional += 1
-        elif arg.keyword.value == name:
-            return arg.value
-    every = function.node.params
-    for param in (*every.posonly_params, *every.params, *every.kwonly_params):
-        if param.name.value == name and param.default is not None:
-            return param.default
-    return None
 
 
 def made_in_iteration(
