@@ -107,3 +107,112 @@ def test_calling_self_tokenizer_in_the_step_loop_is_tokenizing() -> None:
     # Regression: ``self.tokenizer(text)`` (the tokenizer's ``__call__``) was not recognised;
     # the call before the loop and the method that gives the tokenizer are not findings.
     assert findings(SELF_TOKENIZER, Settings(select=("TNK201",))) == {("TNK201", 15, 23)}
+
+
+RUN_LOOP = textwrap.dedent(
+    """\
+    import tinker
+    from tinker_cookbook.tokenizer_utils import get_tokenizer
+
+    def run(tc: tinker.TrainingClient, config, batches):
+        tokenizer = get_tokenizer(config.model)
+        rows = open("rows.txt").read()
+        for batch in batches:
+            extra = open("extra.txt").read()
+            tc.forward_backward(batch, loss_fn="cross_entropy")
+        return tokenizer, rows, extra
+
+    def main(tc, configs, batches):
+        for config in configs:
+            run(tc, config, batches)
+            summary = open("summary.txt").read()
+    """
+)
+
+
+def test_a_loop_over_runs_is_not_a_step_loop() -> None:
+    # Regression (issue 15, false pattern 8): ``main`` loops over configs, and ``run`` submits
+    # only from its own loop; TNK107 and TNK205 used to report ``run``'s setup (lines 5, 6) and
+    # the per-run read in ``main`` (line 15) as per-step work. Only the step loop's read stays.
+    assert findings(RUN_LOOP) == {("TNK205", 8, 17)}
+
+
+STEP_FUNCTION = textwrap.dedent(
+    """\
+    import tinker
+
+    def step(tc: tinker.TrainingClient, sc: tinker.SamplingClient, prompts, params):
+        futures = []
+        for prompt in prompts:
+            futures.append(sc.sample(prompt, num_samples=4, sampling_params=params))
+        tc.forward_backward(collect(futures), loss_fn="cross_entropy")
+
+    def loop(tc, sc, steps, prompts, params):
+        for i in range(steps):
+            step(tc, sc, prompts, params)
+            config = open("config.json").read()
+    """
+)
+
+
+def test_a_step_function_that_samples_in_a_loop_is_still_one_step() -> None:
+    # ``step`` samples from its loop but trains at its own level: one step, so ``loop`` is the
+    # step loop and the read in it runs every step (the run-loop test must not take it).
+    assert findings(STEP_FUNCTION) == {("TNK205", 12, 18)}
+
+
+RETRY_LOOP = textwrap.dedent(
+    """\
+    import tinker
+
+    def train_step(tc: tinker.TrainingClient, batch):
+        for attempt in range(3):
+            try:
+                return tc.forward_backward(batch, loss_fn="cross_entropy").result()
+            except TimeoutError:
+                continue
+
+    def train(tc, batches):
+        for batch in batches:
+            train_step(tc, batch)
+            config = open("config.json").read()
+    """
+)
+
+
+def test_a_retry_loop_does_not_make_its_function_a_run() -> None:
+    # ``train_step`` submits from a loop, but one that returns on success: one step per call,
+    # so ``train``'s loop stays the step loop.
+    assert findings(RETRY_LOOP) == {("TNK205", 13, 18)}
+
+
+HELPERS_OVER_THE_STEPS_DATA = textwrap.dedent(
+    """\
+    import tinker
+
+    def collect(sc: tinker.SamplingClient, prompts, params):
+        futures = []
+        for prompt in prompts:
+            futures.append(sc.sample(prompt, num_samples=4, sampling_params=params))
+        return [f.result() for f in futures]
+
+    def train(tc: tinker.TrainingClient, rollouts, adam):
+        for minibatch in split(rollouts):
+            tc.forward_backward(minibatch, loss_fn="importance_sampling")
+            tc.optim_step(adam)
+
+    def loop(tc, sc, dataset, steps, params, adam):
+        for step in range(steps):
+            prompts = dataset.batch(step)
+            rollouts = collect(sc, prompts, params)
+            train(tc, rollouts, adam)
+            config = open("config.json").read()
+    """
+)
+
+
+def test_helpers_that_loop_over_this_steps_data_keep_the_step_loop() -> None:
+    # ``collect`` and ``train`` submit only from their own loops, but those loops iterate what
+    # ``loop`` binds afresh each step (``prompts``, ``rollouts``): ``loop`` is the step loop, not
+    # a loop over runs, so the read in it runs every step.
+    assert findings(HELPERS_OVER_THE_STEPS_DATA) == {("TNK205", 19, 18)}

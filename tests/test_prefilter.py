@@ -61,8 +61,8 @@ def run(model, batches):
     for batch in batches:
         train_step(batch)
         out = model.forward(batch)
-        with open("log.jsonl", "a") as f:
-            f.write(json.dumps(out))
+        with open("vocab.json") as f:
+            vocab = json.load(f)
 """
 
 

@@ -57,13 +57,13 @@ REGRESSIONS = [
     ),
     (
         'for batch in batches:\n    training_client.forward_backward(batch, loss_fn="ce")\n'
-        '    with open ("log.txt", "a") as f:\n        f.write("x")\n',
+        '    with open ("config.txt") as f:\n        f.read()\n',
         SETTINGS,
         [("TNK205", 3, 10)],
     ),
     (
         'for batch in batches:\n    training_client . forward_backward(batch, loss_fn="ce")\n'
-        '    with open("log.txt", "a") as f:\n        f.write("x")\n',
+        '    with open("config.txt") as f:\n        f.read()\n',
         SETTINGS,
         [("TNK205", 3, 10)],
     ),

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from tinker_lint.model.batches import dict_view, loop_iterables, names_batch, small
+from tinker_lint.model.bindings import argument, bound_in, parameters
 from tinker_lint.model.flow import names_read, target_keys
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.names import names_hot_call
@@ -50,6 +51,7 @@ class Steps:
         self.model = model
         self._entries: dict[LoopInfo, CallSite | None] = {}
         self._epoch: dict[LoopInfo, bool] = {}
+        self._runs: dict[FunctionInfo, bool] = {}
         self._contexts: dict[CallSite | LoopInfo, StepContext | None] = {}
 
     # ======================================================================================
@@ -123,24 +125,95 @@ class Steps:
         submits nothing at its own level, and a nested ``for``/``while`` submits training requests.
         Work at its level runs once per epoch, before the step loop: the recommended place, not a
         finding. A step loop whose requests go out from a nested loop or comprehension of samples
-        stays one."""
+        stays one.
+
+        A run loop counts as one too (``for config in configs: train(config)``): at its own level
+        it only calls functions that submit from a loop of their own (``runs_own_loop``). The
+        callee's work outside its loop is per-run setup and teardown, not per-step work."""
         cached = self._epoch.get(loop)
         if cached is not None:
             return cached
         own_submit = False
-        nested_training = False
+        nested_steps = False
         for site in loop.calls:
             role = self._step_role(site)
             if role is None:
                 continue
             if site.loops[-1] is loop:
+                target = resolve_function(self.model.methods, site.node.func, site.scope)
+                if (
+                    target is not None
+                    and self.runs_own_loop(target)
+                    and not self._loops_over_fresh_data(target, site, loop)
+                ):
+                    nested_steps = True
+                    continue
                 own_submit = True
                 break
             inner = site.loops[site.loops.index(loop) + 1 :]
             if role is Role.TRAIN and any(isinstance(i.node, cst.For | cst.While) for i in inner):
-                nested_training = True
-        result = self._epoch[loop] = not own_submit and nested_training
+                nested_steps = True
+        result = self._epoch[loop] = not own_submit and nested_steps
         return result
+
+    def runs_own_loop(self, function: FunctionInfo) -> bool:
+        """Whether ``function`` submits its steps only from ``for``/``while`` loops of its own, or
+        through calls of such functions: a whole run (``def train(config): load(config); for batch
+        in ...: fb(batch)``), not one step. A function that also submits outside its loops
+        (``grpo_step``: samples per prompt in a loop, then ``forward_backward``) is one step."""
+        return self._runs_own_loop(function, frozenset())
+
+    def _runs_own_loop(self, function: FunctionInfo, seen: frozenset[FunctionInfo]) -> bool:
+        cached = self._runs.get(function)
+        if cached is not None:
+            return cached
+        looped = False
+        for site in function.calls:
+            if self._step_role(site) is None:
+                continue
+            if any(self._repeats(site, loop) for loop in site.loops):
+                looped = True
+                continue
+            target = resolve_function(self.model.methods, site.node.func, site.scope)
+            if target is None or target in seen or target is function:
+                looped = False
+                break
+            if not self._runs_own_loop(target, seen | {function}):
+                looped = False
+                break
+            looped = True
+        if not seen:
+            self._runs[function] = looped  # memoised only when no cycle cut the search short
+        return looped
+
+    def _loops_over_fresh_data(
+        self, function: FunctionInfo, call: CallSite, loop: LoopInfo
+    ) -> bool:
+        """Whether a loop of ``function`` that submits iterates what ``call`` passes it afresh on
+        each iteration of ``loop`` (``for prompt in prompts`` inside ``collect(prompts)``, with
+        ``prompts`` bound in ``loop``): ``function`` then works through one step's data, and
+        ``loop`` is the step loop, not a loop over runs."""
+        model = self.model
+        params = set(parameters(function))
+        bound: set[str] | None = None
+        for site in function.calls:
+            if self._step_role(site) is None:
+                continue
+            for inner in site.loops:
+                node = inner.node
+                header = node.iter if isinstance(node, cst.For) else getattr(node, "test", None)
+                if header is None:
+                    continue
+                for key in sorted(names_read(model, header)):
+                    if not key.startswith("=") or key[1:] not in params:
+                        continue
+                    passed = argument(function, call, key[1:])
+                    if passed is None:
+                        return True  # unseen: take it for this step's data
+                    bound = bound_in(model, loop.node) if bound is None else bound
+                    if names_read(model, passed) & bound:
+                        return True
+        return False
 
     def _step_role(self, site: CallSite) -> Role | None:
         """TRAIN or SAMPLE if ``site`` submits a step, itself or through a function of this
@@ -158,6 +231,24 @@ class Steps:
                 found = model.submit_of(inner.node, inner.scope)
                 return found.method.role if found is not None else Role.TRAIN
         return None
+
+    def _repeats(self, site: CallSite, loop: LoopInfo) -> bool:
+        """Whether ``loop`` is a ``for``/``while`` that runs ``site`` again and again, not a retry
+        loop that ends once it succeeds (``for attempt in range(3): try: return fb(...)``: a
+        ``return`` or ``break`` in a block between the site and the loop)."""
+        if not isinstance(loop.node, cst.For | cst.While):
+            return False
+        node: cst.CSTNode | None = site.node
+        while node is not None and node is not loop.node:
+            parent = self.model.parent(node)
+            if isinstance(parent, cst.IndentedBlock) and any(
+                isinstance(line, cst.SimpleStatementLine)
+                and any(isinstance(small, cst.Return | cst.Break) for small in line.body)
+                for line in parent.body
+            ):
+                return False
+            node = parent
+        return True
 
     # ======================================================================================
     # Where a place runs on every step

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.batches import names_batch
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.model.steps import StepContext
@@ -51,10 +51,11 @@ responses, on every step stalls the SDK's thread; pydantic 2.13 pre-releases mad
 large payloads much slower still (see TNK301). Write such data on a cadence
 (`if step % save_every == 0:`) or hand it to a background thread or process.
 
-Reported for a payload: a value serialized once per element of a batch, or one named like
-per-example data (`batch`, `datums`, `rollouts`, `responses`), the loop's own item, or a Tinker
-result. One log line per step (a dict literal, `metrics`) and anything under a cadence guard are
-left alone.
+Reported for a payload: a value serialized once per element of a batch, what the step submits
+(`forward_backward(datums, ...)`), the loop's own item, a Tinker result, or a value named like a
+collection of per-example data (`batch`, `datums`, `rollouts`, `responses`). Not reported: one
+record per step (`f.write(json.dumps(record) + "\n")`, a dict literal, `metrics`), whatever its
+name, and anything under a cadence guard.
 """
     )
     fix_description = (
@@ -125,12 +126,53 @@ def serialized_value(model: SemanticModel, site: CallSite) -> cst.BaseExpression
     return None
 
 
+# Collections of per-example data, by name: the batch, the datums, the rollouts (``self.rollouts``,
+# ``trajectory_groups``). A singular name (``record``, ``row``, ``datum``) is one element: one line
+# per step, not a payload. Names are the last resort, after the dataflow tests of ``is_payload``.
+PAYLOAD_WORDS = frozenset(
+    {
+        "batch",
+        "batches",
+        "minibatch",
+        "minibatches",
+        "data",
+        "datums",
+        "dataset",
+        "rollouts",
+        "trajectories",
+        "trajs",
+        "episodes",
+        "transitions",
+        "samples",
+        "examples",
+        "sequences",
+        "seqs",
+        "responses",
+        "completions",
+        "conversations",
+        "groups",
+    }
+)
+_WORD_SPLIT = re.compile(r"[_\W]+")
+
+
+def names_payload(name: str) -> bool:
+    """Whether an identifier names a collection of per-example data (``batch``, ``rollouts_P``)."""
+    return any(word in PAYLOAD_WORDS for word in _WORD_SPLIT.split(name.lower()))
+
+
 def is_payload(
-    model: SemanticModel, site: CallSite, value: cst.BaseExpression, hot: StepContext
+    model: SemanticModel,
+    site: CallSite,
+    value: cst.BaseExpression,
+    hot: StepContext,
+    own_item: bool = True,
 ) -> bool:
-    """A per-step payload: a value named like per-example data (``batch``, ``self.rollouts``,
-    ``datums[i]``), the hot loop's own item, or the result of a Tinker request. Displays
-    (``{"step": step, ...}``) are log lines or request bodies, not payloads."""
+    """A per-step payload: what the step submits (``forward_backward(datums, ...)``), the result
+    of a Tinker request, the hot loop's own item (with ``own_item``), or a value named like a
+    collection of per-example data (``batch``, ``self.rollouts``, ``datums[i]``). Displays
+    (``{"step": step, ...}``) and single records (``record``, ``metrics``) are log lines or
+    request bodies, not payloads."""
     while isinstance(value, cst.Subscript | cst.Call):
         if isinstance(value, cst.Subscript):
             value = value.value
@@ -144,14 +186,27 @@ def is_payload(
     if dotted is None:
         return False
     parts = dotted.split(".")
-    if any(names_batch(part) for part in parts[-2:]):
+    if not hot.via and parts[0] in _step_sends(hot, site):
+        return True
+    if any(names_payload(part) for part in parts[-2:]):
         return True
     loop = hot.loop.node
     if (
-        not hot.via
+        own_item
+        and not hot.via
         and isinstance(loop, cst.For)
         and isinstance(loop.target, cst.Name)
         and parts[0] == loop.target.value
     ):
         return True
     return any(t.kind is Kind.RESULT for t in model.types(value, site.scope))
+
+
+def _step_sends(hot: StepContext, site: CallSite) -> set[str]:
+    """The names the step's submit sends (``forward_backward(datums, ...)``), when ``site`` is in
+    the submit's own function: the step's data itself."""
+    submit = hot.submit
+    if submit.function is not site.function:
+        return set()
+    values = [arg.value for arg in submit.node.args]
+    return {value.value for value in values if isinstance(value, cst.Name)}

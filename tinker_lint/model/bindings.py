@@ -1,0 +1,67 @@
+"""Which names a region of code binds, and what a call passes for a parameter: the two dataflow
+questions behind "does this change from one iteration to the next" (run loops in ``steps.py``,
+unchanging reads in TNK205)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from tinker_lint.model.flow import NESTED_CODE, names_mutated, target_keys
+from tinker_lint.model.scopes import CallSite, FunctionInfo
+
+if TYPE_CHECKING:
+    from tinker_lint.model.semantic import SemanticModel
+
+
+def bound_in(model: SemanticModel, node: cst.CSTNode) -> set[str]:
+    """Write keys of every name ``node`` binds or stores into (assignment, ``for``, comprehension
+    and ``with`` targets, ``x.append(...)``); not inside nested functions."""
+    keys = set(names_mutated(model, node))
+    for current in model.walk(node, NESTED_CODE):
+        targets: list[cst.BaseExpression] = []
+        if isinstance(current, cst.Assign):
+            targets = [t.target for t in current.targets]
+        elif isinstance(
+            current, cst.AnnAssign | cst.AugAssign | cst.NamedExpr | cst.For | cst.CompFor
+        ):
+            targets = [current.target]
+        elif isinstance(current, cst.AsName):
+            targets = [current.name] if isinstance(current.name, cst.BaseExpression) else []
+        for target in targets:
+            keys |= target_keys(target)
+    return keys
+
+
+def parameters(function: FunctionInfo) -> list[str]:
+    """The function's parameters a caller passes, in order (``self`` left out)."""
+    params = function.node.params
+    names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+    if function.self_name is not None and names and names[0] == function.self_name:
+        names = names[1:]
+    return names
+
+
+def argument(function: FunctionInfo, call: CallSite, name: str) -> cst.BaseExpression | None:
+    """The value ``call`` passes for parameter ``name`` of ``function`` (its default when not
+    passed), or None when unpacked arguments hide it or it has none."""
+    params = parameters(function)
+    if name not in params:
+        return None
+    index = params.index(name)
+    positional = 0
+    for arg in call.node.args:
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            if positional == index:
+                return arg.value
+            positional += 1
+        elif arg.keyword.value == name:
+            return arg.value
+    every = function.node.params
+    for param in (*every.posonly_params, *every.params, *every.kwonly_params):
+        if param.name.value == name and param.default is not None:
+            return param.default
+    return None
