@@ -6,17 +6,15 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tinker_lint.model.concurrency import Concurrency
 from tinker_lint.model.flow import (
-    NESTED_CODE,
     Wait,
     exact_paths,
     linear_steps,
     may_block,
     names_read,
-    read_keys,
 )
 from tinker_lint.model.names import BLOCKING_WAIT_FUNCTIONS
-from tinker_lint.model.scopes import FunctionInfo
 from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.model.types import Kind
 from tinker_lint.prefilter.mentions import TINKER
@@ -98,6 +96,7 @@ async def rollouts(sampling_client, prompts, params):
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
+        concurrency = Concurrency(model)  # worked out when a finding first asks
         for function in model.functions:
             if not function.is_async or not isinstance(function.node.body, cst.IndentedBlock):
                 continue
@@ -129,76 +128,28 @@ async def rollouts(sampling_client, prompts, params):
                         yield self.finding(
                             event.anchor,
                             through=through,
-                            effect=_effect(model, function, event),
+                            effect=_effect(model, concurrency, event),
                             remedy=remedy,
                         )
 
 
-# What the wait does, by where it is (``_is_setup``).
+# What the wait does: it always blocks the event loop for its round trip; it freezes other work
+# only where other coroutines can run beside it (``Concurrency.runs_beside_others``).
 FREEZES = "freezes the event loop and every concurrent rollout"
-SETUP = "blocks the event loop before any task runs"
-SDK_WARNS = "; the SDK logs a warning with a stack trace for it"
-# Calls that start work running concurrently with the rest of the coroutine.
-_SPAWNS = frozenset(
-    f"asyncio.{name}"
-    for name in (
-        "create_task",
-        "ensure_future",
-        "gather",
-        "wait",
-        "as_completed",
-        "TaskGroup",
-        "to_thread",
-        "run_coroutine_threadsafe",
-    )
+ONE_OFF = "blocks the event loop for the round trip"
+SDK_WARNS = (
+    ", and the SDK logs a sync-from-async warning with a stack trace "
+    "(the client future's `result()` is `@sync_only`)"
 )
-_SPAWN_METHODS = frozenset({"create_task", "run_in_executor", "start_soon", "submit"})
-_REPEATS = (cst.For, cst.While, cst.CompFor)
 
 
-def _effect(model: SemanticModel, function: FunctionInfo, wait: Wait) -> str:
-    if not _is_setup(model, function, wait):
-        return FREEZES
+def _effect(model: SemanticModel, concurrency: Concurrency, wait: Wait) -> str:
+    site = model.call_site_of.get(id(wait.node))
+    effect = FREEZES if site is not None and concurrency.runs_beside_others(site) else ONE_OFF
     # ``BackcompatClientFuture.result`` is ``@sync_only`` (tinker-sdk-facts.md); a training
-    # future's ``result()`` does not warn.
+    # future's ``result()`` and the sample wrapper's do not warn.
     warns = wait.futures and all(t.kind is Kind.CLIENT_FUTURE for t in wait.futures)
-    return SETUP + SDK_WARNS if warns else SETUP
-
-
-def _is_setup(model: SemanticModel, function: FunctionInfo, wait: Wait) -> bool:
-    """A one-off wait before any other coroutine can run: in the module's entry coroutine (a
-    module-level ``async def`` named in an ``asyncio.run(...)`` of this module: nothing awaits it
-    alongside others), not repeated by a loop, and before anything in it starts a task, a gather or
-    a thread."""
-    if function.parent is not None or function.class_name is not None:
-        return False
-    named = exact_paths(read_keys(function.name))  # a read of the name itself: ``^main``
-    if not any(
-        model.qualify(site.node.func, site.scope) == "asyncio.run"
-        and any(named <= exact_paths(names_read(model, arg.value)) for arg in site.node.args)
-        for site in model.calls
-    ):
-        return False
-    node: cst.CSTNode | None = wait.node
-    while node is not None and node is not function.node:
-        if isinstance(node, _REPEATS):
-            return False
-        node = model.parent(node)
-    assert isinstance(function.node.body, cst.IndentedBlock)
-    for step in linear_steps(model, function.node.body.body, function.scope):
-        if any(event is wait or getattr(event, "node", None) is wait.node for event in step.events):
-            return True
-        for call in model.walk(step.node, NESTED_CODE):
-            if isinstance(call, cst.Call) and _spawns(model, call, function):
-                return False
-    return False
-
-
-def _spawns(model: SemanticModel, call: cst.Call, function: FunctionInfo) -> bool:
-    func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in _SPAWN_METHODS:
-        return True
-    return model.qualify(func, function.scope) in _SPAWNS
+    return effect + SDK_WARNS if warns else effect
 
 
 def _already_awaited(model: SemanticModel, wait: Wait, names: set[str], origins: set[int]) -> bool:

@@ -1,0 +1,140 @@
+"""Whether other coroutines can be running on the event loop at a place in an ``async def``: the
+one owner of that question (TNK104 asks it to say whether a blocking wait freezes other work or
+only blocks the loop for its own round trip).
+
+Decided from the module's calls, never from names. Other coroutines can run beside a place when
+
+- its function is scheduled concurrently: a call of it reaches an argument of
+  ``asyncio.gather``/``create_task``/``ensure_future``/``wait``/``as_completed``, of a task group's
+  ``create_task`` or ``start_soon``, directly, in a list or a comprehension of calls, through a
+  name bound to them (``tasks = [f(x) for x in xs]``, ``tasks.append(f(x))``), or wrapped in
+  another call (``create_task(bounded(f(x)))``);
+- the place comes after its function started such work (a spawn earlier in the body), or sits in a
+  loop of its function that also spawns (a later iteration comes after it);
+- or its function is called at a place of another ``async def`` where other coroutines can run
+  (``bounded()`` is gathered and awaits ``evaluate()``: ``evaluate`` runs beside the others).
+
+A function whose callers this module does not show (a library coroutine, one passed as a value)
+is not taken to run beside others: the messages then claim only what is true anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from tinker_lint.model.scopes import CallSite, FunctionInfo, Scope
+
+if TYPE_CHECKING:
+    from tinker_lint.model.semantic import SemanticModel
+
+# Calls that start coroutines running beside the caller. Threads (``to_thread``,
+# ``run_in_executor``) are left out: a blocked event loop does not stop them.
+SPAWN_FUNCTIONS = frozenset(
+    f"asyncio.{name}" for name in ("gather", "create_task", "ensure_future", "wait", "as_completed")
+)
+# By method name, on any receiver: ``TaskGroup.create_task``, ``loop.create_task``, and
+# anyio/trio's ``start_soon`` (which takes the coroutine function, not a call of it).
+SPAWN_METHODS = frozenset({"create_task", "start_soon"})
+# How many names to follow back from a spawn's argument to the calls that made its coroutines.
+_NAME_DEPTH = 3
+
+
+class Concurrency:
+    """The concurrency question for one module, worked out once when first asked."""
+
+    def __init__(self, model: SemanticModel) -> None:
+        self.model = model
+        self._beside: set[FunctionInfo] | None = None
+
+    def runs_beside_others(self, site: CallSite) -> bool:
+        """Whether other coroutines can be running on the event loop when ``site`` runs."""
+        if self._beside is None:
+            self._beside = self._functions_beside_others()
+        return self._at(site, self._beside)
+
+    # --- the pieces -------------------------------------------------------------------------
+    def spawns(self, site: CallSite) -> bool:
+        """Whether the call starts coroutines running beside its caller."""
+        func = site.node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in SPAWN_METHODS:
+            return True
+        return self.model.qualify(func, site.scope) in SPAWN_FUNCTIONS
+
+    def _at(self, site: CallSite, beside: set[FunctionInfo]) -> bool:
+        function = site.function
+        if function is None or not function.is_async:
+            return False
+        if function in beside:
+            return True
+        model = self.model
+        for spawn in function.calls:  # its own calls, in source order
+            if not self.spawns(spawn) or model.contains(spawn.node, site.node):
+                continue
+            if spawn.order < site.order:
+                return True  # started before this place
+            if any(loop in spawn.loops for loop in site.loops):
+                return True  # a later iteration of a loop around both comes after it
+        return False
+
+    def _functions_beside_others(self) -> set[FunctionInfo]:
+        """The ``async def``s of the module that run beside other coroutines: those scheduled
+        concurrently, then (to a fixpoint: calls may chain through several coroutines) those
+        called where others can run."""
+        model = self.model
+        beside: set[FunctionInfo] = set()
+        callers: dict[FunctionInfo, list[CallSite]] = {}
+        for site in model.calls:
+            if self.spawns(site):
+                beside.update(self._scheduled_by(site))
+            target = model.resolve_function(site.node.func, site.scope)
+            if target is not None and target.is_async:
+                callers.setdefault(target, []).append(site)
+        changed = True
+        while changed:
+            changed = False
+            for function, sites in callers.items():
+                if function not in beside and any(self._at(site, beside) for site in sites):
+                    beside.add(function)
+                    changed = True
+        return beside
+
+    def _scheduled_by(self, spawn: CallSite) -> Iterator[FunctionInfo]:
+        """The ``async def``s of this module whose coroutines ``spawn`` starts."""
+        model = self.model
+        args = spawn.node.args
+        func = spawn.node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "start_soon" and args:
+            # ``tg.start_soon(worker, x)``: the function itself is handed over.
+            target = model.resolve_function(args[0].value, spawn.scope)
+            if target is not None and target.is_async:
+                yield target
+        for arg in args:
+            for call, scope in self._calls_reaching(arg.value, spawn.scope, _NAME_DEPTH):
+                target = model.resolve_function(call.func, scope)
+                if target is not None and target.is_async:
+                    yield target
+
+    def _calls_reaching(
+        self, expr: cst.BaseExpression, scope: Scope, depth: int
+    ) -> Iterator[tuple[cst.Call, Scope]]:
+        """The calls whose values ``expr`` may hold or be made from: the call itself and those in
+        its arguments, the elements of a list or comprehension, what a name was bound to."""
+        if isinstance(expr, cst.Call):
+            yield expr, scope
+            for arg in expr.args:
+                yield from self._calls_reaching(arg.value, scope, depth)
+        elif isinstance(expr, cst.List | cst.Tuple | cst.Set):
+            for element in expr.elements:
+                yield from self._calls_reaching(element.value, scope, depth)
+        elif isinstance(expr, cst.ListComp | cst.SetComp | cst.GeneratorExp):
+            yield from self._calls_reaching(expr.elt, scope, depth)
+        elif isinstance(expr, cst.Name) and depth > 0:
+            for binding in scope.lookup(expr.value):
+                # ``x = ...``, ``xs.append(...)``/``xs[k] = ...``, ``xs.extend(...)``
+                if binding.kind in ("value", "element", "elements") and isinstance(
+                    binding.expr, cst.BaseExpression
+                ):
+                    yield from self._calls_reaching(binding.expr, binding.scope, depth - 1)
