@@ -260,6 +260,14 @@ def test_the_fixtures_messages():
     ]
 
 
+def test_the_rules_bad_examples_show_both_messages():
+    """The rule page's two bad examples: a gathered rollout, and setup in ``async def main``."""
+    rule = next(rule for rule in PYTHON_RULES if rule.code == "TNK104")
+    gathered, setup = rule.INVALID
+    assert [m for *_, m in tnk104(gathered.code)] == [blocking(FREEZES)]
+    assert [m for *_, m in tnk104(setup.code)] == [blocking(ONE_OFF + SDK_WARNS)]
+
+
 def test_a_setup_wait_in_the_entry_coroutine_says_the_loop_blocks_and_the_sdk_warns():
     text = ENTRY.format(rest="    await asyncio.gather(*[sc.sample(p, 1, None) for p in prompts])")
     assert tnk104(text) == [(9, 57, blocking(ONE_OFF + SDK_WARNS))]
@@ -453,6 +461,22 @@ def test_a_coroutine_scheduled_concurrently_by_its_module_freezes_the_others(cal
 def test_a_coroutine_awaited_sequentially_only_blocks_the_loop(callers):
     text = CALLED.format(callers=callers)
     assert tnk104(text) == [(9, 58, blocking(ONE_OFF + SDK_WARNS))]
+
+
+def test_a_method_of_an_instance_gathered_freezes_the_others():
+    text = CALLED.format(
+        callers="class Evaluator:\n"
+        "    async def one(self, name):\n"
+        "        sc = service.create_sampling_client(model_path=name).result()\n"
+        "        return sc\n\n\n"
+        "async def sweep(names):\n"
+        "    evaluator = Evaluator()\n"
+        "    return await asyncio.gather(*[evaluator.one(n) for n in names])"
+    )
+    assert tnk104(text) == [
+        (9, 58, blocking(ONE_OFF + SDK_WARNS)),
+        (15, 62, blocking(FREEZES + SDK_WARNS)),
+    ]
 
 
 def test_a_method_gathered_through_self_freezes_the_others():

@@ -48,6 +48,7 @@ class Concurrency:
     def __init__(self, model: SemanticModel) -> None:
         self.model = model
         self._beside: set[FunctionInfo] | None = None
+        self._async_names = {f.name for f in model.functions if f.is_async}
 
     def runs_beside_others(self, site: CallSite) -> bool:
         """Whether other coroutines can be running on the event loop when ``site`` runs."""
@@ -89,8 +90,7 @@ class Concurrency:
         for site in model.calls:
             if self.spawns(site):
                 beside.update(self._scheduled_by(site))
-            target = model.resolve_function(site.node.func, site.scope)
-            if target is not None and target.is_async:
+            for target in self._async_targets(site.node, site.scope):
                 callers.setdefault(target, []).append(site)
         changed = True
         while changed:
@@ -113,9 +113,20 @@ class Concurrency:
                 yield target
         for arg in args:
             for call, scope in self._calls_reaching(arg.value, spawn.scope, _NAME_DEPTH):
-                target = model.resolve_function(call.func, scope)
-                if target is not None and target.is_async:
-                    yield target
+                yield from self._async_targets(call, scope)
+
+    def _async_targets(self, call: cst.Call, scope: Scope) -> Iterator[FunctionInfo]:
+        """The ``async def``s of this module ``call`` may run (``helpers.py`` resolves it: a
+        function, ``self.m``, a method of an instance of a class of the module, the overrides of
+        an interface's method)."""
+        func = call.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+        if name not in self._async_names:
+            return  # resolving every call of the module would ask the types of every receiver
+        target = self.model.helpers.target(call, scope)
+        for function in target if isinstance(target, tuple) else (target,):
+            if isinstance(function, FunctionInfo) and function.is_async:
+                yield function
 
     def _calls_reaching(
         self, expr: cst.BaseExpression, scope: Scope, depth: int

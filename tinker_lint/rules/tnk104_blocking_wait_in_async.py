@@ -30,18 +30,34 @@ class BlockingWaitInAsync(Rule):
     message = "Blocking wait{through} inside `async def` {effect}: {remedy}"
     why = """\
 `fut.result()`, `fut.future().result()` and `concurrent.futures.wait(...)` block the calling thread.
-Inside `async def` that thread runs the event loop, so every other coroutine stops: concurrent
-rollouts, evaluations and the cookbook's async training loops all freeze until the request (which
-the SDK retries for up to five minutes) comes back. Several SDK futures are `@sync_only` and log a
-warning with a stack trace when this happens; the training futures do not warn at all.
+Inside `async def` that thread runs the event loop: nothing else on it runs until the request
+(which the SDK retries for up to five minutes) comes back. `await fut` (or
+`await fut.result_async()`) suspends only the current coroutine.
 
-`await fut` (or `await fut.result_async()`) suspends only the current coroutine.
+Every such wait is reported, and the message says what the wait does there:
 
-A one-off setup wait (`tc = service_client.create_lora_training_client(...).result()` at the top of
-the `async def main` that `asyncio.run(...)` runs, not in a loop, before it starts any task or
-gather) freezes nothing else yet: the message says what is true there, that the loop blocks (and
-that the SDK logs a warning with a stack trace for a client future's `.result()`). It is still
-worth an `await`: the same code moved into a task later freezes everything.
+- Where other coroutines can run beside it, it "freezes the event loop and every concurrent
+  rollout": the function is scheduled concurrently by its module (a call of it reaches
+  `asyncio.gather`, `create_task`, `ensure_future`, `asyncio.wait`, `as_completed`, a task group's
+  `create_task` or `start_soon`: directly, in a list or comprehension, through a name bound to the
+  calls, or inside a wrapper such as a semaphore-bounded coroutine), or it is called where others
+  can run, or the wait comes after the function started such work, or sits in a loop that also
+  does. Threads (`asyncio.to_thread`) keep running and do not count.
+- Elsewhere (setup in the `async def main` that `asyncio.run` runs, before any task starts; an
+  evaluation coroutine its caller awaits one after the other; a coroutine whose callers this module
+  does not show), it "blocks the event loop for the round trip". Still worth an `await`: the same
+  code moved into a task later freezes everything.
+
+When the future is a client future (`create_sampling_client(...)`,
+`create_lora_training_client(...)`, `save_weights_and_get_sampling_client(...)` in tinker 0.38),
+the message adds that the SDK logs a warning: `BackcompatClientFuture.result` is `@sync_only`
+(`tinker/lib/public_interfaces/backcompat_client_future.py` L34), and `sync_only`
+(`tinker/lib/sync_only.py` L69-96), called inside a running event loop on a future not yet done,
+logs "Synchronous method '...result()' called from async context. It blocks the event loop until
+the result arrives; await the future instead (`await future`, or `await future.result_async()`)."
+and then "===== Stack for calling sync from async =====" with the stack (silent in Jupyter; a
+`RuntimeError` on the SDK's own loop). The training futures (`AwaitableConcurrentFuture`) and the
+sample wrapper's `result()` do not warn, and the message does not say they do.
 
 Not reported: `.result()` on a future that this function already awaited (for example after
 `await asyncio.gather(*futures)`), which returns at once.
@@ -56,12 +72,40 @@ naming the helper and its wait.
 the function must block, make it a plain `def` and call it from sync code or through
 `asyncio.to_thread`."""
     INVALID = (
+        # Gathered: the wait freezes the other rollouts.
         Example(
             """\
+import asyncio
+
+
 async def rollout(sampling_client, prompt, params):
     return sampling_client.sample(prompt, num_samples=1, sampling_params=params).result()
+
+
+async def rollouts(sampling_client, prompts, params):
+    return await asyncio.gather(*[rollout(sampling_client, p, params) for p in prompts])
 """,
-            expect=((2, 82),),
+            expect=((5, 82),),
+        ),
+        # Setup before any task: the loop blocks for the round trip, and the SDK warns.
+        Example(
+            """\
+import asyncio
+
+import tinker
+
+PARAMS = tinker.SamplingParams(max_tokens=64)
+
+
+async def main(prompt):
+    service_client = tinker.ServiceClient()
+    sampling_client = service_client.create_sampling_client(base_model="Qwen/Qwen3-8B").result()
+    print(await sampling_client.sample(prompt, num_samples=1, sampling_params=PARAMS))
+
+
+asyncio.run(main(tinker.ModelInput.from_ints([1, 2, 3])))
+""",
+            expect=((10, 89),),
         ),
     )
     VALID = (
