@@ -292,19 +292,32 @@ def test_a_training_futures_wait_claims_no_sdk_warning():
         "    task = asyncio.create_task(work())\n"
         "    sc2 = service.create_sampling_client(base_model='m').result()\n"
         "    await task",
-        # after a gather
-        "    await asyncio.gather(work(), work())\n"
-        "    sc2 = service.create_sampling_client(base_model='m').result()",
-        # in a loop that also gathers: every iteration after the first comes after it
+        # in a loop that also starts tasks: every iteration after the first comes after it
+        "    tasks = []\n"
         "    for p in prompts:\n"
         "        sc2 = service.create_sampling_client(base_model='m').result()\n"
-        "        await asyncio.gather(work(), work())",
+        "        tasks.append(asyncio.create_task(work()))\n"
+        "    await asyncio.gather(*tasks)",
         # after a task group's task
         "    async with asyncio.TaskGroup() as tg:\n"
         "        tg.create_task(work())\n"
         "        sc2 = service.create_sampling_client(base_model='m').result()",
+        # a gather not awaited where it is made: its coroutines run until it is
+        "    pending = asyncio.gather(work(), work())\n"
+        "    sc2 = service.create_sampling_client(base_model='m').result()\n"
+        "    await pending",
+        # a wait that returns with work left running
+        "    tasks = [asyncio.ensure_future(work()) for p in prompts]\n"
+        "    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)\n"
+        "    sc2 = service.create_sampling_client(base_model='m').result()",
     ],
-    ids=["after-create-task", "after-gather", "in-a-loop-that-gathers", "after-task-group"],
+    ids=[
+        "after-create-task",
+        "in-a-loop-that-starts-tasks",
+        "after-task-group",
+        "gather-not-awaited-yet",
+        "wait-first-completed",
+    ],
 )
 def test_a_wait_after_tasks_start_freezes_them(rest):
     text = ENTRY.format(rest=rest).replace(
@@ -331,8 +344,29 @@ def test_a_wait_after_tasks_start_freezes_them(rest):
         "    for p in prompts:\n"
         "        await work()\n"
         "    sc2 = service.create_sampling_client(base_model='m').result()",
+        # after an awaited gather: the gathered coroutines are done (distillation/sdft.py L1081)
+        "    await asyncio.gather(work(), work())\n"
+        "    sc2 = service.create_sampling_client(base_model='m').result()",
+        "    await asyncio.gather(*[asyncio.create_task(work()) for p in prompts])\n"
+        "    sc2 = service.create_sampling_client(base_model='m').result()",
+        # in a loop that also gathers, each time to the end
+        "    for p in prompts:\n"
+        "        sc2 = service.create_sampling_client(base_model='m').result()\n"
+        "        results = await asyncio.gather(work(), work())",
+        # an asyncio.wait that waits for all
+        "    await asyncio.wait([asyncio.ensure_future(work()) for p in prompts])\n"
+        "    sc2 = service.create_sampling_client(base_model='m').result()",
     ],
-    ids=["in-a-loop", "gather-after-the-loop", "after-to-thread", "after-sequential-awaits"],
+    ids=[
+        "in-a-loop",
+        "gather-after-the-loop",
+        "after-to-thread",
+        "after-sequential-awaits",
+        "after-awaited-gather",
+        "after-awaited-gather-of-tasks",
+        "in-a-loop-that-gathers",
+        "after-awaited-wait",
+    ],
 )
 def test_a_wait_with_nothing_beside_it_only_blocks_the_loop(rest):
     text = ENTRY.format(rest=rest).replace(

@@ -10,7 +10,9 @@ Decided from the module's calls, never from names. Other coroutines can run besi
   name bound to them (``tasks = [f(x) for x in xs]``, ``tasks.append(f(x))``), or wrapped in
   another call (``create_task(bounded(f(x)))``);
 - the place comes after its function started such work (a spawn earlier in the body), or sits in a
-  loop of its function that also spawns (a later iteration comes after it);
+  loop of its function that also spawns (a later iteration comes after it), unless that work had
+  all finished in place (``await asyncio.gather(...)``: the gathered coroutines are done when the
+  await returns, so a wait after it freezes nothing);
 - or its function is called at a place of another ``async def`` where other coroutines can run
   (``bounded()`` is gathered and awaits ``evaluate()``: ``evaluate`` runs beside the others).
 
@@ -38,6 +40,8 @@ SPAWN_FUNCTIONS = frozenset(
 # By method name, on any receiver: ``TaskGroup.create_task``, ``loop.create_task``, and
 # anyio/trio's ``start_soon`` (which takes the coroutine function, not a call of it).
 SPAWN_METHODS = frozenset({"create_task", "start_soon"})
+# Where a spawn's enclosing expression ends.
+_STATEMENT_BOUNDARIES = (cst.SimpleStatementLine, cst.BaseCompoundStatement, cst.Lambda)
 # How many names to follow back from a spawn's argument to the calls that made its coroutines.
 _NAME_DEPTH = 3
 
@@ -74,10 +78,32 @@ class Concurrency:
         for spawn in function.calls:  # its own calls, in source order
             if not self.spawns(spawn) or model.contains(spawn.node, site.node):
                 continue
+            if self._finished_in_place(spawn):
+                continue  # ``await asyncio.gather(...)``: nothing it started is left running
             if spawn.order < site.order:
                 return True  # started before this place
             if any(loop in spawn.loops for loop in site.loops):
                 return True  # a later iteration of a loop around both comes after it
+        return False
+
+    def _finished_in_place(self, spawn: CallSite) -> bool:
+        """Whether all the spawn starts has finished when the statement holding it ends: it is,
+        or is inside, an awaited ``asyncio.gather(...)`` (or an ``asyncio.wait(...)`` that waits
+        for all, with no ``timeout`` or ``return_when``). Tasks made elsewhere and kept in a name
+        may still run: those count as running."""
+        model = self.model
+        node: cst.CSTNode | None = spawn.node
+        while node is not None and not isinstance(node, _STATEMENT_BOUNDARIES):
+            if isinstance(node, cst.Call) and isinstance(model.parent(node), cst.Await):
+                qualified = model.qualify(node.func, spawn.scope)
+                if qualified == "asyncio.gather":
+                    return True
+                if qualified == "asyncio.wait" and not any(
+                    arg.keyword is not None and arg.keyword.value in ("timeout", "return_when")
+                    for arg in node.args
+                ):
+                    return True
+            node = model.parent(node)
         return False
 
     def _functions_beside_others(self) -> set[FunctionInfo]:
