@@ -261,9 +261,11 @@ def test_the_fixtures_messages():
 
 
 def test_the_rules_bad_examples_show_both_messages():
-    """The rule page's two bad examples: a gathered rollout, and setup in ``async def main``."""
+    """The rule page's bad examples: a rollout coroutine alone, gathered, and setup in
+    ``async def main``."""
     rule = next(rule for rule in PYTHON_RULES if rule.code == "TNK104")
-    gathered, setup = rule.INVALID
+    alone, gathered, setup = rule.INVALID
+    assert [m for *_, m in tnk104(alone.code)] == [blocking(ONE_OFF)]
     assert [m for *_, m in tnk104(gathered.code)] == [blocking(FREEZES)]
     assert [m for *_, m in tnk104(setup.code)] == [blocking(ONE_OFF + SDK_WARNS)]
 

@@ -73,6 +73,14 @@ naming the helper and its wait.
 the function must block, make it a plain `def` and call it from sync code or through
 `asyncio.to_thread`."""
     INVALID = (
+        # Alone (tests/robustness_support.py lints this first example): the loop blocks.
+        Example(
+            """\
+async def rollout(sampling_client, prompt, params):
+    return sampling_client.sample(prompt, num_samples=1, sampling_params=params).result()
+""",
+            expect=((2, 82),),
+        ),
         # Gathered: the wait freezes the other rollouts.
         Example(
             """\
