@@ -355,6 +355,10 @@ def test_a_wait_after_tasks_start_freezes_them(rest):
         "    for p in prompts:\n"
         "        sc2 = service.create_sampling_client(base_model='m').result()\n"
         "        results = await asyncio.gather(work(), work())",
+        # after a task group's block: its tasks are done when the block ends
+        "    async with asyncio.TaskGroup() as tg:\n"
+        "        tg.create_task(work())\n"
+        "    sc2 = service.create_sampling_client(base_model='m').result()",
         # an asyncio.wait that waits for all
         "    await asyncio.wait([asyncio.ensure_future(work()) for p in prompts])\n"
         "    sc2 = service.create_sampling_client(base_model='m').result()",
@@ -367,6 +371,7 @@ def test_a_wait_after_tasks_start_freezes_them(rest):
         "after-awaited-gather",
         "after-awaited-gather-of-tasks",
         "in-a-loop-that-gathers",
+        "after-task-group-block",
         "after-awaited-wait",
     ],
 )
@@ -508,6 +513,22 @@ def test_a_method_of_an_instance_gathered_freezes_the_others():
         "async def sweep(names):\n"
         "    evaluator = Evaluator()\n"
         "    return await asyncio.gather(*[evaluator.one(n) for n in names])"
+    )
+    assert tnk104(text) == [
+        (9, 58, blocking(ONE_OFF + SDK_WARNS)),
+        (15, 62, blocking(FREEZES + SDK_WARNS)),
+    ]
+
+
+def test_an_instance_called_as_a_coroutine_and_gathered_freezes_the_others():
+    text = CALLED.format(
+        callers="class Policy:\n"
+        "    async def __call__(self, name):\n"
+        "        sc = service.create_sampling_client(model_path=name).result()\n"
+        "        return sc\n\n\n"
+        "async def sweep(names):\n"
+        "    policy = Policy()\n"
+        "    return await asyncio.gather(*[policy(n) for n in names])"
     )
     assert tnk104(text) == [
         (9, 58, blocking(ONE_OFF + SDK_WARNS)),

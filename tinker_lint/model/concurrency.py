@@ -11,8 +11,8 @@ Decided from the module's calls, never from names. Other coroutines can run besi
   another call (``create_task(bounded(f(x)))``);
 - the place comes after its function started such work (a spawn earlier in the body), or sits in a
   loop of its function that also spawns (a later iteration comes after it), unless that work had
-  all finished in place (``await asyncio.gather(...)``: the gathered coroutines are done when the
-  await returns, so a wait after it freezes nothing);
+  all finished (``await asyncio.gather(...)``: the gathered coroutines are done when the await
+  returns; a task group's tasks are done when its ``async with`` block ends);
 - or its function is called at a place of another ``async def`` where other coroutines can run
   (``bounded()`` is gathered and awaits ``evaluate()``: ``evaluate`` runs beside the others).
 
@@ -52,7 +52,9 @@ class Concurrency:
     def __init__(self, model: SemanticModel) -> None:
         self.model = model
         self._beside: set[FunctionInfo] | None = None
+        # The names a call of an ``async def`` can have (``obj(...)`` runs ``__call__``).
         self._async_names = {f.name for f in model.functions if f.is_async}
+        self._calls_instances = "__call__" in self._async_names
 
     def runs_beside_others(self, site: CallSite) -> bool:
         """Whether other coroutines can be running on the event loop when ``site`` runs."""
@@ -78,8 +80,8 @@ class Concurrency:
         for spawn in function.calls:  # its own calls, in source order
             if not self.spawns(spawn) or model.contains(spawn.node, site.node):
                 continue
-            if self._finished_in_place(spawn):
-                continue  # ``await asyncio.gather(...)``: nothing it started is left running
+            if self._finished_in_place(spawn) or self._group_closed_at(spawn, site):
+                continue  # nothing it started is left running there
             if spawn.order < site.order:
                 return True  # started before this place
             if any(loop in spawn.loops for loop in site.loops):
@@ -103,6 +105,25 @@ class Concurrency:
                     for arg in node.args
                 ):
                     return True
+            node = model.parent(node)
+        return False
+
+    def _group_closed_at(self, spawn: CallSite, site: CallSite) -> bool:
+        """Whether ``spawn`` is ``tg.create_task(...)``/``tg.start_soon(...)`` on a task group
+        opened by an ``async with ... as tg`` that does not hold ``site``: the block ends only
+        when all its tasks are done, so none of them runs at ``site``."""
+        func = spawn.node.func
+        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
+            return False
+        group = func.value.value
+        model = self.model
+        node = model.parent(spawn.node)
+        while node is not None and not isinstance(node, cst.FunctionDef):
+            if isinstance(node, cst.With) and node.asynchronous is not None:
+                for item in node.items:
+                    target = item.asname.name if item.asname is not None else None
+                    if isinstance(target, cst.Name) and target.value == group:
+                        return not model.contains(node, site.node)
             node = model.parent(node)
         return False
 
@@ -147,7 +168,7 @@ class Concurrency:
         an interface's method)."""
         func = call.func
         name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
-        if name not in self._async_names:
+        if name not in self._async_names and not self._calls_instances:
             return  # resolving every call of the module would ask the types of every receiver
         target = self.model.helpers.target(call, scope)
         for function in target if isinstance(target, tuple) else (target,):

@@ -42,8 +42,9 @@ Every such wait is reported, and the message says what the wait does there:
   `create_task` or `start_soon`: directly, in a list or comprehension, through a name bound to the
   calls, or inside a wrapper such as a semaphore-bounded coroutine), or it is called where others
   can run, or the wait comes after the function started such work, or sits in a loop that also
-  does. Work that finished in place does not count: after `await asyncio.gather(...)` the
-  gathered coroutines are done. Threads (`asyncio.to_thread`) keep running and do not count.
+  does. Work that has finished does not count: after `await asyncio.gather(...)` the gathered
+  coroutines are done, and after a task group's `async with` block its tasks are. Threads
+  (`asyncio.to_thread`) keep running and do not count.
 - Elsewhere (setup in the `async def main` that `asyncio.run` runs, before any task starts; an
   evaluation coroutine its caller awaits one after the other; a coroutine whose callers this module
   does not show), it "blocks the event loop for the round trip". Still worth an `await`: the same
