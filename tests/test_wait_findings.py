@@ -19,7 +19,7 @@ from tinker_lint.rules.tnk101_wait_before_submit import (
     IN_ORDER,
     TWO_CLIENTS,
 )
-from tinker_lint.rules.tnk104_blocking_wait_in_async import FREEZES, SDK_WARNS, SETUP
+from tinker_lint.rules.tnk104_blocking_wait_in_async import FREEZES, ONE_OFF, SDK_WARNS
 from tinker_lint.run.engine import lint_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -205,7 +205,9 @@ def test_flake8_select_tnk101_still_gets_the_wait(tmp_path, argv, want):
     ]
 
 
-# --- TNK104: a one-off setup wait says what is true there -----------------------------------------
+# --- TNK104: the message says what is true where the wait is -------------------------------------
+# Every blocking wait in ``async def`` is reported. It freezes other work only where other coroutines
+# can run beside it (``model/concurrency.py``); elsewhere it blocks the loop for its round trip.
 ENTRY = """\
 import asyncio
 
@@ -233,24 +235,55 @@ def blocking(effect: str) -> str:
     )
 
 
-def test_a_setup_wait_in_the_entry_coroutine_says_the_loop_blocks_and_the_sdk_warns():
-    text = ENTRY.format(rest="    await asyncio.gather(*[sc.sample(p, 1, None) for p in prompts])")
-    assert tnk104(text) == [(9, 57, blocking(SETUP + SDK_WARNS))]
-    assert blocking(SETUP + SDK_WARNS) == (
-        "Blocking wait inside `async def` blocks the event loop before any task runs; the SDK "
-        "logs a warning with a stack trace for it: use `await fut` instead of `fut.result()`"
+def test_the_two_messages_word_for_word():
+    assert blocking(ONE_OFF + SDK_WARNS) == (
+        "Blocking wait inside `async def` blocks the event loop for the round trip, and the SDK "
+        "logs a sync-from-async warning with a stack trace (the client future's `result()` is "
+        "`@sync_only`): use `await fut` instead of `fut.result()`"
+    )
+    assert blocking(FREEZES + SDK_WARNS) == (
+        "Blocking wait inside `async def` freezes the event loop and every concurrent rollout, and "
+        "the SDK logs a sync-from-async warning with a stack trace (the client future's "
+        "`result()` is `@sync_only`): use `await fut` instead of `fut.result()`"
     )
 
 
-def test_a_training_futures_setup_wait_claims_no_sdk_warning():
+def test_the_fixtures_messages():
+    """fixtures/tnk1xx/tnk104_concurrency.py: the positions are its ``# expect:`` lines."""
+    path = ROOT / "fixtures" / "tnk1xx" / "tnk104_concurrency.py"
+    found = tnk104(path.read_text())
+    assert found == [
+        (13, 70, blocking(FREEZES + SDK_WARNS)),  # gathered by the module
+        (23, 70, blocking(ONE_OFF + SDK_WARNS)),  # awaited one after the other by its caller
+        (33, 67, blocking(ONE_OFF + SDK_WARNS)),  # setup in async main, before any task
+        (38, 68, blocking(FREEZES + SDK_WARNS)),  # after create_task in the same function
+    ]
+
+
+def test_the_rules_bad_examples_show_both_messages():
+    """The rule page's bad examples: a rollout coroutine alone, gathered, and setup in
+    ``async def main``."""
+    rule = next(rule for rule in PYTHON_RULES if rule.code == "TNK104")
+    alone, gathered, setup = rule.INVALID
+    assert [m for *_, m in tnk104(alone.code)] == [blocking(ONE_OFF)]
+    assert [m for *_, m in tnk104(gathered.code)] == [blocking(FREEZES)]
+    assert [m for *_, m in tnk104(setup.code)] == [blocking(ONE_OFF + SDK_WARNS)]
+
+
+def test_a_setup_wait_in_the_entry_coroutine_says_the_loop_blocks_and_the_sdk_warns():
+    text = ENTRY.format(rest="    await asyncio.gather(*[sc.sample(p, 1, None) for p in prompts])")
+    assert tnk104(text) == [(9, 57, blocking(ONE_OFF + SDK_WARNS))]
+
+
+def test_a_training_futures_wait_claims_no_sdk_warning():
     text = ENTRY.format(
         rest="    tc = service.create_lora_training_client(base_model='m').result()\n"
         "    tc.forward_backward([], loss_fn='cross_entropy').result()"
     )
     assert tnk104(text) == [
-        (9, 57, blocking(SETUP + SDK_WARNS)),
-        (10, 62, blocking(SETUP + SDK_WARNS)),
-        (11, 54, blocking(SETUP)),
+        (9, 57, blocking(ONE_OFF + SDK_WARNS)),
+        (10, 62, blocking(ONE_OFF + SDK_WARNS)),
+        (11, 54, blocking(ONE_OFF)),
     ]
 
 
@@ -261,23 +294,258 @@ def test_a_training_futures_setup_wait_claims_no_sdk_warning():
         "    task = asyncio.create_task(work())\n"
         "    sc2 = service.create_sampling_client(base_model='m').result()\n"
         "    await task",
-        # after a gather
-        "    await asyncio.gather(work(), work())\n"
-        "    sc2 = service.create_sampling_client(base_model='m').result()",
-        # repeated by a loop
+        # in a loop that also starts tasks: every iteration after the first comes after it
+        "    tasks = []\n"
         "    for p in prompts:\n"
+        "        sc2 = service.create_sampling_client(base_model='m').result()\n"
+        "        tasks.append(asyncio.create_task(work()))\n"
+        "    await asyncio.gather(*tasks)",
+        # after a task group's task
+        "    async with asyncio.TaskGroup() as tg:\n"
+        "        tg.create_task(work())\n"
         "        sc2 = service.create_sampling_client(base_model='m').result()",
+        # a gather not awaited where it is made: its coroutines run until it is
+        "    pending = asyncio.gather(work(), work())\n"
+        "    sc2 = service.create_sampling_client(base_model='m').result()\n"
+        "    await pending",
+        # a wait that returns with work left running
+        "    tasks = [asyncio.ensure_future(work()) for p in prompts]\n"
+        "    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)\n"
+        "    sc2 = service.create_sampling_client(base_model='m').result()",
     ],
-    ids=["after-create-task", "after-gather", "in-a-loop"],
+    ids=[
+        "after-create-task",
+        "in-a-loop-that-starts-tasks",
+        "after-task-group",
+        "gather-not-awaited-yet",
+        "wait-first-completed",
+    ],
 )
-def test_a_wait_after_tasks_start_or_in_a_loop_freezes_them(rest):
+def test_a_wait_after_tasks_start_freezes_them(rest):
     text = ENTRY.format(rest=rest).replace(
         "async def main", "async def work():\n    pass\n\n\nasync def main"
     )
     found = tnk104(text)
-    assert [m for *_, m in found] == [blocking(SETUP + SDK_WARNS), blocking(FREEZES)]
+    assert [m for *_, m in found] == [blocking(ONE_OFF + SDK_WARNS), blocking(FREEZES + SDK_WARNS)]
 
 
-def test_a_coroutine_not_run_by_asyncio_run_may_run_beside_others():
+@pytest.mark.parametrize(
+    "rest",
+    [
+        # repeated by a loop, but nothing runs beside it
+        "    for p in prompts:\n"
+        "        sc2 = service.create_sampling_client(base_model='m').result()",
+        # the loop gathers only after it has ended
+        "    for p in prompts:\n"
+        "        sc2 = service.create_sampling_client(base_model='m').result()\n"
+        "    await asyncio.gather(work(), work())",
+        # a thread keeps running while the loop is blocked: nothing on the loop is frozen
+        "    await asyncio.to_thread(print, 'x')\n"
+        "    sc2 = service.create_sampling_client(base_model='m').result()",
+        # awaited one after the other
+        "    for p in prompts:\n"
+        "        await work()\n"
+        "    sc2 = service.create_sampling_client(base_model='m').result()",
+        # after an awaited gather: the gathered coroutines are done (distillation/sdft.py L1081)
+        "    await asyncio.gather(work(), work())\n"
+        "    sc2 = service.create_sampling_client(base_model='m').result()",
+        "    await asyncio.gather(*[asyncio.create_task(work()) for p in prompts])\n"
+        "    sc2 = service.create_sampling_client(base_model='m').result()",
+        # in a loop that also gathers, each time to the end
+        "    for p in prompts:\n"
+        "        sc2 = service.create_sampling_client(base_model='m').result()\n"
+        "        results = await asyncio.gather(work(), work())",
+        # after a task group's block: its tasks are done when the block ends
+        "    async with asyncio.TaskGroup() as tg:\n"
+        "        tg.create_task(work())\n"
+        "    sc2 = service.create_sampling_client(base_model='m').result()",
+        # an asyncio.wait that waits for all
+        "    await asyncio.wait([asyncio.ensure_future(work()) for p in prompts])\n"
+        "    sc2 = service.create_sampling_client(base_model='m').result()",
+    ],
+    ids=[
+        "in-a-loop",
+        "gather-after-the-loop",
+        "after-to-thread",
+        "after-sequential-awaits",
+        "after-awaited-gather",
+        "after-awaited-gather-of-tasks",
+        "in-a-loop-that-gathers",
+        "after-task-group-block",
+        "after-awaited-wait",
+    ],
+)
+def test_a_wait_with_nothing_beside_it_only_blocks_the_loop(rest):
+    text = ENTRY.format(rest=rest).replace(
+        "async def main", "async def work():\n    pass\n\n\nasync def main"
+    )
+    found = tnk104(text)
+    assert [m for *_, m in found] == [blocking(ONE_OFF + SDK_WARNS)] * 2
+
+
+def test_a_coroutine_no_call_of_the_module_schedules_is_not_said_to_freeze_others():
+    # A library coroutine: its callers are not in view, so only what is true anyway is said.
     text = ENTRY.replace("asyncio.run(main([]))", "")
-    assert tnk104(text) == [(9, 57, blocking(FREEZES))]
+    assert tnk104(text) == [(9, 57, blocking(ONE_OFF + SDK_WARNS))]
+
+
+CALLED = """\
+import asyncio
+
+import tinker
+
+service = tinker.ServiceClient()
+
+
+async def evaluate(name):
+    sc = service.create_sampling_client(model_path=name).result()
+    return sc
+
+
+{callers}
+"""
+
+
+@pytest.mark.parametrize(
+    "callers",
+    [
+        # a comprehension of calls, gathered
+        "async def sweep(names):\n    return await asyncio.gather(*[evaluate(n) for n in names])",
+        # a list of calls, gathered
+        "async def sweep():\n    return await asyncio.gather(*[evaluate('a'), evaluate('b')])",
+        # two calls, gathered
+        "async def sweep():\n    return await asyncio.gather(evaluate('a'), evaluate('b'))",
+        # through a name bound to the calls
+        "async def sweep(names):\n"
+        "    coros = [evaluate(n) for n in names]\n"
+        "    return await asyncio.gather(*coros)",
+        # through a list filled in a loop
+        "async def sweep(names):\n"
+        "    coros = []\n"
+        "    for n in names:\n"
+        "        coros.append(evaluate(n))\n"
+        "    return await asyncio.gather(*coros)",
+        # one task, beside the caller
+        "async def sweep():\n    task = asyncio.create_task(evaluate('a'))\n    return await task",
+        "async def sweep():\n    return await asyncio.ensure_future(evaluate('a'))",
+        "async def sweep(names):\n"
+        "    for done in asyncio.as_completed([evaluate(n) for n in names]):\n"
+        "        await done",
+        "async def sweep(names):\n"
+        "    await asyncio.wait([asyncio.ensure_future(evaluate(n)) for n in names])",
+        # wrapped in another call: a timeout, or a semaphore-bounded wrapper that is gathered
+        "async def sweep(names):\n"
+        "    await asyncio.gather(*[asyncio.wait_for(evaluate(n), 10) for n in names])",
+        "async def sweep(names):\n"
+        "    sem = asyncio.Semaphore(4)\n\n"
+        "    async def bounded(n):\n"
+        "        async with sem:\n"
+        "            return await evaluate(n)\n\n"
+        "    tasks = [asyncio.create_task(bounded(n)) for n in names]\n"
+        "    return await asyncio.gather(*tasks)",
+        # awaited by a coroutine that a task group runs
+        "async def one(n):\n"
+        "    return await evaluate(n)\n\n\n"
+        "async def sweep(names):\n"
+        "    async with asyncio.TaskGroup() as tg:\n"
+        "        for n in names:\n"
+        "            tg.create_task(one(n))",
+        # awaited by a coroutine after it started a task
+        "async def sweep(names):\n"
+        "    task = asyncio.create_task(asyncio.sleep(1))\n"
+        "    await evaluate('a')\n"
+        "    await task",
+        # anyio/trio: the function itself is handed to start_soon
+        "async def sweep(tg):\n    tg.start_soon(evaluate, 'a')",
+    ],
+    ids=[
+        "gathered-comprehension",
+        "gathered-list",
+        "gathered-calls",
+        "gathered-name",
+        "gathered-appended",
+        "create-task",
+        "ensure-future",
+        "as-completed",
+        "wait-of-tasks",
+        "wait-for-gathered",
+        "bounded-wrapper-tasks",
+        "caller-in-task-group",
+        "called-after-a-task",
+        "start-soon",
+    ],
+)
+def test_a_coroutine_scheduled_concurrently_by_its_module_freezes_the_others(callers):
+    text = CALLED.format(callers=callers)
+    assert tnk104(text) == [(9, 58, blocking(FREEZES + SDK_WARNS))]
+
+
+@pytest.mark.parametrize(
+    "callers",
+    [
+        # awaited one after the other (recipes/search_tool/offline_eval.py)
+        "async def main(names):\n    for n in names:\n        await evaluate(n)",
+        # coroutines collected, then awaited one by one: still sequential
+        "async def main(names):\n"
+        "    coros = [evaluate(n) for n in names]\n"
+        "    for c in coros:\n"
+        "        await c",
+        # run by asyncio.run, not beside anything
+        "def main():\n    asyncio.run(evaluate('a'))",
+        # passed to a thread: a blocked loop does not stop a thread
+        "async def main():\n    await asyncio.to_thread(asyncio.run, evaluate('a'))",
+        # a cycle of calls, nothing scheduled
+        "async def again(n):\n    return await evaluate(n) if n else await again(n - 1)",
+    ],
+    ids=["sequential-awaits", "collected-then-awaited", "asyncio-run", "to-thread", "cycle"],
+)
+def test_a_coroutine_awaited_sequentially_only_blocks_the_loop(callers):
+    text = CALLED.format(callers=callers)
+    assert tnk104(text) == [(9, 58, blocking(ONE_OFF + SDK_WARNS))]
+
+
+def test_a_method_of_an_instance_gathered_freezes_the_others():
+    text = CALLED.format(
+        callers="class Evaluator:\n"
+        "    async def one(self, name):\n"
+        "        sc = service.create_sampling_client(model_path=name).result()\n"
+        "        return sc\n\n\n"
+        "async def sweep(names):\n"
+        "    evaluator = Evaluator()\n"
+        "    return await asyncio.gather(*[evaluator.one(n) for n in names])"
+    )
+    assert tnk104(text) == [
+        (9, 58, blocking(ONE_OFF + SDK_WARNS)),
+        (15, 62, blocking(FREEZES + SDK_WARNS)),
+    ]
+
+
+def test_an_instance_called_as_a_coroutine_and_gathered_freezes_the_others():
+    text = CALLED.format(
+        callers="class Policy:\n"
+        "    async def __call__(self, name):\n"
+        "        sc = service.create_sampling_client(model_path=name).result()\n"
+        "        return sc\n\n\n"
+        "async def sweep(names):\n"
+        "    policy = Policy()\n"
+        "    return await asyncio.gather(*[policy(n) for n in names])"
+    )
+    assert tnk104(text) == [
+        (9, 58, blocking(ONE_OFF + SDK_WARNS)),
+        (15, 62, blocking(FREEZES + SDK_WARNS)),
+    ]
+
+
+def test_a_method_gathered_through_self_freezes_the_others():
+    text = CALLED.format(
+        callers="class Evaluator:\n"
+        "    async def one(self, name):\n"
+        "        sc = service.create_sampling_client(model_path=name).result()\n"
+        "        return sc\n\n"
+        "    async def all(self, names):\n"
+        "        return await asyncio.gather(*[self.one(n) for n in names])"
+    )
+    assert tnk104(text) == [
+        (9, 58, blocking(ONE_OFF + SDK_WARNS)),
+        (15, 62, blocking(FREEZES + SDK_WARNS)),
+    ]

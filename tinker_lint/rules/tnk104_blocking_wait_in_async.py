@@ -6,17 +6,15 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tinker_lint.model.concurrency import Concurrency
 from tinker_lint.model.flow import (
-    NESTED_CODE,
     Wait,
     exact_paths,
     linear_steps,
     may_block,
     names_read,
-    read_keys,
 )
 from tinker_lint.model.names import BLOCKING_WAIT_FUNCTIONS
-from tinker_lint.model.scopes import FunctionInfo
 from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.model.types import Kind
 from tinker_lint.prefilter.mentions import TINKER
@@ -32,18 +30,36 @@ class BlockingWaitInAsync(Rule):
     message = "Blocking wait{through} inside `async def` {effect}: {remedy}"
     why = """\
 `fut.result()`, `fut.future().result()` and `concurrent.futures.wait(...)` block the calling thread.
-Inside `async def` that thread runs the event loop, so every other coroutine stops: concurrent
-rollouts, evaluations and the cookbook's async training loops all freeze until the request (which
-the SDK retries for up to five minutes) comes back. Several SDK futures are `@sync_only` and log a
-warning with a stack trace when this happens; the training futures do not warn at all.
+Inside `async def` that thread runs the event loop: nothing else on it runs until the request
+(which the SDK retries for up to five minutes) comes back. `await fut` (or
+`await fut.result_async()`) suspends only the current coroutine.
 
-`await fut` (or `await fut.result_async()`) suspends only the current coroutine.
+Every such wait is reported, and the message says what the wait does there:
 
-A one-off setup wait (`tc = service_client.create_lora_training_client(...).result()` at the top of
-the `async def main` that `asyncio.run(...)` runs, not in a loop, before it starts any task or
-gather) freezes nothing else yet: the message says what is true there, that the loop blocks (and
-that the SDK logs a warning with a stack trace for a client future's `.result()`). It is still
-worth an `await`: the same code moved into a task later freezes everything.
+- Where other coroutines can run beside it, it "freezes the event loop and every concurrent
+  rollout": the function is scheduled concurrently by its module (a call of it reaches
+  `asyncio.gather`, `create_task`, `ensure_future`, `asyncio.wait`, `as_completed`, a task group's
+  `create_task` or `start_soon`: directly, in a list or comprehension, through a name bound to the
+  calls, or inside a wrapper such as a semaphore-bounded coroutine), or it is called where others
+  can run, or the wait comes after the function started such work, or sits in a loop that also
+  does. Work that has finished does not count: after `await asyncio.gather(...)` the gathered
+  coroutines are done, and after a task group's `async with` block its tasks are. Threads
+  (`asyncio.to_thread`) keep running and do not count.
+- Elsewhere (setup in the `async def main` that `asyncio.run` runs, before any task starts; an
+  evaluation coroutine its caller awaits one after the other; a coroutine whose callers this module
+  does not show), it "blocks the event loop for the round trip". Still worth an `await`: the same
+  code moved into a task later freezes everything.
+
+When the future is a client future (`create_sampling_client(...)`,
+`create_lora_training_client(...)`, `save_weights_and_get_sampling_client(...)` in tinker 0.38),
+the message adds that the SDK logs a warning: `BackcompatClientFuture.result` is `@sync_only`
+(`tinker/lib/public_interfaces/backcompat_client_future.py` L34), and `sync_only`
+(`tinker/lib/sync_only.py` L69-96), called inside a running event loop on a future not yet done,
+logs "Synchronous method '...result()' called from async context. It blocks the event loop until
+the result arrives; await the future instead (`await future`, or `await future.result_async()`)."
+and then "===== Stack for calling sync from async =====" with the stack (silent in Jupyter; a
+`RuntimeError` on the SDK's own loop). The training futures (`AwaitableConcurrentFuture`) and the
+sample wrapper's `result()` do not warn, and the message does not say they do.
 
 Not reported: `.result()` on a future that this function already awaited (for example after
 `await asyncio.gather(*futures)`), which returns at once.
@@ -58,12 +74,48 @@ naming the helper and its wait.
 the function must block, make it a plain `def` and call it from sync code or through
 `asyncio.to_thread`."""
     INVALID = (
+        # Alone (tests/robustness_support.py lints this first example): the loop blocks.
         Example(
             """\
 async def rollout(sampling_client, prompt, params):
     return sampling_client.sample(prompt, num_samples=1, sampling_params=params).result()
 """,
             expect=((2, 82),),
+        ),
+        # Gathered: the wait freezes the other rollouts.
+        Example(
+            """\
+import asyncio
+
+
+async def rollout(sampling_client, prompt, params):
+    return sampling_client.sample(prompt, num_samples=1, sampling_params=params).result()
+
+
+async def rollouts(sampling_client, prompts, params):
+    return await asyncio.gather(*[rollout(sampling_client, p, params) for p in prompts])
+""",
+            expect=((5, 82),),
+        ),
+        # Setup before any task: the loop blocks for the round trip, and the SDK warns.
+        Example(
+            """\
+import asyncio
+
+import tinker
+
+PARAMS = tinker.SamplingParams(max_tokens=64)
+
+
+async def main(prompt):
+    service_client = tinker.ServiceClient()
+    sampling_client = service_client.create_sampling_client(base_model="Qwen/Qwen3-8B").result()
+    print(await sampling_client.sample(prompt, num_samples=1, sampling_params=PARAMS))
+
+
+asyncio.run(main(tinker.ModelInput.from_ints([1, 2, 3])))
+""",
+            expect=((10, 89),),
         ),
     )
     VALID = (
@@ -98,6 +150,7 @@ async def rollouts(sampling_client, prompts, params):
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
+        concurrency = Concurrency(model)  # worked out when a finding first asks
         for function in model.functions:
             if not function.is_async or not isinstance(function.node.body, cst.IndentedBlock):
                 continue
@@ -129,76 +182,28 @@ async def rollouts(sampling_client, prompts, params):
                         yield self.finding(
                             event.anchor,
                             through=through,
-                            effect=_effect(model, function, event),
+                            effect=_effect(model, concurrency, event),
                             remedy=remedy,
                         )
 
 
-# What the wait does, by where it is (``_is_setup``).
+# What the wait does: it always blocks the event loop for its round trip; it freezes other work
+# only where other coroutines can run beside it (``Concurrency.runs_beside_others``).
 FREEZES = "freezes the event loop and every concurrent rollout"
-SETUP = "blocks the event loop before any task runs"
-SDK_WARNS = "; the SDK logs a warning with a stack trace for it"
-# Calls that start work running concurrently with the rest of the coroutine.
-_SPAWNS = frozenset(
-    f"asyncio.{name}"
-    for name in (
-        "create_task",
-        "ensure_future",
-        "gather",
-        "wait",
-        "as_completed",
-        "TaskGroup",
-        "to_thread",
-        "run_coroutine_threadsafe",
-    )
+ONE_OFF = "blocks the event loop for the round trip"
+SDK_WARNS = (
+    ", and the SDK logs a sync-from-async warning with a stack trace "
+    "(the client future's `result()` is `@sync_only`)"
 )
-_SPAWN_METHODS = frozenset({"create_task", "run_in_executor", "start_soon", "submit"})
-_REPEATS = (cst.For, cst.While, cst.CompFor)
 
 
-def _effect(model: SemanticModel, function: FunctionInfo, wait: Wait) -> str:
-    if not _is_setup(model, function, wait):
-        return FREEZES
+def _effect(model: SemanticModel, concurrency: Concurrency, wait: Wait) -> str:
+    site = model.call_site_of.get(id(wait.node))
+    effect = FREEZES if site is not None and concurrency.runs_beside_others(site) else ONE_OFF
     # ``BackcompatClientFuture.result`` is ``@sync_only`` (tinker-sdk-facts.md); a training
-    # future's ``result()`` does not warn.
+    # future's ``result()`` and the sample wrapper's do not warn.
     warns = wait.futures and all(t.kind is Kind.CLIENT_FUTURE for t in wait.futures)
-    return SETUP + SDK_WARNS if warns else SETUP
-
-
-def _is_setup(model: SemanticModel, function: FunctionInfo, wait: Wait) -> bool:
-    """A one-off wait before any other coroutine can run: in the module's entry coroutine (a
-    module-level ``async def`` named in an ``asyncio.run(...)`` of this module: nothing awaits it
-    alongside others), not repeated by a loop, and before anything in it starts a task, a gather or
-    a thread."""
-    if function.parent is not None or function.class_name is not None:
-        return False
-    named = exact_paths(read_keys(function.name))  # a read of the name itself: ``^main``
-    if not any(
-        model.qualify(site.node.func, site.scope) == "asyncio.run"
-        and any(named <= exact_paths(names_read(model, arg.value)) for arg in site.node.args)
-        for site in model.calls
-    ):
-        return False
-    node: cst.CSTNode | None = wait.node
-    while node is not None and node is not function.node:
-        if isinstance(node, _REPEATS):
-            return False
-        node = model.parent(node)
-    assert isinstance(function.node.body, cst.IndentedBlock)
-    for step in linear_steps(model, function.node.body.body, function.scope):
-        if any(event is wait or getattr(event, "node", None) is wait.node for event in step.events):
-            return True
-        for call in model.walk(step.node, NESTED_CODE):
-            if isinstance(call, cst.Call) and _spawns(model, call, function):
-                return False
-    return False
-
-
-def _spawns(model: SemanticModel, call: cst.Call, function: FunctionInfo) -> bool:
-    func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in _SPAWN_METHODS:
-        return True
-    return model.qualify(func, function.scope) in _SPAWNS
+    return effect + SDK_WARNS if warns else effect
 
 
 def _already_awaited(model: SemanticModel, wait: Wait, names: set[str], origins: set[int]) -> bool:
