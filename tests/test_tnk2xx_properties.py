@@ -44,7 +44,8 @@ OUTSIDE = (
     'def submit(b): return tc.forward_backward(b, loss_fn="cross_entropy")',
     "def dump(batch): return json.dumps(batch)",
     'def append_log(line): return open("log.txt", "a").write(line)',
-    "def to_tensors(batch): return [torch.tensor(d) for d in batch]",
+    'def load_rows(): return open("data.jsonl").read()',
+    "def to_tensors(batch): return [[torch.tensor(t) for t in d.tokens] for d in batch]",
     "def encode_all(b): return [hf_tokenizer(t) for t in b]",
 )
 
@@ -67,18 +68,20 @@ CPU = (
     Stmt("ids = tokenizer.encode(batch)", True, "TNK201"),
     Stmt("chat = hf_tokenizer.apply_chat_template(batch)", True, "TNK201"),
     Stmt("n = len(tokenizer)", True, "TNK202"),
-    Stmt("arrays = [np.array(d) for d in batch]", True, "TNK203"),
+    Stmt("arrays = [np.array(t) for d in batch for t in d.tokens]", True, "TNK203"),
     Stmt("mean = np.mean(losses)", True),
     Stmt("line = json.dumps(batch)", True, "TNK204"),
     Stmt("lines = [json.dumps(datum) for datum in batch]", True, "TNK204"),
     Stmt("blob = pickle.dumps(batch)", True, "TNK204"),
     Stmt("state = result.model_dump()", True, "TNK204"),
-    Stmt('log = open("log.txt", "a")', True, "TNK205"),
+    Stmt('log = open("log.txt", "a")', True),  # a one-line append per step is bookkeeping
+    Stmt('rows = open("data.jsonl").read()', True, "TNK205"),
     Stmt('np.save("batch.npy", batch)', True, "TNK205"),
     Stmt('torch.save(batch, "batch.pt")', True, "TNK205"),
     Stmt("text = json.dumps({'step': step})", True),
     Stmt("dump(batch)", True, "TNK204", "dump"),
-    Stmt("append_log(str(step))", True, "TNK205", "append_log"),
+    Stmt("append_log(str(step))", True),
+    Stmt("rows = load_rows()", True, "TNK205", "load_rows"),
     Stmt("tensors = to_tensors(batch)", True, "TNK203", "to_tensors"),
     Stmt("encoded = encode_all(batch)", True, "TNK201", "encode_all"),
 )
@@ -181,8 +184,11 @@ def test_cadence_guard_removes_the_finding(submit, body, data) -> None:
     after = {(c, line) for c, line, _, _ in findings(wrapped)}
     # Unguarded, the statement has exactly its finding (light work has none).
     expected_line = helper_line or target_line
+    code = stmts[chosen].code
+    if code == "TNK201" and any("sample(" in s.text for s in stmts):
+        code = None  # a loop that samples: one prompt encode per request is not the cost
     assert {(c, line) for c, line in before if line in own} == (
-        {(stmts[chosen].code, expected_line)} if stmts[chosen].code else set()
+        {(code, expected_line)} if code else set()
     )
     # The guarded statement's own TNK204/TNK205 findings (at it, or in the helper it calls) go ...
     assert not {(c, line) for c, line in after if line in own and c in ("TNK204", "TNK205")}

@@ -424,7 +424,12 @@ class CostShapes:
             # of a step that is one example (``for t in example.tokens``).
             if elements and frame.step_loop in roots and self._one_example(frame.step_loop):
                 return Scale.ELEMENTS, True
-            return (Scale.EXAMPLES if elements or examples else Scale.FEW), False
+            if elements or examples:
+                return Scale.EXAMPLES, False
+            # What the step loop's item holds, or what a parameter brings in (``def
+            # encode_all(b)`` called with the batch), whatever its name.
+            from_step = frame.step_loop in roots or any(isinstance(r, str) for r in roots)
+            return (Scale.EXAMPLES if from_step else Scale.FEW), False
         if elements:
             return Scale.ELEMENTS, True
         return (Scale.EXAMPLES if examples else Scale.FEW), examples

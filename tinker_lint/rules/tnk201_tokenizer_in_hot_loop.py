@@ -158,6 +158,12 @@ def _how_much(ctx: Context, shape: CostShape, text: cst.BaseExpression) -> str |
 
 
 def _names_a_batch(expr: cst.BaseExpression) -> bool:
+    """``batch``, ``self.texts``, and a column of a batch (``batch["text"]``)."""
+    if isinstance(expr, cst.Subscript) and all(
+        isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.SimpleString)
+        for e in expr.slice
+    ):
+        expr = expr.value
     name = None
     if isinstance(expr, cst.Name):
         name = expr.value
