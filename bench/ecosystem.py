@@ -1,14 +1,16 @@
 """The ecosystem check: lint pinned real projects at two revisions and print what changed.
 
-    python3 bench/ecosystem.py materialise DEST [--dense] [--mirrors DIR] [--force]
+    python3 bench/ecosystem.py materialise DEST [--dense] [--mirrors DIR] [--force] [--pins FILE]
     python3 bench/ecosystem.py compare --base REF [--head REF] [--corpus DIR] [--project NAME]
+                                       [--pins FILE]
     python3 bench/ecosystem.py score [--ref REF] [--corpus DIR] [--codes TNK101,...] [--verbose]
 
 `materialise` copies the files pinned in bench/ecosystem.toml out of the git mirrors
 (DIR/OWNER+NAME/repo, by default /work/.mirror) into DEST/OWNER+NAME/, each at its path in its
 repository, so that a helper imported from another module of the project sits where the import
 says. `--dense` copies only the files that call Tinker themselves, of the projects in the speed
-corpus (/work/corpora/tinker-dense was made so).
+corpus (/work/corpora/tinker-dense was made so). `--pins bench/heldout.toml` copies the held-out
+set instead: other projects, never tuned on, to measure the rules on code they were not fitted to.
 
 `compare` lints the materialised corpus with tinker-lint at two git revisions of this checkout:
 the base in a temporary `git worktree`, the head in this working tree unless `--head` names a
@@ -102,11 +104,13 @@ def git_show(git_dir: Path, commit: str, path: str) -> bytes:
     return done.stdout
 
 
-def materialise(dest: Path, mirrors: Path, dense_only: bool, force: bool) -> None:
+def materialise(
+    dest: Path, mirrors: Path, dense_only: bool, force: bool, pins: Path = PINS
+) -> None:
     # A file left from an older pin would be linted as if it were pinned: start from nothing.
     if dest.exists() and any(dest.iterdir()) and not force:
         raise SystemExit(f"{dest} is not empty: give a new directory (or --force to write over it)")
-    projects = [p for p in load_projects() if p.speed or not dense_only]
+    projects = [p for p in load_projects(pins) if p.speed or not dense_only]
     files = lines = 0
     for project in projects:
         git_dir = mirrors / project.dirname / "repo"
@@ -215,13 +219,14 @@ def describe(tree: Path) -> str:
     return done.stdout.strip()
 
 
-def compare(base: str, head: str | None, corpus: Path, only: str | None) -> int:
-    projects = [p for p in load_projects() if only in (None, p.repo, p.dirname)]
+def compare(base: str, head: str | None, corpus: Path, only: str | None, pins: Path = PINS) -> int:
+    projects = [p for p in load_projects(pins) if only in (None, p.repo, p.dirname)]
     missing = [p.dirname for p in projects if not (corpus / p.dirname).is_dir()]
     if missing:
         raise SystemExit(
             f"{corpus}: not materialised: {', '.join(missing)}\n"
             f"  python3 bench/ecosystem.py materialise {corpus}"
+            + (f" --pins {pins}" if pins != PINS else "")
         )
     with contextlib.ExitStack() as stack:
         base_tree = stack.enter_context(worktree(base))
@@ -697,11 +702,20 @@ def main(argv: list[str] | None = None) -> int:
     mat.add_argument("--dense", action="store_true", help="only the files that call Tinker")
     mat.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS)
     mat.add_argument("--force", action="store_true", help="write into a non-empty DEST")
+    mat.add_argument(
+        "--pins",
+        type=Path,
+        default=PINS,
+        help="the projects file (default bench/ecosystem.toml; bench/heldout.toml is the held-out set)",
+    )
     cmp_ = sub.add_parser("compare", help="lint the corpus at two revisions, print the changes")
     cmp_.add_argument("--base", required=True, help="git revision of tinker-lint to compare from")
     cmp_.add_argument("--head", help="git revision to compare to (default: the working tree)")
     cmp_.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     cmp_.add_argument("--project", help="only this project (owner/name)")
+    cmp_.add_argument(
+        "--pins", type=Path, default=PINS, help="the projects file, as for materialise"
+    )
     sco = sub.add_parser("score", help="recall and false findings on the hand-labelled files")
     sco.add_argument("--ref", help="git revision of tinker-lint (default: the working tree)")
     sco.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
@@ -713,12 +727,12 @@ def main(argv: list[str] | None = None) -> int:
     sco.add_argument("--verbose", action="store_true", help="every label, with its reason")
     args = parser.parse_args(argv)
     if args.command == "materialise":
-        materialise(args.dest, args.mirrors, args.dense, args.force)
+        materialise(args.dest, args.mirrors, args.dense, args.force, args.pins)
         return 0
     if args.command == "score":
         codes = CPU_CODES if args.codes == "cpu" else tuple(args.codes.split(","))
         return score(args.ref, args.corpus, codes, args.verbose)
-    return compare(args.base, args.head, args.corpus, args.project)
+    return compare(args.base, args.head, args.corpus, args.project, args.pins)
 
 
 if __name__ == "__main__":
