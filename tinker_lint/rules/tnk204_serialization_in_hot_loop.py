@@ -100,7 +100,7 @@ for step, batch in enumerate(batches):
             if value is None:
                 continue
             hot = model.steps.of_call(site)
-            if hot is None:
+            if hot is None or writes_a_line(model, site):
                 continue
             if hot.element_loop is not None:
                 what = f"serializes {per_element(ctx, hot)}"
@@ -113,6 +113,20 @@ for step, batch in enumerate(batches):
                 f"`{callee(model, site.node)}` {what}{every_step(ctx, hot)}, outside a cadence "
                 "guard: do it on a cadence (`if step % N == 0:`) or in a background thread/process",
             )
+
+
+def writes_a_line(model: SemanticModel, site: CallSite) -> bool:
+    """``f.write(json.dumps(record) + "\n")``: one line of a JSONL file, written as it is made.
+    Whether writing the file costs anything is TNK205's question (a dump of the step's data), not
+    a serialization to hold in memory."""
+    node: cst.CSTNode | None = model.parent(site.node)
+    while isinstance(node, cst.BinaryOperation | cst.Arg | cst.FormattedStringExpression):
+        node = model.parent(node)
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in ("write", "writelines")
+    )
 
 
 def serialized_value(model: SemanticModel, site: CallSite) -> cst.BaseExpression | None:
