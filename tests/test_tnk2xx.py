@@ -98,8 +98,8 @@ def test_message_says_the_cost_shape() -> None:
         "or an index tensor"
     )
     # In a step function: each call is a step, whoever calls it.
-    assert message_at("tnk203_per_element_array_work.py", 106, "TNK203").endswith(
-        "in `train_step()`, which submits `forward_backward` (line 101) once per call: on every "
+    assert message_at("tnk203_per_element_array_work.py", 121, "TNK203").endswith(
+        "in `train_step()`, which submits `forward_backward` (line 116) once per call: on every "
         "training step: vectorize it once per example"
     )
 

@@ -413,9 +413,10 @@ class CostShapes:
                 return Scale.ELEMENTS, True
             return (Scale.EXAMPLES if examples else Scale.FEW), True
         if from_example:
-            # A part of one example: its elements, unless named as examples of their own
-            # (``group.trajectories``, ``seq`` of ``group.sequences``).
-            if examples and not elements:
+            # A part of one example: its elements, unless named as a collection of examples of
+            # their own (``group.trajectories``, ``group.sequences``); one named in the singular
+            # (``full_sequence``, ``seq``) is one example, and iterating it goes over its elements.
+            if name is not None and _names_collection(name) and not elements:
                 return Scale.EXAMPLES, True
             return Scale.ELEMENTS, elements
         if not frame.deep:
@@ -612,10 +613,32 @@ def _argument(call: CallSite, function: FunctionInfo, param: str) -> cst.BaseExp
     return None
 
 
+# Names that stand for many examples in the singular: a trajectory's turns, a group's samples
+# are each a datum (a ``sequence``, a ``prompt`` are one example, made of tokens).
+_COLLECTIVE_WORDS = frozenset(
+    {
+        "batch",
+        "minibatch",
+        "chunk",
+        "data",
+        "dataset",
+        "group",
+        "trajectory",
+        "traj",
+        "episode",
+        "rollout",
+        "conversation",
+        "convo",
+        "dialog",
+        "history",
+    }
+)
+
+
 def _names_collection(name: str) -> bool:
     """``batch``, ``prompts``, ``groups``: a name for many examples."""
     words = {w for w in _WORD_SPLIT.split(name.lower()) if w}
-    if words & {"batch", "minibatch", "chunk", "data", "dataset", "group"}:
+    if words & _COLLECTIVE_WORDS:
         return True
     return any(w.endswith("s") and w[:-1] in _EXAMPLE_WORDS for w in words)
 
