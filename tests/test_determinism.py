@@ -23,7 +23,9 @@ import pytest
 
 from tests.fixture_expectations import FIXTURES, FIXTURES_ROOT, ROOT, expectations
 
-SEEDS = (0, 1, 2, 123, 4242)
+# Three seeds: each run lints the fixtures and a cookbook sample (~12 s); a set-order dependence
+# shows with any two seeds that hash differently, and three keep the suite inside its budget.
+SEEDS = (0, 1, 4242)
 # The cookbook's training loops and what they call: the sub-packages with most of its findings.
 COOKBOOK_SAMPLE = (
     "distillation",
