@@ -3,19 +3,16 @@ prints. No timing here: the benchmark is run by hand (docs/performance.md)."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.bench_scripts import load
+
 ROOT = Path(__file__).parent.parent
-_spec = importlib.util.spec_from_file_location("tinker_lint_bench", ROOT / "bench" / "run.py")
-assert _spec is not None and _spec.loader is not None
-bench = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = bench  # dataclasses look their module up
-_spec.loader.exec_module(bench)
+bench = load("run")
 
 BAD = ROOT / "fixtures" / "tnk1xx" / "tnk102_bad.py"
 

@@ -3,11 +3,11 @@ the findings are made up, the labels are small TOML files or the real one)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.bench_scripts import load
 
 try:
     import tomllib
@@ -15,13 +15,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 ROOT = Path(__file__).parent.parent
-_spec = importlib.util.spec_from_file_location(
-    "tinker_lint_ecosystem", ROOT / "bench" / "ecosystem.py"
-)
-assert _spec is not None and _spec.loader is not None
-eco = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = eco  # dataclasses look their module up
-_spec.loader.exec_module(eco)
+eco = load("ecosystem")
 
 LABELS = """
 [[cpu]]

@@ -4,19 +4,13 @@ it (no linting, no network: a throwaway git repository stands in for a mirror)."
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.bench_scripts import load
+
 ROOT = Path(__file__).parent.parent
-_spec = importlib.util.spec_from_file_location(
-    "tinker_lint_ecosystem_heldout", ROOT / "bench" / "ecosystem.py"
-)
-assert _spec is not None and _spec.loader is not None
-eco = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = eco  # dataclasses look their module up
-_spec.loader.exec_module(eco)
+eco = load("ecosystem")
 
 HELDOUT = ROOT / "bench" / "heldout.toml"
 

@@ -59,6 +59,83 @@ _BATCH_WORDS = frozenset(
 _WORD_SPLIT = re.compile(r"[_\W]+")
 
 
+# What one example is called (``datum``, ``sequence``, ``prompt``); the cost shape (``cost.py``)
+# tells a loop over examples from one over the tokens of one example with it, names last.
+EXAMPLE_WORDS = frozenset(
+    {
+        "batch",
+        "minibatch",
+        "datum",
+        "data",
+        "dataset",
+        "rollout",
+        "trajectory",
+        "traj",
+        "episode",
+        "sample",
+        "example",
+        "sequence",
+        "seq",
+        "response",
+        "completion",
+        "prompt",
+        "conversation",
+        "message",
+        "turn",
+        "group",
+        "row",
+        "record",
+        "output",
+        "problem",
+        "question",
+        "env",
+        "text",
+        "doc",
+        "document",
+        "sentence",
+        "transition",
+    }
+)
+
+# Names that stand for many examples in the singular: a trajectory's turns, a group's samples
+# are each a datum (a ``sequence``, a ``prompt`` are one example, made of tokens).
+COLLECTIVE_WORDS = frozenset(
+    {
+        "batch",
+        "minibatch",
+        "chunk",
+        "data",
+        "dataset",
+        "group",
+        "trajectory",
+        "traj",
+        "episode",
+        "rollout",
+        "conversation",
+        "convo",
+        "dialog",
+        "history",
+    }
+)
+
+
+def name_words(name: str) -> set[str]:
+    """``sampled_tokens_G_T`` -> ``{"sampled", "tokens", "g", "t"}``."""
+    return {w for w in _WORD_SPLIT.split(name.lower()) if w}
+
+
+def names_collection(name: str) -> bool:
+    """``batch``, ``prompts``, ``trajectories``, ``rollouts_P``: a name for many examples."""
+    words = name_words(name)
+    if words & COLLECTIVE_WORDS:
+        return True
+    return any(
+        (w.endswith("s") and w[:-1] in EXAMPLE_WORDS)
+        or (w.endswith("ies") and w[:-3] + "y" in EXAMPLE_WORDS)
+        for w in words
+    )
+
+
 def names_batch(name: str) -> bool:
     """Whether an identifier names per-example data (``batch_rows``, ``datums_D``, ``tokens``)."""
     for word in _WORD_SPLIT.split(name.lower()):

@@ -30,7 +30,15 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tinker_lint.model.batches import dict_view, loop_iterables, small
+from tinker_lint.model.batches import (
+    EXAMPLE_WORDS,
+    dict_view,
+    loop_iterables,
+    name_words,
+    names_collection,
+    small,
+)
+from tinker_lint.model.bindings import argument, parameters
 from tinker_lint.model.scopes import CallSite, FunctionInfo, LoopInfo, Scope
 from tinker_lint.model.sdk import Role
 from tinker_lint.model.types import Kind
@@ -102,48 +110,13 @@ _ELEMENT_WORDS = frozenset(
         "indices",
     }
 )
-_EXAMPLE_WORDS = frozenset(
-    {
-        "batch",
-        "minibatch",
-        "datum",
-        "data",
-        "dataset",
-        "rollout",
-        "trajectory",
-        "traj",
-        "episode",
-        "sample",
-        "example",
-        "sequence",
-        "seq",
-        "response",
-        "completion",
-        "prompt",
-        "conversation",
-        "message",
-        "turn",
-        "group",
-        "row",
-        "record",
-        "output",
-        "problem",
-        "question",
-        "env",
-        "text",
-        "doc",
-        "document",
-        "sentence",
-    }
-)
-_WORD_SPLIT = re.compile(r"[_\W]+")
 # ``enumerate(xs)``, ``zip(a, b)``, ``range(len(x))``: what the loop really goes over.
 _TRANSPARENT = frozenset({"enumerate", "reversed", "sorted", "list", "tuple", "iter", "zip", "len"})
 _MAX_DEPTH = 8  # how far a name is followed back through assignments
 
 
 def _words(name: str) -> set[str]:
-    words = {w for w in _WORD_SPLIT.split(name.lower()) if w}
+    words = name_words(name)
     return words | {w[:-1] for w in words if w.endswith("s")} | {w[:-2] for w in words}
 
 
@@ -151,11 +124,11 @@ def names_elements(name: str) -> bool:
     """``tokens``, ``completion_positions``, ``input_ids``: the elements of one example (a name
     that also names examples, ``group_tokens``, does not)."""
     words = _words(name)
-    return bool(words & _ELEMENT_WORDS) and not (words & _EXAMPLE_WORDS)
+    return bool(words & _ELEMENT_WORDS) and not (words & EXAMPLE_WORDS)
 
 
 def _names_examples(name: str) -> bool:
-    return bool(_words(name) & _EXAMPLE_WORDS)
+    return bool(_words(name) & EXAMPLE_WORDS)
 
 
 def _bases(iterable: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -345,20 +318,12 @@ class CostShapes:
     ) -> frozenset[str]:
         """The parameters of ``function`` that its call ``entry`` fills with a part of an example
         of the caller (``build_datum(traj)`` in ``for traj in batch``)."""
-        names = _param_names(function)
-        if function.class_name is not None and names and names[0] in ("self", "cls"):
-            names = names[1:]
         found: set[str] = set()
-        for position, arg in enumerate(entry.node.args):
-            if arg.star:
-                continue
-            name = arg.keyword.value if arg.keyword is not None else None
-            if name is None and position < len(names):
-                name = names[position]
-            if name is None or name not in names:
-                continue
-            roots = self._roots(arg.value, entry.scope, caller.function)
-            if caller.is_example(roots):
+        for name in parameters(function):
+            arg = argument(function, entry, name)
+            if arg is not None and caller.is_example(
+                self._roots(arg, entry.scope, caller.function)
+            ):
                 found.add(name)
         return frozenset(found)
 
@@ -416,7 +381,7 @@ class CostShapes:
             # A part of one example: its elements, unless named as a collection of examples of
             # their own (``group.trajectories``, ``group.sequences``); one named in the singular
             # (``full_sequence``, ``seq``) is one example, and iterating it goes over its elements.
-            if name is not None and _names_collection(name) and not elements:
+            if name is not None and names_collection(name) and not elements:
                 return Scale.EXAMPLES, True
             return Scale.ELEMENTS, elements
         if not frame.deep:
@@ -471,7 +436,7 @@ class CostShapes:
                         if isinstance(binding.expr, cst.BaseExpression):
                             stack.append((binding.expr, binding.scope, function, depth + 1))
                     elif function is not None and function in entries:
-                        arg = _argument(entries[function], function, name)
+                        arg = argument(function, entries[function], name)
                         entry = entries[function]
                         if arg is not None:
                             stack.append((arg, entry.scope, entry.function, depth + 1))
@@ -485,7 +450,7 @@ class CostShapes:
             return cached
         node = step_loop.node
         items = _target_names(node.target) if isinstance(node, cst.For) else set()
-        one = bool(items) and not any(_names_collection(name) for name in items)
+        one = bool(items) and not any(names_collection(name) for name in items)
         if one:
             for loop in self.model.loops:
                 parent = loop.parent
@@ -527,7 +492,7 @@ class CostShapes:
                     elif binding.kind in ("value", "unpack", "element", "elements"):
                         if binding.expr is not None:
                             stack.append((binding.expr, depth + 1))
-                    elif function is not None and name in _param_names(function):
+                    elif function is not None and name in parameters(function):
                         roots.add(name)
         return roots
 
@@ -597,52 +562,6 @@ def _fresh(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> bool:
     return False
 
 
-def _argument(call: CallSite, function: FunctionInfo, param: str) -> cst.BaseExpression | None:
-    """The argument ``call`` passes for ``function``'s parameter ``param``."""
-    names = _param_names(function)
-    if function.class_name is not None and names and names[0] in ("self", "cls"):
-        names = names[1:]
-    for position, arg in enumerate(call.node.args):
-        if arg.star:
-            return None
-        if arg.keyword is not None:
-            if arg.keyword.value == param:
-                return arg.value
-        elif position < len(names) and names[position] == param:
-            return arg.value
-    return None
-
-
-# Names that stand for many examples in the singular: a trajectory's turns, a group's samples
-# are each a datum (a ``sequence``, a ``prompt`` are one example, made of tokens).
-_COLLECTIVE_WORDS = frozenset(
-    {
-        "batch",
-        "minibatch",
-        "chunk",
-        "data",
-        "dataset",
-        "group",
-        "trajectory",
-        "traj",
-        "episode",
-        "rollout",
-        "conversation",
-        "convo",
-        "dialog",
-        "history",
-    }
-)
-
-
-def _names_collection(name: str) -> bool:
-    """``batch``, ``prompts``, ``groups``: a name for many examples."""
-    words = {w for w in _WORD_SPLIT.split(name.lower()) if w}
-    if words & _COLLECTIVE_WORDS:
-        return True
-    return any(w.endswith("s") and w[:-1] in _EXAMPLE_WORDS for w in words)
-
-
 def _items_are_sequences(model: SemanticModel, loop: LoopInfo, base: cst.BaseExpression) -> bool:
     """Whether the body uses the loop's items as sequences (``len(tokens)``, ``tokens[:-1]``, a
     loop over them): then each item is an example of its own (``item["tokens"][i]`` is one
@@ -697,13 +616,6 @@ def _target_names(target: cst.CSTNode) -> set[str]:
     if isinstance(target, cst.Tuple | cst.List):
         return {n for element in target.elements for n in _target_names(element.value)}
     return set()
-
-
-def _param_names(function: FunctionInfo) -> list[str]:
-    params = function.node.params
-    every = [*params.posonly_params, *params.params, *params.kwonly_params]
-    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-    return [p.name.value for p in every]
 
 
 def _root_names(model: SemanticModel, node: cst.CSTNode) -> set[str]:

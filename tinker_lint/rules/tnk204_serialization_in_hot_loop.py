@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 import libcst as cst
 
+from tinker_lint.model.batches import names_collection
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.model.steps import StepContext
@@ -140,41 +140,6 @@ def serialized_value(model: SemanticModel, site: CallSite) -> cst.BaseExpression
     return None
 
 
-# Collections of per-example data, by name: the batch, the datums, the rollouts (``self.rollouts``,
-# ``trajectory_groups``). A singular name (``record``, ``row``, ``datum``) is one element: one line
-# per step, not a payload. Names are the last resort, after the dataflow tests of ``is_payload``.
-PAYLOAD_WORDS = frozenset(
-    {
-        "batch",
-        "batches",
-        "minibatch",
-        "minibatches",
-        "data",
-        "datums",
-        "dataset",
-        "rollouts",
-        "trajectories",
-        "trajs",
-        "episodes",
-        "transitions",
-        "samples",
-        "examples",
-        "sequences",
-        "seqs",
-        "responses",
-        "completions",
-        "conversations",
-        "groups",
-    }
-)
-_WORD_SPLIT = re.compile(r"[_\W]+")
-
-
-def names_payload(name: str) -> bool:
-    """Whether an identifier names a collection of per-example data (``batch``, ``rollouts_P``)."""
-    return any(word in PAYLOAD_WORDS for word in _WORD_SPLIT.split(name.lower()))
-
-
 def is_payload(
     model: SemanticModel,
     site: CallSite,
@@ -202,7 +167,7 @@ def is_payload(
     parts = dotted.split(".")
     if not hot.via and parts[0] in _step_sends(hot, site):
         return True
-    if any(names_payload(part) for part in parts[-2:]):
+    if any(names_collection(part) for part in parts[-2:]):
         return True
     loop = hot.loop.node
     if (
