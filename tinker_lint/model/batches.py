@@ -18,47 +18,6 @@ from tinker_lint.model.types import Kind
 if TYPE_CHECKING:
     from tinker_lint.model.semantic import SemanticModel
 
-# Words that name per-example data in training code (`batch`, `datums_D`, `sampled_tokens_G_T`,
-# `trajectory_groups`, `positions`): a loop over such a value runs once per element of the step.
-# A loop over `metrics.items()` or `range(num_substeps)` is bookkeeping and is not one.
-_BATCH_WORDS = frozenset(
-    {
-        "batch",
-        "minibatch",
-        "datum",
-        "data",
-        "dataset",
-        "rollout",
-        "trajectory",
-        "traj",
-        "episode",
-        "transition",
-        "sample",
-        "example",
-        "sequence",
-        "seq",
-        "response",
-        "completion",
-        "prompt",
-        "question",
-        "conversation",
-        "convo",
-        "message",
-        "token",
-        "logprob",
-        "logit",
-        "advantage",
-        "reward",
-        "output",
-        "row",
-        "record",
-        "position",
-        "group",
-    }
-)
-_WORD_SPLIT = re.compile(r"[_\W]+")
-
-
 # What one example is called (``datum``, ``sequence``, ``prompt``); the cost shape (``cost.py``)
 # tells a loop over examples from one over the tokens of one example with it, names last.
 EXAMPLE_WORDS = frozenset(
@@ -96,6 +55,23 @@ EXAMPLE_WORDS = frozenset(
         "transition",
     }
 )
+
+# Words that name per-example data in training code (`batch`, `datums_D`, `sampled_tokens_G_T`,
+# `trajectory_groups`, `positions`): a loop over such a value runs once per element of the step.
+# A loop over `metrics.items()` or `range(num_substeps)` is bookkeeping and is not one.
+_BATCH_WORDS = (
+    EXAMPLE_WORDS - {"doc", "document", "env", "problem", "sentence", "text", "turn"}
+) | {
+    "advantage",
+    "convo",
+    "logit",
+    "logprob",
+    "position",
+    "reward",
+    "token",
+}
+_WORD_SPLIT = re.compile(r"[_\W]+")
+
 
 # Names that stand for many examples in the singular: a trajectory's turns, a group's samples
 # are each a datum (a ``sequence``, a ``prompt`` are one example, made of tokens).
