@@ -51,7 +51,8 @@ from the dataset the work is the same on every epoch: do it once before the loop
 (`datasets.map(..., batched=True)`), or use `tinker_cookbook`'s dataset builders, which tokenize
 ahead of the step.
 
-Reported in a training loop (it submits `forward_backward`/`forward`, and no sampling), when the
+Reported in a training loop (it submits `forward_backward`/`forward`, and no sampling; or in a
+step function, one that submits a training request once per call), when the
 tokenizer runs once per example of the step, or on a whole batch, and its text exists before the
 loop: followed back by dataflow to the dataset the loop iterates, the function's inputs or module
 data. Not reported:

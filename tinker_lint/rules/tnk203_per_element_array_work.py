@@ -52,7 +52,8 @@ tinker-cookbook's `distillation/sdft.py`, ~150 us per completion position agains
 seconds per step for 64 datums of 1k tokens.
 
 Reported, on every step of a loop that submits Tinker requests (or in a function it calls each
-step), when the work sits in a loop over the elements of one example: a loop over a tensor, or over
+step, or in a step function: one that submits a training request once per call and that no loop
+of its module calls, such as a `train_step` method driven from another module), when the work sits in a loop over the elements of one example: a loop over a tensor, or over
 a part of an example (`enumerate(seq.tokens)`, `range(len(mask))`, `zip(datum.a, datum.b)`, a list
 derived from the per-example loop's item or from a per-example function's parameter; names such as
 `tokens`, `positions` only where dataflow leaves it open):
