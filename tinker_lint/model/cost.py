@@ -232,7 +232,16 @@ class CostShapes:
                 if site.loops or site.guard_depth:
                     continue
                 submit = model.submit_of(site.node, site.scope)
-                if submit is not None and submit.method.role is Role.TRAIN:
+                if submit is None or submit.method.role is not Role.TRAIN:
+                    continue
+                # The step's data comes in as an argument (``train_step(self, batch)``); a
+                # ``main()`` that builds its data and trains once is not called per step.
+                params = set(parameters(function))
+                if any(
+                    isinstance(root, str) and root in params
+                    for arg in site.node.args
+                    for root in self._roots(arg.value, site.scope, function)
+                ):
                     found[function] = site
                     break
         return found
