@@ -559,6 +559,8 @@ def _fresh(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> bool:
                 return True
             if model.roles_submitted_by_call(current, scope):
                 return True
+            if _calls_a_parameter(current, scope):
+                return True  # ``run_episode(task)`` handed in: what it gives is not visible
         # A name or a whole dotted path (not the ``x`` of ``x.y``, which the path stands for).
         if (
             isinstance(current, cst.Attribute)
@@ -569,6 +571,21 @@ def _fresh(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> bool:
         ) and any(t.kind is Kind.RESULT or t.is_future for t in model.types(current, scope)):
             return True
     return False
+
+
+def _calls_a_parameter(call: cst.Call, scope: Scope) -> bool:
+    """``fn(x)`` where ``fn`` is a parameter of the enclosing function: a callback the caller
+    chose (a rollout, an episode runner), whose result the model cannot see."""
+    if not isinstance(call.func, cst.Name):
+        return False
+    function = scope.function
+    bindings = scope.lookup(call.func.value)
+    return (
+        function is not None
+        and bool(bindings)
+        and bindings[0].scope is scope
+        and call.func.value in parameters(function)
+    )
 
 
 def _items_are_sequences(model: SemanticModel, loop: LoopInfo, base: cst.BaseExpression) -> bool:

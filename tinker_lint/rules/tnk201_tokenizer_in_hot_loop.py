@@ -133,8 +133,20 @@ def tokenizes(model: SemanticModel, site: CallSite) -> bool:
     itself: ``tokenizer(...)``, ``self.tokenizer(...)``."""
     func = site.node.func
     if isinstance(func, cst.Attribute) and func.attr.value in TOKENIZING_METHODS:
+        if func.attr.value == "apply_chat_template" and _renders_only(site.node):
+            return False  # ``tokenize=False``: a string, tokenized (and reported) where it is
         return model.is_tokenizer(func.value, site.scope)
     return model.calls_tokenizer(site.node, site.scope)
+
+
+def _renders_only(call: cst.Call) -> bool:
+    return any(
+        arg.keyword is not None
+        and arg.keyword.value == "tokenize"
+        and isinstance(arg.value, cst.Name)
+        and arg.value.value == "False"
+        for arg in call.args
+    )
 
 
 def text_argument(call: cst.Call) -> cst.BaseExpression | None:
