@@ -48,6 +48,9 @@ DECIDED = {
     "TNK301": "error",
     "TNK302": "error",
     "TNK303": "error",
+    "TNK401": "warning",
+    "TNK406": "warning",
+    "TNK408": "warning",
 }
 
 

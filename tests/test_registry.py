@@ -91,7 +91,8 @@ def test_selectors():
     assert codes.is_known_selector("TNK")
     assert codes.is_known_selector("TNK2")
     assert codes.is_known_selector("TNK303")
-    assert not codes.is_known_selector("TNK4")
+    assert codes.is_known_selector("TNK4")
+    assert not codes.is_known_selector("TNK5")
     assert not codes.is_known_selector("TNK1011")
     assert codes.name_of("TNK001") == "syntax-error"
     assert codes.name_of("TNK999") == ""

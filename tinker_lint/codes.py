@@ -34,12 +34,13 @@ class Kind(enum.Enum):
     DEPENDENCY = "dependency"  # a rule on dependency files, judged by ``tinker_lint.deps``
 
 
-# A code's family is its first digit: TNK1xx, TNK2xx, TNK3xx.
+# A code's family is its first digit: TNK1xx, TNK2xx, TNK3xx, TNK4xx.
 FAMILIES: dict[str, tuple[str, Kind]] = {
     "0": ("engine", Kind.ENGINE),
     "1": ("pipelining", Kind.PYTHON),
     "2": ("hot-loop", Kind.PYTHON),
     "3": ("dependencies", Kind.DEPENDENCY),
+    "4": ("pytorch", Kind.PYTHON),
 }
 
 # The engine's own codes have no rule file.
@@ -135,7 +136,7 @@ PYTHON_CODES: tuple[str, ...] = tuple(c for c, e in REGISTRY.items() if e.kind i
 DEPENDENCY_CODES: tuple[str, ...] = tuple(
     c for c, e in REGISTRY.items() if e.kind is Kind.DEPENDENCY
 )
-RULE_CODES: tuple[str, ...] = PYTHON_CODES + DEPENDENCY_CODES
+RULE_CODES: tuple[str, ...] = tuple(sorted(PYTHON_CODES + DEPENDENCY_CODES))
 FIXABLE_CODES: tuple[str, ...] = tuple(c for c, e in REGISTRY.items() if e.fixable)
 
 

@@ -35,7 +35,7 @@ from typing import Any
 from tinker_lint import __version__
 from tinker_lint.io.config import ConfigError, parse_version
 from tinker_lint.io.settings import Settings
-from tinker_lint.prefilter.mentions import hot_loop_names, may_concern_tinker
+from tinker_lint.prefilter.mentions import hot_loop_names, may_concern_tinker, may_concern_torch
 from tinker_lint.prefilter.needs import TextFacts
 
 CONFIG_ERROR = "TNK004"
@@ -66,7 +66,7 @@ def _may_concern(facts: TextFacts, directory: str, tinker_version: str | None) -
     ``hot-loop-calls`` (no Tinker call needed), a name it gives, when each is a plain name. The
     settings are read only for files without Tinker in them (a configuration error: the file is
     concerned, so that the error is reported)."""
-    if may_concern_tinker(facts):
+    if may_concern_tinker(facts) or may_concern_torch(facts):
         return True
     settings = _project_settings(directory, tinker_version)
     if isinstance(settings, ConfigError):

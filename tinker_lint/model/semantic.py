@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from tinker_lint.model.flow import Event
     from tinker_lint.model.sdk import Role
     from tinker_lint.model.steps import Steps
+    from tinker_lint.model.torch_steps import TorchSteps
 
 __all__ = [
     "Binding",
@@ -171,6 +172,13 @@ class SemanticModel:
         from tinker_lint.model.steps import Steps
 
         return Steps(self)
+
+    @cached_property
+    def torch_steps(self) -> TorchSteps:
+        """What runs on every step of a PyTorch training loop (``torch_steps.py``, TNK4xx)."""
+        from tinker_lint.model.torch_steps import TorchSteps
+
+        return TorchSteps(self)
 
     @cached_property
     def costs(self) -> CostShapes:

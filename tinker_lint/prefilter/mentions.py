@@ -95,6 +95,19 @@ def mentions_tinker(text: str) -> bool:
     return TINKER.admits_text(TextFacts(text))
 
 
+# What makes a loop a PyTorch training step (``model/torch_steps.py``), in the text: every TNK4xx
+# rule's declaration asks for it, so the gate below admits what they may read.
+TORCH_STEP = AnyOf(
+    words=frozenset({"backward", "training_step", "train_step", "run_step", "compute_loss"})
+)
+
+
+def may_concern_torch(text: str | TextFacts) -> bool:
+    """Whether a PyTorch rule (TNK4xx, which needs no Tinker) may find anything in the file."""
+    facts = text if isinstance(text, TextFacts) else TextFacts(text)
+    return facts.holds(TORCH_STEP)
+
+
 def may_concern_tinker(text: str | TextFacts) -> bool:
     """Whether any rule's text test can pass on the file, unless the project sets
     ``hot-loop-calls``: every rule needs ``TINKER_NAMES`` and ``TINKER_EVIDENCE`` (a hot-loop rule

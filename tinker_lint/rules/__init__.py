@@ -46,4 +46,6 @@ DEPENDENCY_RULES: tuple[type[Rule], ...] = tuple(rule_class(code) for code in DE
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in PYTHON_RULES}
 DEPENDENCY_RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in DEPENDENCY_RULES}
 # Every rule with a docs page, Python and dependency-file rules alike.
-DOCUMENTED_RULES: dict[str, type[Rule]] = {**RULES_BY_CODE, **DEPENDENCY_RULES_BY_CODE}
+DOCUMENTED_RULES: dict[str, type[Rule]] = dict(
+    sorted({**RULES_BY_CODE, **DEPENDENCY_RULES_BY_CODE}.items())
+)

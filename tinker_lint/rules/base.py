@@ -144,6 +144,9 @@ class Rule:
     prefilter: ClassVar[Needs] = TINKER
     # True for a rule that reports only what runs in a hot loop: it needs ``HOT_LOOP`` too.
     needs_hot_loop: ClassVar[bool] = False
+    # False for a rule that needs no Tinker in the file (the PyTorch rules, TNK4xx): the engine's
+    # first gate (the file names Tinker) does not apply to it.
+    needs_tinker: ClassVar[bool] = True
     # True for a rule that judges calls of the project's helpers by what they do (their
     # summaries): a file that imports such a helper may hold its findings whatever its own text
     # says, so the pre-filters let it through then.

@@ -136,7 +136,10 @@ def _lint_text(
         facts = facts or TextFacts(text)
         hot_loop_calls = bool(settings.hot_loop_calls)
         if not hot_loop_calls and not may_concern_tinker(facts):
-            rules = []  # what every rule's declaration asks (tests/test_prefilter_sound.py)
+            # What every Tinker rule's declaration asks (tests/test_prefilter_sound.py); the
+            # PyTorch rules (TNK4xx) judge loops with no Tinker in them.
+            rules = [rule for rule in rules if not rule.needs_tinker]
+            rules = [rule for rule in rules if needs[rule].admits_text(facts, False, None)]
         else:
             # A loop made hot by ``hot-loop-calls`` needs no Tinker call, but the call it names.
             hot_names = hot_loop_names(settings.hot_loop_calls) if hot_loop_calls else None

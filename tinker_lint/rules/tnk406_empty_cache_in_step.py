@@ -1,0 +1,118 @@
+"""TNK406 empty-cache-in-step."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tinker_lint.model.semantic import CallSite, SemanticModel
+from tinker_lint.prefilter.mentions import TORCH_STEP
+from tinker_lint.prefilter.needs import Needs, words
+from tinker_lint.rules.base import Context, Example, Finding, Rule
+from tinker_lint.rules.hotloop import code_of
+
+_EMPTY_CACHE = frozenset(
+    {"torch.cuda.empty_cache", "torch.mps.empty_cache", "torch.accelerator.memory.empty_cache"}
+)
+
+
+class EmptyCacheInStep(Rule):
+    code = "TNK406"
+    name = "empty-cache-in-step"
+    level = "warning"
+    needs_tinker = False
+    summary = (
+        "Do not empty the CUDA cache on every step: it synchronises every GPU and makes the next "
+        "allocations go back to `cudaMalloc`"
+    )
+    message = "{call} on every step of the training loop on line {line}: {why}: {fix}"
+    why = """
+`torch.cuda.empty_cache()` "doesn't increase the amount of GPU memory available for PyTorch"
+(PyTorch docs): it hands the allocator's cached blocks back to the driver. Each call synchronises
+the device (`cudaFree`), and the next step's allocations go back to `cudaMalloc`. Lightning's speed
+guide: "Don't call `torch.cuda.empty_cache` unnecessarily! Every time you call this, ALL your GPUs
+have to wait to sync." mmengine's `EmptyCacheHook` defaults to once per epoch, never per iteration.
+No per-step figure could be measured here (no GPU); the cost is a guaranteed sync plus allocator
+churn on every step.
+
+Reported on every step of a torch training loop (or a micro-batch loop inside one). Not under a
+cadence guard (`if step % 100 == 0:`), after the loop or between phases (after generation, at the
+end of an epoch), or in an `except torch.cuda.OutOfMemoryError:` handler.
+"""
+    fix_description = (
+        "Remove it, or call it every N steps or between phases; for fragmentation with variable "
+        "shapes, set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`."
+    )
+    INVALID = (
+        Example(
+            """\
+import torch
+
+for batch in loader:
+    loss = model(batch).loss
+    loss.backward()
+    optimizer.step()
+    torch.cuda.empty_cache()
+""",
+            expect=((7, 5),),
+        ),
+    )
+    VALID = (
+        Example(
+            """\
+import torch
+
+for step, batch in enumerate(loader):
+    loss = model(batch).loss
+    loss.backward()
+    optimizer.step()
+    if step % 100 == 0:
+        torch.cuda.empty_cache()
+torch.cuda.empty_cache()
+"""
+        ),
+    )
+
+    prefilter = Needs(text=(words({"empty_cache"}), TORCH_STEP))
+
+    def check(self, ctx: Context) -> Iterator[Finding]:
+        model = ctx.model
+        steps = model.torch_steps
+        for site in model.calls:
+            if not empties_cache(model, site) or in_oom_handler(model, site):
+                continue
+            step = steps.of_call(site)
+            if step is None:
+                continue
+            line = ctx.line_of(step.loop.node) if step.loop is not None else ctx.line_of(site.node)
+            yield Finding(
+                site.node,
+                f"`{code_of(model, site.node)}` on every step of the training loop on line {line}: "
+                "it synchronises the device and makes the next allocations go back to "
+                "`cudaMalloc`: remove it, or call it every N steps or between phases "
+                "(`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` for fragmentation)",
+            )
+
+
+def empties_cache(model: SemanticModel, site: CallSite) -> bool:
+    func = site.node.func
+    if model.qualify(func, site.scope) in _EMPTY_CACHE:
+        return True
+    # DeepSpeed: ``get_accelerator().empty_cache()``.
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == "empty_cache"
+        and isinstance(func.value, cst.Call)
+        and isinstance(func.value.func, cst.Name)
+        and func.value.func.value == "get_accelerator"
+    )
+
+
+def in_oom_handler(model: SemanticModel, site: CallSite) -> bool:
+    node: cst.CSTNode | None = model.parent(site.node)
+    while node is not None and not isinstance(node, cst.FunctionDef):
+        if isinstance(node, cst.ExceptHandler):
+            return True
+        node = model.parent(node)
+    return False

@@ -1,0 +1,98 @@
+"""TNK408 compile-in-loop."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tinker_lint.model.semantic import CallSite, SemanticModel
+from tinker_lint.prefilter.mentions import TORCH_STEP
+from tinker_lint.prefilter.needs import Needs, words
+from tinker_lint.rules.base import Context, Example, Finding, Rule
+from tinker_lint.rules.hotloop import code_of
+
+
+class CompileInLoop(Rule):
+    code = "TNK408"
+    name = "compile-in-loop"
+    level = "warning"
+    needs_tinker = False
+    summary = "Compile once, before the loop: `torch.compile` on every step recompiles (or re-guards) every time"
+    message = (
+        "`{call}` on every step of the training loop on line {line}: compile once, before the loop"
+    )
+    why = """
+`torch.compile(fn)` returns a new compiled callable; calling it inside the training loop builds
+and traces it again on every step (pytorch/ao #2500: `torch.compile` inside the optimizer step on
+every call, "it can not start training"). Compile the model or function once, before the loop, and
+call the compiled one. Reported on every step of a torch training loop or in a function it calls;
+not a compile behind a one-time check (`if compiled is None:`), which runs once.
+"""
+    fix_description = "Move `torch.compile(...)` before the loop and keep the compiled callable."
+    INVALID = (
+        Example(
+            """\
+import torch
+
+for batch in loader:
+    step_fn = torch.compile(train_step)
+    loss = step_fn(batch)
+    loss.backward()
+    optimizer.step()
+""",
+            expect=((4, 15),),
+        ),
+    )
+    VALID = (
+        Example(
+            """\
+import torch
+
+step_fn = torch.compile(train_step)
+for batch in loader:
+    loss = step_fn(batch)
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+    )
+
+    prefilter = Needs(text=(words({"compile"}), TORCH_STEP))
+
+    def check(self, ctx: Context) -> Iterator[Finding]:
+        model = ctx.model
+        steps = model.torch_steps
+        for site in model.calls:
+            if model.qualify(site.node.func, site.scope) != "torch.compile":
+                continue
+            if _once(model, site):
+                continue
+            step = steps.of_call(site)
+            if step is None:
+                continue
+            line = ctx.line_of(step.loop.node) if step.loop is not None else ctx.line_of(site.node)
+            yield Finding(
+                site.node,
+                f"`{code_of(model, site.node.func)}()` on every step of the training loop on line "
+                f"{line}: compile once, before the loop",
+            )
+
+
+def _once(model: SemanticModel, site: CallSite) -> bool:
+    """Behind ``if compiled is None:`` / ``if not compiled:``: runs once."""
+    node = model.parent(site.node)
+    while node is not None and not isinstance(node, cst.FunctionDef | cst.For | cst.While):
+        if isinstance(node, cst.If):
+            test = node.test
+            if isinstance(test, cst.Comparison) and any(
+                isinstance(c.operator, cst.Is)
+                and isinstance(c.comparator, cst.Name)
+                and c.comparator.value == "None"
+                for c in test.comparisons
+            ):
+                return True
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                return True
+        node = model.parent(node)
+    return False
