@@ -155,6 +155,7 @@ def _reexec_in_venv(directory: Path, torch_spec: str) -> None:
 def bench_datasets(rows: int, batch: int, repeats: int) -> list[Case]:
     import datasets
 
+    datasets.disable_progress_bars()
     group = f"datasets: {rows} rows x {TOKENS_PER_ROW} tokens, batches of {batch}"
     table = {
         "input_ids": [[(r * 31 + t) % 50_000 for t in range(TOKENS_PER_ROW)] for r in range(rows)],
@@ -200,39 +201,37 @@ def bench_datasets(rows: int, batch: int, repeats: int) -> list[Case]:
                 column[i]
 
         column_note = "" if column_rows == rows else f"first {column_rows} rows only"
+        lists = f"{group}, as Python lists"
+        torch_format = f'{group}, with_format("torch")'
         return [
-            Case(group, 'ds[i]["input_ids"], per row', median_seconds(per_row, repeats), rows),
+            Case(lists, 'ds[i]["input_ids"], per row', median_seconds(per_row, repeats), rows),
             Case(
-                group,
-                'ds.with_format("torch")[i]["input_ids"], per row',
-                median_seconds(per_row_torch, repeats),
-                rows,
-            ),
-            Case(
-                group,
+                lists,
                 'ds["input_ids"][i], per row',
                 median_seconds(column_then_row, repeats),
                 column_rows,
                 note=column_note,
             ),
-            Case(group, "ds[i:i+B], per batch", median_seconds(sliced, repeats), rows, True),
+            Case(lists, "ds[i:i+B], per batch", median_seconds(sliced, repeats), rows, True),
             Case(
-                group,
-                'ds.with_format("torch")[i:i+B], per batch',
-                median_seconds(sliced_torch, repeats),
-                rows,
-            ),
-            Case(
-                group,
+                lists,
                 "ds.select(range(i, i+B)), per batch",
                 median_seconds(selected, repeats),
                 rows,
             ),
             Case(
-                group,
+                lists,
                 'ds[:]["input_ids"] once, then index the list',
                 median_seconds(column_once, repeats),
                 rows,
+            ),
+            Case(torch_format, "ds[i], per row", median_seconds(per_row_torch, repeats), rows),
+            Case(
+                torch_format,
+                "ds[i:i+B], per batch",
+                median_seconds(sliced_torch, repeats),
+                rows,
+                True,
             ),
         ]
 
@@ -240,7 +239,6 @@ def bench_datasets(rows: int, batch: int, repeats: int) -> list[Case]:
 def bench_tensor_loops(size: int, repeats: int) -> list[Case]:
     import torch
 
-    group = f"tensor loops: {size} elements"
     generator = torch.Generator().manual_seed(size)
     w = torch.randn(size, generator=generator)
     values = [float(v) for v in range(size)]
@@ -281,32 +279,35 @@ def bench_tensor_loops(size: int, repeats: int) -> list[Case]:
     assert branch_per_element() == nonzero()
     assert item_per_element() == tolist()
     n_positions = len(positions)
-    return [
-        Case(group, "for t: if w[t] > 0", median_seconds(branch_per_element, repeats), size),
-        Case(group, "torch.nonzero(w > 0).tolist()", median_seconds(nonzero, repeats), size, True),
-        Case(group, "[x.item() for x in t]", median_seconds(item_per_element, repeats), size),
-        Case(group, "t.tolist()", median_seconds(tolist, repeats), size, True),
-        Case(
-            group,
-            "for i, v in enumerate(list): t[i] = v",
-            median_seconds(setitem_per_value, repeats),
-            size,
-        ),
-        Case(group, "t[:n] = torch.tensor(list)", median_seconds(one_copy, repeats), size, True),
-        Case(
-            group,
-            "for i in positions: t[i] = 0",
-            median_seconds(setitem_per_position, repeats),
+    pairs = (
+        ("keep the positive elements", size, branch_per_element, nonzero),
+        ("read every element into Python", size, item_per_element, tolist),
+        ("write a list of values into a tensor", size, setitem_per_value, one_copy),
+        (
+            "write one value at a third of the positions",
             n_positions,
+            setitem_per_position,
+            indexed_assignment,
         ),
-        Case(
-            group,
-            "t[positions] = 0",
-            median_seconds(indexed_assignment, repeats),
-            n_positions,
-            True,
-        ),
-    ]
+    )
+    labels = {
+        branch_per_element: "for t in range(len(w)): if w[t] > 0",
+        nonzero: "torch.nonzero(w > 0).tolist()",
+        item_per_element: "[x.item() for x in t]",
+        tolist: "t.tolist()",
+        setitem_per_value: "for i, v in enumerate(values): t[i] = v",
+        one_copy: "t[:n] = torch.tensor(values)",
+        setitem_per_position: "for i in positions: t[i] = 0",
+        indexed_assignment: "t[positions] = 0",
+    }
+    cases = []
+    for job, items, loop, vectorized in pairs:
+        group = f"{size} elements: {job}"
+        cases.append(Case(group, labels[loop], median_seconds(loop, repeats), items))
+        cases.append(
+            Case(group, labels[vectorized], median_seconds(vectorized, repeats), items, True)
+        )
+    return cases
 
 
 def bench_built_then_moved(size: int, repeats: int) -> list[Case]:
