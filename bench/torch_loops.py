@@ -68,7 +68,7 @@ class Case:
 
 def format_table(cases: Sequence[Case]) -> str:
     """The cases as a text table, grouped in order of first appearance, each row's time per
-    run and per item, and how many times slower it is than its group's baseline."""
+    run and per item, and how many times slower it is per item than its group's baseline."""
     headers = ("case", "ms/run", "us/item", "x", "note")
     rows: list[tuple[str, ...]] = []
     groups: dict[str, list[Case]] = {}
@@ -78,7 +78,10 @@ def format_table(cases: Sequence[Case]) -> str:
         base = next((c for c in members if c.baseline), None)
         rows.append((f"[{group}]", "", "", "", ""))
         for case in members:
-            ratio = f"{case.seconds / base.seconds:.1f}" if base and base.seconds > 0 else "-"
+            ratio = "-"
+            if base and base.seconds > 0 and base.items and case.items:
+                # per item: a case timed on a sample of the rows compares like for like
+                ratio = f"{(case.seconds / case.items) / (base.seconds / base.items):.1f}"
             per_item = f"{case.seconds / case.items * 1e6:.3f}" if case.items else "-"
             rows.append(
                 (

@@ -33,21 +33,23 @@ def test_table_groups_cases_and_compares_them_with_the_baseline():
     Case = bench.Case
     cases = [
         Case("rows", "per row", 0.5, 1000),
+        Case("rows", "sampled", 0.2, 20),
         Case("loops", "per element", 0.012, 4000, note="n"),
         Case("rows", "batched", 0.025, 1000, baseline=True),
         Case("loops", "vectorized", 0.0001, 4000, True),
         Case("alone", "no baseline", 0.002, 0),
     ]
     assert bench.format_table(cases).splitlines() == [
-        "case                      ms/run  us/item      x  note",
+        "case                      ms/run    us/item      x  note",
         "[rows]",
-        "  per row                500.000  500.000   20.0",
-        "  batched (baseline)      25.000   25.000    1.0",
+        "  per row                500.000    500.000   20.0",
+        "  sampled                200.000  10000.000  400.0",
+        "  batched (baseline)      25.000     25.000    1.0",
         "[loops]",
-        "  per element             12.000    3.000  120.0  n",
-        "  vectorized (baseline)    0.100    0.025    1.0",
+        "  per element             12.000      3.000  120.0  n",
+        "  vectorized (baseline)    0.100      0.025    1.0",
         "[alone]",
-        "  no baseline              2.000        -      -",
+        "  no baseline              2.000          -      -",
     ]
 
 
