@@ -396,9 +396,11 @@ def bench_gae(steps: int, repeats: int) -> list[Case]:
 
     gamma, lam = 0.99, 0.95
     cases = []
+    # episodes of 200 steps at the default 2000 steps; shorter runs still see ten episode ends
+    ends_every = min(200, max(2, steps // 10))
     for dtype, dones_every, name in (
         (torch.float64, 0, "float64, no episode ends"),
-        (torch.float64, 200, "float64, an episode end every 200 steps"),
+        (torch.float64, ends_every, f"float64, an episode end every {ends_every} steps"),
         (torch.float32, 0, "float32, no episode ends"),
     ):
         group = f"GAE (a recurrence) over {steps} steps, {name}"
