@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -191,7 +192,8 @@ def materialise(dest: Path, mirrors: Path, force: bool, path: Path = LABELS) -> 
 
 
 @contextlib.contextmanager
-def worktree(ref: str):  # type: ignore[no-untyped-def]
+def worktree(ref: str) -> Iterator[Path]:
+    """A detached worktree of this checkout at `ref`, removed afterwards."""
     with tempfile.TemporaryDirectory(prefix="tinker-lint-torch-") as tmp:
         tree = Path(tmp) / "tree"
         subprocess.run(
@@ -207,11 +209,22 @@ def worktree(ref: str):  # type: ignore[no-untyped-def]
             )
 
 
-def lint(tree: Path, project_dir: Path, files: tuple[str, ...], select: str) -> tuple[list[Finding], str]:
+def lint(
+    tree: Path, project_dir: Path, files: tuple[str, ...], select: str
+) -> tuple[list[Finding], str]:
     """tinker-lint of `tree` over some files of one project: findings, and an error or a note."""
     done = subprocess.run(
-        [sys.executable, "-m", "tinker_lint", "--select", select, "--output-format", "json"]
-        + ["--no-cache", *files],
+        [
+            sys.executable,
+            "-m",
+            "tinker_lint",
+            "--select",
+            select,
+            "--output-format",
+            "json",
+            "--no-cache",
+            *files,
+        ],
         capture_output=True,
         text=True,
         env=dict(os.environ, PYTHONPATH=str(tree)),
@@ -305,7 +318,7 @@ def table(labels: list[SyncLabel], m: Match) -> list[str]:
             *false_on,
             nothing,
         ]
-        totals = [a + b for a, b in zip(totals, cells)]
+        totals = [a + b for a, b in zip(totals, cells, strict=True)]
         rows.append(_row(rule, cells))
     rows.append(_row("total", totals))
     return rows
