@@ -25,6 +25,7 @@ Installs nothing but the pinned wheels (materialise) and never imports or runs t
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import json
 import os
@@ -86,6 +87,9 @@ class SyncLabel:
     rule: str  # the rule that should report it (high, medium) or that a naive rule would use
     text: str  # a fragment of the line, checked against the corpus before scoring
     why: str
+    # For a sync inside a helper: the lines of its calls in the loop, where a finding may be
+    # reported instead (one finding there counts for every label of the helper it calls).
+    call_sites: tuple[int, ...] = ()
 
     def where(self) -> str:
         return f"{self.project}/{self.path}:{self.line}"
@@ -122,6 +126,7 @@ def load(path: Path = LABELS) -> tuple[list[Project], list[SyncLabel]]:
             rule=raw.get("rule", "TNK401"),
             text=raw["text"],
             why=raw["why"],
+            call_sites=tuple(int(x) for x in raw.get("call_sites", [])),
         )
         if label.kind not in KINDS:
             raise SystemExit(f"{path}: {label.where()}: kind {label.kind!r} is not one of {KINDS}")
@@ -261,6 +266,46 @@ def to_finding(record: dict[str, object], project_dir: Path) -> Finding:
     )
 
 
+# --- the context-free baseline ------------------------------------------------------------------
+
+# The explicit host-sync methods a context-free rule looks for (the spec's §11 baseline: "`.item()`
+# inside any loop"), and the two other explicit calls the labels list.
+SYNC_METHODS = ("item", "tolist", "cpu", "numpy")
+BASELINE_CODES = {"synchronize": "TNK401", "empty_cache": "TNK406", "compile": "TNK408"}
+
+
+def naive_findings(source: str, path: str) -> list[Finding]:
+    """Every explicit sync call lexically inside a `for`/`while` of the same function, with no
+    notion of step, cadence, eval, device or data dependency: what the labels are measured
+    against when no TNK4xx rule exists (`score --baseline`)."""
+    found: list[Finding] = []
+
+    def visit(node: ast.AST, in_loop: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                visit(child, False)  # a new scope: its loops are its own
+                continue
+            if in_loop and isinstance(child, ast.Call):
+                name = _called_name(child.func)
+                code = "TNK401" if name in SYNC_METHODS else BASELINE_CODES.get(name or "")
+                if code is not None:
+                    found.append(
+                        Finding(path, child.lineno, child.col_offset + 1, code, f"naive: {name}()")
+                    )
+            visit(child, in_loop or isinstance(child, (ast.For, ast.AsyncFor, ast.While)))
+
+    visit(ast.parse(source), False)
+    return sorted(found)
+
+
+def _called_name(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return None
+
+
 @dataclass
 class Match:
     on_label: dict[SyncLabel, list[Finding]]  # nearest label wins (ties: the earlier line)
@@ -285,7 +330,11 @@ def match(labels: list[SyncLabel], findings: dict[str, list[Finding]], prefix: s
                 if (d := label.distance(finding.line)) is not None
             ]
             if not candidates:
-                unmatched.append((project, finding))
+                called = [x for x in file_labels if finding.line in x.call_sites]
+                for label in called:
+                    on_label.setdefault(label, []).append(finding)
+                if not called:
+                    unmatched.append((project, finding))
                 continue
             label = min(candidates, key=lambda c: (c[0], c[1]))[2]
             on_label.setdefault(label, []).append(finding)
@@ -344,11 +393,18 @@ def report(labels: list[SyncLabel], m: Match, verbose: bool) -> list[str]:
         elif verbose and x.kind in COUNTED:
             state = "found" if fs else "MISSED"
             lines.append(f"{state} ({x.kind} {x.rule}) {x.where()}: {x.text}  -- {x.why}")
-    lines += [f"FALSE (no label) {p}/{f.show()}" for p, f in m.unmatched]
+    lines += [f"FALSE (no label) {p}: {f.show()}" for p, f in m.unmatched]
     return lines
 
 
-def score(corpus: Path, ref: str | None, select: str, verbose: bool, path: Path = LABELS) -> int:
+def score(
+    corpus: Path,
+    ref: str | None,
+    select: str,
+    verbose: bool,
+    baseline: bool = False,
+    path: Path = LABELS,
+) -> int:
     projects, labels = load(path)
     missing = [p.dir for p in projects if not (corpus / p.dir).is_dir()]
     if missing:
@@ -361,6 +417,18 @@ def score(corpus: Path, ref: str | None, select: str, verbose: bool, path: Path 
         raise SystemExit("labels that do not match the corpus:\n  " + "\n  ".join(stale))
     failures = 0
     findings: dict[str, list[Finding]] = {}
+    if baseline:
+        print("the context-free baseline: every explicit sync call inside any loop")
+        for project in projects:
+            findings[project.dir] = [
+                f
+                for file in project.files
+                for f in naive_findings(
+                    (corpus / project.dir / file).read_text(encoding="utf-8"), file
+                )
+            ]
+        print("\n".join(report(labels, match(labels, findings, select), verbose)))
+        return 0
     with contextlib.ExitStack() as stack:
         tree = stack.enter_context(worktree(ref)) if ref else CHECKOUT
         print(f"tinker-lint: {ref or 'working tree of ' + str(CHECKOUT)}; --select {select}")
@@ -385,11 +453,16 @@ def main(argv: list[str] | None = None) -> int:
     sco.add_argument("--ref", help="git revision of tinker-lint (default: the working tree)")
     sco.add_argument("--select", default="TNK4", help="codes to lint and judge (a prefix)")
     sco.add_argument("--verbose", action="store_true", help="every counted label, found or not")
+    sco.add_argument(
+        "--baseline",
+        action="store_true",
+        help="score a context-free rule (any explicit sync call in any loop) instead of tinker-lint",
+    )
     args = parser.parse_args(argv)
     if args.command == "materialise":
         materialise(args.dest, args.mirrors, args.force)
         return 0
-    return score(args.corpus, args.ref, args.select, args.verbose)
+    return score(args.corpus, args.ref, args.select, args.verbose, args.baseline)
 
 
 if __name__ == "__main__":

@@ -177,3 +177,67 @@ def test_the_real_labels_load():
     projects, labels = ts.load()
     assert {p.dir for p in projects} >= {"torchtune-0.6.1", "trl-1.16.0"}
     assert sum(1 for x in labels if x.kind == "high") >= 30
+
+
+HELPER = """
+[[project]]
+dir = "a+b"
+source = "github"
+name = "a/b"
+version = "0123"
+files = ["train.py"]
+
+[[sync]]
+project = "a+b"
+path = "train.py"
+line = 5
+call_sites = [20]
+kind = "high"
+text = "x.cpu().tolist()"
+why = "metrics helper called every step"
+
+[[sync]]
+project = "a+b"
+path = "train.py"
+line = 6
+call_sites = [20]
+kind = "high"
+text = "y.item()"
+why = "the same helper"
+"""
+
+
+def test_a_finding_at_the_call_site_of_a_helper_counts_for_its_syncs(tmp_path):
+    _, labels = _load(tmp_path, HELPER)
+    assert [x.call_sites for x in labels] == [(20,), (20,)]
+    findings = {"a+b": [_finding("train.py", 20), _finding("train.py", 21)]}
+    m = ts.match(labels, findings, "TNK4")
+    assert {x.line: [f.line for f in fs] for x, fs in m.on_label.items()} == {5: [20], 6: [20]}
+    assert [f.line for _, f in m.unmatched] == [21]
+    assert ts.report(labels, m, verbose=False)[-2:] == [
+        "high found 2 of 2; false findings 1",
+        "FALSE (no label) a+b: TNK401 train.py:21:5 m",
+    ]
+
+
+def test_the_baseline_flags_explicit_sync_calls_in_any_loop_of_the_same_function():
+    source = """\
+import torch
+def log(x):
+    return x.item()
+for step in range(10):
+    loss = model(x)
+    print(loss.item(), len(loss))
+    torch.cuda.empty_cache()
+    def helper(y):
+        return y.cpu()
+    while True:
+        sync = torch.cuda.synchronize()
+model = torch.compile(model)
+"""
+    found = ts.naive_findings(source, "t.py")
+    assert [(f.line, f.column, f.code, f.message) for f in found] == [
+        (6, 11, "TNK401", "naive: item()"),
+        (7, 5, "TNK406", "naive: empty_cache()"),
+        (11, 16, "TNK401", "naive: synchronize()"),
+    ]
