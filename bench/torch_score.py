@@ -1,7 +1,8 @@
 """The TNK4xx measuring instrument: hand-labelled host syncs in public PyTorch training code.
 
     python3 bench/torch_score.py materialise DEST [--mirrors DIR] [--force]
-    python3 bench/torch_score.py score [--corpus DIR] [--ref REF] [--select TNK4] [--verbose]
+    python3 bench/torch_score.py score [--corpus DIR] [--ref REF | --tree DIR] [--select TNK4]
+                                       [--baseline] [--verbose]
 
 `materialise` puts the files of bench/torch-labels.toml's `[[project]]` tables into
 DEST/<dir>/: a PyPI project by `pip download --no-deps NAME==VERSION` and unzipping its wheel, a
@@ -232,7 +233,8 @@ def lint(
         ],
         capture_output=True,
         text=True,
-        env=dict(os.environ, PYTHONPATH=str(tree)),
+        # No bytecode written: `--tree` may name another engineer's checkout, read only.
+        env=dict(os.environ, PYTHONPATH=str(tree), PYTHONDONTWRITEBYTECODE="1"),
         cwd=project_dir,
         check=False,
     )
@@ -404,6 +406,7 @@ def score(
     verbose: bool,
     baseline: bool = False,
     path: Path = LABELS,
+    tree_dir: Path | None = None,
 ) -> int:
     projects, labels = load(path)
     missing = [p.dir for p in projects if not (corpus / p.dir).is_dir()]
@@ -430,8 +433,8 @@ def score(
         print("\n".join(report(labels, match(labels, findings, select), verbose)))
         return 0
     with contextlib.ExitStack() as stack:
-        tree = stack.enter_context(worktree(ref)) if ref else CHECKOUT
-        print(f"tinker-lint: {ref or 'working tree of ' + str(CHECKOUT)}; --select {select}")
+        tree = stack.enter_context(worktree(ref)) if ref else (tree_dir or CHECKOUT)
+        print(f"tinker-lint: {ref or 'working tree of ' + str(tree)}; --select {select}")
         for project in projects:
             findings[project.dir], note = lint(tree, corpus / project.dir, project.files, select)
             if note:
@@ -451,6 +454,9 @@ def main(argv: list[str] | None = None) -> int:
     sco = sub.add_parser("score", help="recall and false findings on the labelled syncs")
     sco.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     sco.add_argument("--ref", help="git revision of tinker-lint (default: the working tree)")
+    sco.add_argument(
+        "--tree", type=Path, help="lint with the tinker-lint of this checkout (read only)"
+    )
     sco.add_argument("--select", default="TNK4", help="codes to lint and judge (a prefix)")
     sco.add_argument("--verbose", action="store_true", help="every counted label, found or not")
     sco.add_argument(
@@ -462,7 +468,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "materialise":
         materialise(args.dest, args.mirrors, args.force)
         return 0
-    return score(args.corpus, args.ref, args.select, args.verbose, args.baseline)
+    return score(
+        args.corpus, args.ref, args.select, args.verbose, args.baseline, tree_dir=args.tree
+    )
 
 
 if __name__ == "__main__":
