@@ -241,3 +241,10 @@ model = torch.compile(model)
         (7, 5, "TNK406", "naive: empty_cache()"),
         (11, 16, "TNK401", "naive: synchronize()"),
     ]
+
+
+def test_the_real_labels_match_the_materialised_corpus():
+    projects, labels = ts.load()
+    if not all((ts.DEFAULT_CORPUS / p.dir).is_dir() for p in projects):
+        pytest.skip("python3 bench/torch_score.py materialise /tmp/torchcorpus")
+    assert ts.check_texts(labels, ts.DEFAULT_CORPUS) == []
