@@ -174,16 +174,19 @@ def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
             return expr
 
 
-def _on_cpu(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -> bool:
+def _on_cpu(model: SemanticModel, expr: cst.BaseExpression, site: CallSite, depth: int = 0) -> bool:
     """Made on the CPU in this function: ``torch.from_numpy``, ``torch.tensor`` without
-    ``device=``, ``torch.load(map_location="cpu")``, numpy, or what ``generate`` returned."""
+    ``device=``, ``torch.load(map_location="cpu")``, numpy, or what ``generate`` returned (which
+    synchronised every token already), followed back through a few assignments."""
     root = _root(expr)
-    if not isinstance(root, cst.Name):
+    if not isinstance(root, cst.Name) or depth > 3:
         return False
     for binding in site.scope.lookup(root.value):
         value = binding.expr
-        if binding.kind != "value" or not isinstance(value, cst.BaseExpression):
+        if binding.kind not in ("value", "unpack") or not isinstance(value, cst.BaseExpression):
             continue
+        if isinstance(_root(value), cst.Name) and _on_cpu(model, value, site, depth + 1):
+            return True  # ``completion_ids = out[:, n:]`` after ``out = model.generate(...)``
         value = _root_call(value)
         if not isinstance(value, cst.Call):
             continue
