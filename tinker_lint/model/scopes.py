@@ -6,6 +6,7 @@ the SDK calls found among them; and the name questions asked of a scope (``quali
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -167,3 +168,31 @@ def resolve_function(
         ):
             return methods.get(function.class_name, {}).get(func.attr.value)
     return None
+
+
+def functions_reaching(
+    functions: list[FunctionInfo],
+    methods: dict[str, dict[str, FunctionInfo]],
+    direct: Callable[[CallSite], bool],
+) -> dict[FunctionInfo, CallSite]:
+    """Functions whose calls include one ``direct`` picks, themselves or through other functions
+    of the module (to a fixpoint): function -> that call (the first found)."""
+    found: dict[FunctionInfo, CallSite] = {}
+    for function in functions:
+        for site in function.calls:
+            if direct(site):
+                found[function] = site
+                break
+    changed = True
+    while changed:
+        changed = False
+        for function in functions:
+            if function in found:
+                continue
+            for site in function.calls:
+                target = resolve_function(methods, site.node.func, site.scope)
+                if target is not None and target in found:
+                    found[function] = found[target]
+                    changed = True
+                    break
+    return found

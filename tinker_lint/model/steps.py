@@ -24,7 +24,13 @@ from tinker_lint.model.bindings import argument, bound_in, parameters
 from tinker_lint.model.flow import names_read, target_keys
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.names import names_hot_call
-from tinker_lint.model.scopes import CallSite, FunctionInfo, LoopInfo, resolve_function
+from tinker_lint.model.scopes import (
+    CallSite,
+    FunctionInfo,
+    LoopInfo,
+    functions_reaching,
+    resolve_function,
+)
 from tinker_lint.model.sdk import Role
 
 if TYPE_CHECKING:
@@ -74,25 +80,7 @@ class Steps:
         """Functions of this module that submit a step, directly or through another function of
         the module: function -> the call site that submits."""
         model = self.model
-        found: dict[FunctionInfo, CallSite] = {}
-        for function in model.functions:
-            for site in function.calls:
-                if self.is_step_submit(site):
-                    found[function] = site
-                    break
-        changed = True
-        while changed:
-            changed = False
-            for function in model.functions:
-                if function in found:
-                    continue
-                for site in function.calls:
-                    target = resolve_function(model.methods, site.node.func, site.scope)
-                    if target is not None and target in found:
-                        found[function] = found[target]
-                        changed = True
-                        break
-        return found
+        return functions_reaching(model.functions, model.methods, self.is_step_submit)
 
     def entry(self, loop: LoopInfo) -> CallSite | None:
         """The call in ``loop`` that makes it hot: the submit itself, or the call of a function of

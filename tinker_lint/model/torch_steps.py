@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from tinker_lint.model.imports import dotted_name
-from tinker_lint.model.scopes import CallSite, FunctionInfo, LoopInfo
+from tinker_lint.model.scopes import CallSite, FunctionInfo, LoopInfo, functions_reaching
 
 if TYPE_CHECKING:
     from tinker_lint.model.semantic import SemanticModel
@@ -81,25 +81,7 @@ class TorchSteps:
         """Functions of this module that make a step call, themselves or through another
         function of the module: function -> the step call."""
         model = self.model
-        found: dict[FunctionInfo, CallSite] = {}
-        for function in model.functions:
-            for site in function.calls:
-                if self.is_step_call(site):
-                    found[function] = site
-                    break
-        changed = True
-        while changed:
-            changed = False
-            for function in model.functions:
-                if function in found:
-                    continue
-                for site in function.calls:
-                    target = model.resolve_function(site.node.func, site.scope)
-                    if target is not None and target in found:
-                        found[function] = found[target]
-                        changed = True
-                        break
-        return found
+        return functions_reaching(model.functions, model.methods, self.is_step_call)
 
     def _step_in(self, loop: LoopInfo) -> CallSite | None:
         """The step call ``loop``'s body makes at its own level (not in a nested loop, which
