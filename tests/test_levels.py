@@ -50,6 +50,7 @@ DECIDED = {
     "TNK303": "error",
     "TNK401": "warning",
     "TNK406": "warning",
+    "TNK407": "note",
     "TNK408": "warning",
 }
 

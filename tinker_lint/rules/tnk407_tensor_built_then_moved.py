@@ -1,0 +1,124 @@
+"""TNK407 tensor-built-then-moved."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tinker_lint.model.semantic import CallSite, SemanticModel
+from tinker_lint.prefilter.mentions import TORCH_STEP
+from tinker_lint.prefilter.needs import Needs, words
+from tinker_lint.rules.base import Context, Example, Finding, Rule
+from tinker_lint.rules.hotloop import code_of
+
+# Factories that build a tensor from sizes or constants: with ``device=`` they build it in place.
+_FACTORIES = frozenset(
+    {
+        "torch.zeros",
+        "torch.ones",
+        "torch.full",
+        "torch.empty",
+        "torch.rand",
+        "torch.randn",
+        "torch.randint",
+        "torch.arange",
+        "torch.eye",
+        "torch.tensor",
+    }
+)
+
+
+class TensorBuiltThenMoved(Rule):
+    code = "TNK407"
+    name = "tensor-built-then-moved"
+    level = "note"
+    needs_tinker = False
+    summary = (
+        "Create tensors on the device they are used on (`device=`): building on the CPU and "
+        "moving with `.to(device)` every step adds a host-to-device copy"
+    )
+    message = "`{call}` builds a tensor on the CPU and copies it {where}: pass `device=` instead"
+    why = """
+`torch.zeros(n).to(device)` allocates and fills the tensor in host memory, then copies it to the
+GPU: an extra allocation and a host-to-device transfer on every step. `torch.zeros(n,
+device=device)` builds it where it is used (PyTorch tuning guide, "Create tensors directly on the
+target device"; the profiler's `ExtraCUDACopyPattern` flags exactly this). The CPU side of the two
+forms costs the same (`docs/torch-costs.md`: 0.27-0.30 us per float either way); the copy cannot
+be measured without a GPU.
+
+Reported when a constant factory (`torch.zeros`, `ones`, `full`, `empty`, `rand*`, `arange`,
+`eye`) or `torch.tensor` of a literal is moved with `.to(...)`/`.cuda()` in the same expression, on
+every step of a torch training loop. Not: `torch.tensor(x)` of data that lives on the CPU (an
+environment's output, token ids from a tokenizer, a list built in the loop), a factory with
+`device=` already, or work outside the loop.
+"""
+    fix_description = "Pass the device to the factory: `torch.zeros(n, device=device)`."
+    INVALID = (
+        Example(
+            """\
+import torch
+
+for batch in loader:
+    mask = torch.ones(len(batch)).to("cuda")
+    model(batch, mask).loss.backward()
+    optimizer.step()
+""",
+            expect=((4, 12),),
+        ),
+    )
+    VALID = (
+        Example(
+            """\
+import torch
+
+for batch in loader:
+    mask = torch.ones(len(batch), device="cuda")
+    model(batch, mask).loss.backward()
+    optimizer.step()
+"""
+        ),
+    )
+
+    prefilter = Needs(text=(words({"to", "cuda"}), TORCH_STEP))
+
+    def check(self, ctx: Context) -> Iterator[Finding]:
+        model = ctx.model
+        steps = model.torch_steps
+        for site in model.calls:
+            built = built_then_moved(model, site)
+            if built is None:
+                continue
+            step = steps.of_call(site)
+            if step is None:
+                continue
+            line = ctx.line_of(step.loop.node) if step.loop is not None else ctx.line_of(site.node)
+            yield Finding(
+                site.node,
+                f"`{code_of(model, built.func)}()` builds a tensor on the CPU and copies it to "
+                f"the device on every step of the training loop on line {line}: pass `device=` "
+                "instead",
+            )
+
+
+def built_then_moved(model: SemanticModel, site: CallSite) -> cst.Call | None:
+    """The factory call of ``factory(...).to(dev)`` / ``factory(...).cuda()``, if it is one."""
+    func = site.node.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in ("to", "cuda"):
+        return None
+    inner = func.value
+    if not isinstance(inner, cst.Call):
+        return None
+    qualified = model.qualify(inner.func, site.scope)
+    if qualified not in _FACTORIES:
+        return None
+    if any(arg.keyword is not None and arg.keyword.value == "device" for arg in inner.args):
+        return None
+    if qualified == "torch.tensor" and not (
+        inner.args
+        and isinstance(inner.args[0].value, cst.List | cst.Tuple | cst.Integer | cst.Float)
+    ):
+        return None  # ``torch.tensor(rewards)``: data that lives on the CPU
+    if func.attr.value == "to" and not site.node.args:
+        return None
+    return inner
