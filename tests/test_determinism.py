@@ -23,9 +23,10 @@ import pytest
 
 from tests.fixture_expectations import FIXTURES, FIXTURES_ROOT, ROOT, expectations
 
-# Three seeds: each run lints the fixtures and a cookbook sample (~12 s); a set-order dependence
-# shows with any two seeds that hash differently, and three keep the suite inside its budget.
-SEEDS = (0, 1, 4242)
+# Two seeds that hash strings differently: each run lints the fixtures and a cookbook sample
+# (~12 s), and a set-order dependence shows with any two; more would push the suite past its
+# 5-minute budget.
+SEEDS = (0, 4242)
 # The cookbook's training loops and what they call: the sub-packages with most of its findings.
 COOKBOOK_SAMPLE = (
     "distillation",
