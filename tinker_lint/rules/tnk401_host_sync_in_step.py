@@ -8,11 +8,11 @@ import libcst as cst
 
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.semantic import CallSite, SemanticModel
-from tinker_lint.model.torch_steps import TorchStep
 from tinker_lint.prefilter.mentions import TORCH_STEP
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import callee, code_of
+from tinker_lint.rules.torchloop import every_torch_step
 
 # Methods that copy a tensor to the host, so the CPU waits for the GPU to finish everything queued.
 _TO_HOST = frozenset({"item", "tolist", "cpu", "numpy"})
@@ -37,7 +37,7 @@ class HostSyncInStep(Rule):
         "`torch.cuda.synchronize()` on every training step make the CPU wait for the GPU"
     )
     # ``what``: "`loss.item()`"; ``how``: the fix for its use (logging, a guard, timing).
-    message = "{what} on every step of the training loop{where}: {cost}: {how}"
+    message = "{what} {every_torch_step}: {cost}: {how}"
     why = """
 A CUDA kernel launch returns at once; the CPU runs ahead and queues the next step's work while the
 GPU computes. Reading a value on the host (`.item()`, `.tolist()`, `.cpu()`, `.numpy()`,
@@ -112,8 +112,7 @@ for step, batch in enumerate(loader):
                 continue
             yield Finding(
                 site.node,
-                f"{what} on every step of the training loop{_where(ctx, step)}: {_COST}: "
-                f"{_how(model, site)}",
+                f"{what} {every_torch_step(ctx, step)}: {_COST}: {_how(model, site)}",
             )
 
 
@@ -291,12 +290,3 @@ def _times(model: SemanticModel, site: CallSite) -> bool:
     """A ``time.time()``/``perf_counter()`` in the same loop: the sync is for a timing."""
     calls = site.loops[-1].calls if site.loops else (site.function.calls if site.function else [])
     return any(model.qualify(other.node.func, other.scope) in _TIMERS for other in calls)
-
-
-def _where(ctx: Context, step: TorchStep) -> str:
-    if step.loop is not None:
-        line = ctx.line_of(step.loop.node)
-        via = f", in `{step.via.name}()`, which the loop calls" if step.via is not None else ""
-        return f" on line {line}{via}"
-    hook = step.hook
-    return f" (`{hook.name}()` runs once per step)" if hook is not None else ""

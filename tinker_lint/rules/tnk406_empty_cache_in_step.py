@@ -11,6 +11,7 @@ from tinker_lint.prefilter.mentions import TORCH_STEP
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import code_of
+from tinker_lint.rules.torchloop import every_torch_step
 
 _EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.mps.empty_cache", "torch.accelerator.memory.empty_cache"}
@@ -26,7 +27,7 @@ class EmptyCacheInStep(Rule):
         "Do not empty the CUDA cache on every step: it synchronises every GPU and makes the next "
         "allocations go back to `cudaMalloc`"
     )
-    message = "{call} on every step of the training loop on line {line}: {why}: {fix}"
+    message = "{call} {every_torch_step}: {why}: {fix}"
     why = """
 `torch.cuda.empty_cache()` "doesn't increase the amount of GPU memory available for PyTorch"
 (PyTorch docs): it hands the allocator's cached blocks back to the driver. Each call synchronises
@@ -85,10 +86,9 @@ torch.cuda.empty_cache()
             step = steps.of_call(site)
             if step is None:
                 continue
-            line = ctx.line_of(step.loop.node) if step.loop is not None else ctx.line_of(site.node)
             yield Finding(
                 site.node,
-                f"`{code_of(model, site.node)}` on every step of the training loop on line {line}: "
+                f"`{code_of(model, site.node)}` {every_torch_step(ctx, step)}: "
                 "it synchronises the device and makes the next allocations go back to "
                 "`cudaMalloc`: remove it, or call it every N steps or between phases "
                 "(`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` for fragmentation)",

@@ -11,6 +11,7 @@ from tinker_lint.prefilter.mentions import TORCH_STEP
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import code_of
+from tinker_lint.rules.torchloop import every_torch_step
 
 # Factories that build a tensor from sizes or constants: with ``device=`` they build it in place.
 _FACTORIES = frozenset(
@@ -92,11 +93,10 @@ for batch in loader:
             step = steps.of_call(site)
             if step is None:
                 continue
-            line = ctx.line_of(step.loop.node) if step.loop is not None else ctx.line_of(site.node)
             yield Finding(
                 site.node,
                 f"`{code_of(model, built.func)}()` builds a tensor on the CPU and copies it to "
-                f"the device on every step of the training loop on line {line}: pass `device=` "
+                f"the device {every_torch_step(ctx, step)}: pass `device=` "
                 "instead",
             )
 

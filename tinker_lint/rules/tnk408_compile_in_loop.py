@@ -11,6 +11,7 @@ from tinker_lint.prefilter.mentions import TORCH_STEP
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import code_of
+from tinker_lint.rules.torchloop import every_torch_step
 
 
 class CompileInLoop(Rule):
@@ -19,9 +20,7 @@ class CompileInLoop(Rule):
     level = "warning"
     needs_tinker = False
     summary = "Compile once, before the loop: `torch.compile` on every step recompiles (or re-guards) every time"
-    message = (
-        "`{call}` on every step of the training loop on line {line}: compile once, before the loop"
-    )
+    message = "`{call}` {every_torch_step}: compile once, before the loop"
     why = """
 `torch.compile(fn)` returns a new compiled callable; calling it inside the training loop builds
 and traces it again on every step (pytorch/ao #2500: `torch.compile` inside the optimizer step on
@@ -71,11 +70,10 @@ for batch in loader:
             step = steps.of_call(site)
             if step is None:
                 continue
-            line = ctx.line_of(step.loop.node) if step.loop is not None else ctx.line_of(site.node)
             yield Finding(
                 site.node,
-                f"`{code_of(model, site.node.func)}()` on every step of the training loop on line "
-                f"{line}: compile once, before the loop",
+                f"`{code_of(model, site.node.func)}()` {every_torch_step(ctx, step)}: "
+                "compile once, before the loop",
             )
 
 

@@ -1,0 +1,58 @@
+"""TNK4xx messages, word for word: where the step is, and the fix for the read's use. (Exact
+diagnostics on fixtures/tnk4xx, from their ``# expect:`` comments: tests/test_fixtures.py.)"""
+
+from __future__ import annotations
+
+from tests.fixture_expectations import fixture_dir
+from tinker_lint.io.settings import Settings
+from tinker_lint.run.engine import lint_text
+
+FIXTURES = fixture_dir("TNK4")
+
+
+def message_at(name: str, line: int, code: str, col: int | None = None) -> str:
+    text = (FIXTURES / name).read_text()
+    diagnostics = lint_text(text, name, Settings(select=("TNK4",))).diagnostics
+    [diagnostic] = [
+        d
+        for d in diagnostics
+        if d.line == line and d.code == code and (col is None or d.col == col)
+    ]
+    return diagnostic.message
+
+
+COST = "it waits for the GPU to finish and stops the CPU running ahead (4-18% of step time in public fixes)"
+
+
+def test_a_logged_read_a_guard_and_a_timing_each_get_their_fix() -> None:
+    name = "tnk401_host_sync_in_step.py"
+    assert message_at(name, 16, "TNK401") == (
+        f"`loss.item()` on every step of the training loop on line 11: {COST}: accumulate on the "
+        "device (`running += loss.detach()`) and read it inside your logging cadence "
+        "(`if step % log_every == 0:`)"
+    )
+    assert message_at(name, 24, "TNK401") == (
+        f"`loss.item()` on every step of the training loop on line 21: {COST}: check it on the "
+        "device (`torch.isfinite(loss)`) and read the flag every N steps"
+    )
+    assert message_at(name, 28, "TNK401") == (
+        f"`torch.cuda.synchronize()` on every step of the training loop on line 21: {COST}: time "
+        "with `torch.cuda.Event(enable_timing=True)`, or synchronize only on the log step"
+    )
+
+
+def test_the_step_through_a_helper_and_in_a_hook() -> None:
+    name = "tnk401_host_sync_in_step.py"
+    assert message_at(name, 34, "TNK401", col=21).startswith(
+        "`loss.item()` on every step of the training loop on line 38, in `metrics_helper()`, "
+        "which the loop calls: "
+    )
+    assert message_at(name, 51, "TNK401").startswith(
+        "`loss.item()` on every step of the training loop (`training_step()` runs once per step): "
+    )
+    assert message_at("tnk406_empty_cache_in_step.py", 12, "TNK406") == (
+        "`torch.cuda.empty_cache()` on every step of the training loop on line 8: it synchronises "
+        "the device and makes the next allocations go back to `cudaMalloc`: remove it, or call it "
+        "every N steps or between phases (`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` for "
+        "fragmentation)"
+    )

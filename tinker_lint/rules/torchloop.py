@@ -1,0 +1,17 @@
+"""What the TNK4xx rules share: saying which training step a place runs on every iteration of."""
+
+from __future__ import annotations
+
+from tinker_lint.model.torch_steps import TorchStep
+from tinker_lint.rules.base import Context
+
+
+def every_torch_step(ctx: Context, step: TorchStep) -> str:
+    """ "on every step of the training loop on line 12", "..., in `log_metrics()`, which the loop
+    calls", or "on every step of the training loop (`training_step()` runs once per step)"."""
+    if step.loop is not None:
+        via = f", in `{step.via.name}()`, which the loop calls" if step.via is not None else ""
+        return f"on every step of the training loop on line {ctx.line_of(step.loop.node)}{via}"
+    hook = step.hook
+    name = hook.name if hook is not None else "the hook"
+    return f"on every step of the training loop (`{name}()` runs once per step)"
