@@ -52,6 +52,8 @@ class Settings:
     config_path: str | None = None
     # Larger Python files get a syntax check and TNK003, not the analysis (0: no limit).
     max_file_chars: int = MAX_FILE_CHARS
+    # ruff's ``--preview``: the less certain cases of some rules (TNK404's per-parameter loops).
+    preview: bool = False
     _cache: dict[str, bool] = field(default_factory=dict, compare=False, repr=False, hash=False)
 
     def is_enabled(self, code: str, path: str | None = None) -> bool:

@@ -87,6 +87,8 @@ class Context:
     tinker_version: Version
     path: str = "<stdin>"
     extra: dict[str, object] = field(default_factory=dict)
+    # The settings' ``preview``: report the less certain cases a rule keeps for preview.
+    preview: bool = False
     # CPython's tree of the same text, if the engine has one: where each statement starts, so that
     # positions are worked out statement by statement (``positions.statement_starts``).
     python_tree: ast.Module | None = field(default=None, repr=False)

@@ -263,7 +263,7 @@ def _analyse(
         return _not_analysed(path, "nested too deeply to analyse")
     except Exception as error:
         return FileResult(path, _internal_error(path, "the semantic model", error, settings))
-    ctx = Context(model, settings.tinker_version, path, python_tree=tree)
+    ctx = Context(model, settings.tinker_version, path, preview=settings.preview, python_tree=tree)
     found: list[tuple[type[Rule], Finding]] = []
     diagnostics: list[Diagnostic] = []
     for rule in rules:
