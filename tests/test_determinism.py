@@ -85,8 +85,10 @@ def test_findings_are_the_same_for_every_hash_seed(sample: list[Path]) -> None:
     assert len(rebound) == 8  # both factory calls of each of the four names
 
 
-def test_fixes_are_the_same_for_every_hash_seed(sample: list[Path]) -> None:
-    diff = _same_for_every_seed("--diff", "--unsafe-fixes", FIXTURES_ROOT.name, *sample)
+def test_fixes_are_the_same_for_every_hash_seed() -> None:
+    # The fixtures only: their fixes are those of every rule that has one, and the cookbook
+    # sample's findings (with the edits of their fixes) are compared in the JSON test above.
+    diff = _same_for_every_seed("--diff", "--unsafe-fixes", FIXTURES_ROOT.name)
     # Each factory call whose future is used as the client is fixed, both of each name.
     name = REBOUND.relative_to(ROOT).as_posix()
     assert f"+++ {name}\n" in diff

@@ -5,8 +5,8 @@ excluded files, and fix only what the project's tinker version runs.
 `try-repo` installs the hook from this repository into a fresh virtualenv (pip install of the
 package, libcst and friends from the package index), about 15-20 s each time on a warm pip cache.
 It uses HEAD plus uncommitted changes to tracked files; untracked files are not part of the hook.
-Both hooks are run, once each, on one project (an excluded file, a known-bad pin, a tinker 0.36 pin
-with no tinker in the hook's environment).
+Both hooks are run by one `try-repo` (one install), on one project (an excluded file, a known-bad
+pin, a tinker 0.36 pin with no tinker in the hook's environment).
 """
 
 from __future__ import annotations
@@ -210,6 +210,14 @@ def _findings(output: str) -> list[tuple[str, int, int, str]]:
     return sorted((f, int(line), int(col), code) for f, line, col, code in FINDING.findall(output))
 
 
+def _hook_outputs(output: str, *hook_ids: str) -> list[str]:
+    """What each hook printed, in the order run: pre-commit heads each hook's output with a
+    ``- hook id: <id>`` line."""
+    sections = output.split("- hook id: ")[1:]
+    assert [section.split("\n", 1)[0] for section in sections] == list(hook_ids), output
+    return sections
+
+
 # A sub-project that pins no tinker: in the hook's environment, which has no tinker, its target is
 # unknown (one warning), and the 0.38 rewrite of its `sample_async` is unsafe, so not applied. Had
 # pre-commit installed a tinker there, the target would be that tinker, silently, and the fix hook
@@ -225,7 +233,8 @@ UNKNOWN_TARGET = "tinker version unknown; assuming 0.38"
 @pytest.mark.slow
 @pytest.mark.network
 def test_both_hooks_on_a_project_pinning_tinker_0_36_with_an_excluded_file_and_a_bad_pin(tmp_path):
-    """Both hooks, as pre-commit installs and runs them (``try-repo``, once per hook): the excluded
+    """Both hooks, as pre-commit installs and runs them (one ``try-repo`` of the repository runs
+    each hook in the manifest's order, the check before the fix, in one environment): the excluded
     file is neither reported nor rewritten (``--force-exclude``), the dependency file's known-bad
     pin is reported at its line, and, with no tinker in the hook's environment, the project's
     ``tinker==0.36.0`` pin is the target: no 0.38 rewrite is applied to 0.36 code (and a
@@ -249,27 +258,25 @@ def test_both_hooks_on_a_project_pinning_tinker_0_36_with_an_excluded_file_and_a
     _git(project, "add", "-A")
     home = tmp_path / "pre-commit-home"
 
-    checked = _pre_commit(project, home, "try-repo", str(ROOT), "tinker-lint")
-    output = checked.stdout + checked.stderr
-    assert checked.returncode == 1, output
-    assert "Failed" in output and "files were modified" not in output, output
+    run = _pre_commit(project, home, "try-repo", str(ROOT))
+    output = run.stdout + run.stderr
+    assert run.returncode == 1, output
+    checked, fixed = _hook_outputs(output, "tinker-lint", "tinker-lint-fix")
+    assert "Failed" in output and "files were modified" not in checked, output
     # train.py: the pin says 0.36, so TNK105/TNK106 do not apply there. tools/: no pin and no
     # tinker in the hook's environment, so the target is unknown, said once.
-    assert output.count(UNKNOWN_TARGET) == 1, output
-    assert _findings(output) == [
+    assert checked.count(UNKNOWN_TARGET) == 1, output
+    assert _findings(checked) == [
         ("requirements.txt", 3, 1, "TNK302"),
         ("tools/sample.py", 2, 18, "TNK105"),
         ("train.py", 12, 66, "TNK101"),
         ("train.py", 13, 58, "TNK102"),
     ], output
 
-    fixed = _pre_commit(project, home, "try-repo", str(ROOT), "tinker-lint-fix")
-    output = fixed.stdout + fixed.stderr
-    assert fixed.returncode == 1, output
-    assert "files were modified by this hook" in output, output
-    assert output.count(UNKNOWN_TARGET) == 1, output
+    assert "files were modified by this hook" in fixed, output
+    assert fixed.count(UNKNOWN_TARGET) == 1, output
     # What is left once TNK101 is fixed; TNK105's fix is unsafe with the target unknown.
-    assert _findings(output) == [
+    assert _findings(fixed) == [
         ("requirements.txt", 3, 1, "TNK302"),
         ("tools/sample.py", 2, 18, "TNK105"),
         ("train.py", 13, 58, "TNK102"),

@@ -20,10 +20,14 @@ SETTINGS = Settings(tinker_version=Version("0.38.0"))
 
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
-    """Every TNK1xx fixture file, twice (in two packages), with files no rule needs in between
-    (not the fixture projects: each is a project of its own, with its own files)."""
+    """Every TNK1xx fixture file in one package and a few of them in a second, with files no rule
+    needs in between (not the fixture projects: each is a project of its own, with its own files).
+    """
+    shutil.copytree(FIXTURES, tmp_path / "a", ignore=shutil.ignore_patterns("*_project"))
+    (tmp_path / "b").mkdir()
+    for source in sorted(FIXTURES.glob("*.py"))[::8]:
+        shutil.copy(source, tmp_path / "b" / source.name)
     for package in ("a", "b"):
-        shutil.copytree(FIXTURES, tmp_path / package, ignore=shutil.ignore_patterns("*_project"))
         for i in range(10):
             (tmp_path / package / f"plain_{i}.py").write_text(f"VALUE = {i}\n" * (i + 1))
     (tmp_path / "a" / "plain_3.py").write_text("def broken(:\n    pass\n")
