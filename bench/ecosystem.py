@@ -34,13 +34,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
-import os
 import subprocess
 import sys
-import tempfile
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,7 +46,11 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 HERE = Path(__file__).resolve().parent
-CHECKOUT = HERE.parent
+sys.path.insert(0, str(HERE))  # lintrun.py, beside this script
+
+import lintrun  # noqa: E402
+from lintrun import CHECKOUT, Finding, worktree  # noqa: E402
+
 PINS = HERE / "ecosystem.toml"
 LABELS = HERE / "ecosystem-labels.toml"
 PIPELINE_CODES = ("TNK101", "TNK102", "TNK103", "TNK104")
@@ -131,82 +131,10 @@ def materialise(
 # --- compare ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, order=True)
-class Finding:
-    path: str  # relative to the project directory
-    line: int
-    column: int
-    code: str
-    message: str
-
-    def show(self) -> str:
-        return f"{self.code} {self.path}:{self.line}:{self.column} {self.message}"
-
-
-@contextlib.contextmanager
-def worktree(ref: str) -> Iterator[Path]:
-    """A detached worktree of this checkout at `ref`, removed afterwards."""
-    with tempfile.TemporaryDirectory(prefix="tinker-lint-eco-") as tmp:
-        tree = Path(tmp) / "tree"
-        subprocess.run(
-            ["git", "-C", str(CHECKOUT), "worktree", "add", "--detach", "--quiet", str(tree), ref],
-            check=True,
-        )
-        try:
-            yield tree
-        finally:
-            subprocess.run(
-                ["git", "-C", str(CHECKOUT), "worktree", "remove", "--force", str(tree)],
-                check=False,
-            )
-
-
 def lint(tree: Path, project_dir: Path) -> tuple[list[Finding], str]:
     """tinker-lint of `tree` over one project directory: its findings and any error text."""
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tinker_lint",
-            "--output-format",
-            "json",
-            "--no-cache",
-            str(project_dir),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=project_dir,
-        check=False,
-    )
-    # Exit status 1 means "findings"; anything else, or no JSON, is a failure worth showing.
-    try:
-        records = json.loads(done.stdout or "[]")
-    except json.JSONDecodeError:
-        return [], f"exit {done.returncode}: {done.stderr.strip() or done.stdout[:500]}"
-    error = "" if done.returncode in (0, 1) else f"exit {done.returncode}: {done.stderr.strip()}"
-    return [to_finding(r, project_dir) for r in records], error
-
-
-def to_finding(record: dict[str, object], project_dir: Path) -> Finding:
-    raw = str(record.get("filename") or record.get("path") or "")
-    path = Path(raw)
-    if path.is_absolute():
-        with contextlib.suppress(ValueError):
-            path = path.relative_to(project_dir)
-    location = record.get("location")
-    if isinstance(location, dict):
-        line, column = location.get("row", 0), location.get("column", 0)
-    else:
-        line, column = record.get("line", 0), record.get("column", 0)
-    return Finding(
-        path=path.as_posix(),
-        line=int(str(line)),
-        column=int(str(column)),
-        code=str(record.get("code", "")),
-        message=str(record.get("message", "")),
-    )
+    findings, error = lintrun.lint(tree, project_dir, [str(project_dir)])
+    return findings or [], error
 
 
 def describe(tree: Path) -> str:

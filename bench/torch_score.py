@@ -28,13 +28,10 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
-import json
-import os
 import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,7 +41,11 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 HERE = Path(__file__).resolve().parent
-CHECKOUT = HERE.parent
+sys.path.insert(0, str(HERE))  # lintrun.py, beside this script
+
+import lintrun  # noqa: E402
+from lintrun import CHECKOUT, Finding, worktree  # noqa: E402
+
 LABELS = HERE / "torch-labels.toml"
 DEFAULT_CORPUS = Path("/tmp/torchcorpus")
 DEFAULT_MIRRORS = Path("/work/.mirror")
@@ -64,15 +65,6 @@ class Project:
     name: str  # PyPI name or GitHub owner/name
     version: str  # PyPI version or git commit
     files: tuple[str, ...]  # the labelled files, paths inside the project directory
-
-
-@dataclass(frozen=True, order=True)
-class Finding:
-    path: str  # relative to the project directory
-    line: int
-    column: int
-    code: str
-    message: str
 
     def show(self) -> str:
         return f"{self.code} {self.path}:{self.line}:{self.column} {self.message}"
@@ -197,75 +189,16 @@ def materialise(dest: Path, mirrors: Path, force: bool, path: Path = LABELS) -> 
 # --- score -------------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def worktree(ref: str) -> Iterator[Path]:
-    """A detached worktree of this checkout at `ref`, removed afterwards."""
-    with tempfile.TemporaryDirectory(prefix="tinker-lint-torch-") as tmp:
-        tree = Path(tmp) / "tree"
-        subprocess.run(
-            ["git", "-C", str(CHECKOUT), "worktree", "add", "--detach", "--quiet", str(tree), ref],
-            check=True,
-        )
-        try:
-            yield tree
-        finally:
-            subprocess.run(
-                ["git", "-C", str(CHECKOUT), "worktree", "remove", "--force", str(tree)],
-                check=False,
-            )
-
-
 def lint(
     tree: Path, project_dir: Path, files: tuple[str, ...], select: str
 ) -> tuple[list[Finding], str]:
     """tinker-lint of `tree` over some files of one project: findings, and an error or a note."""
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tinker_lint",
-            "--select",
-            select,
-            "--output-format",
-            "json",
-            "--no-cache",
-            *files,
-        ],
-        capture_output=True,
-        text=True,
-        # No bytecode written: `--tree` may name another engineer's checkout, read only.
-        env=dict(os.environ, PYTHONPATH=str(tree), PYTHONDONTWRITEBYTECODE="1"),
-        cwd=project_dir,
-        check=False,
-    )
-    if done.returncode == 2 and "unknown rule code or prefix" in done.stderr:
+    findings, error = lintrun.lint(tree, project_dir, ["--select", select, *files])
+    if "unknown rule code or prefix" in error:
         return [], "no such rule at this revision (scored as zero findings)"
-    try:
-        records = json.loads(done.stdout or "[]")
-    except json.JSONDecodeError:
-        return [], f"failed: exit {done.returncode}: {done.stderr.strip() or done.stdout[:500]}"
-    if done.returncode not in (0, 1):
-        return [], f"failed: exit {done.returncode}: {done.stderr.strip()}"
-    return [to_finding(r, project_dir) for r in records], ""
-
-
-def to_finding(record: dict[str, object], project_dir: Path) -> Finding:
-    path = Path(str(record.get("filename") or record.get("path") or ""))
-    if path.is_absolute():
-        with contextlib.suppress(ValueError):
-            path = path.relative_to(project_dir)
-    location = record.get("location")
-    if isinstance(location, dict):
-        line, column = location.get("row", 0), location.get("column", 0)
-    else:
-        line, column = record.get("line", 0), record.get("column", 0)
-    return Finding(
-        path=path.as_posix(),
-        line=int(str(line)),
-        column=int(str(column)),
-        code=str(record.get("code", "")),
-        message=str(record.get("message", "")),
-    )
+    if findings is None or error:
+        return [], f"failed: {error}"
+    return findings, ""
 
 
 # --- the context-free baseline ------------------------------------------------------------------
