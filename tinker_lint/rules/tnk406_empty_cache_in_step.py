@@ -11,7 +11,7 @@ from tinker_lint.prefilter.mentions import TORCH_STEP
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import code_of
-from tinker_lint.rules.torchloop import every_torch_step
+from tinker_lint.rules.torchloop import calls_on_every_step, every_torch_step
 
 _EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.mps.empty_cache", "torch.accelerator.memory.empty_cache"}
@@ -79,13 +79,11 @@ torch.cuda.empty_cache()
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
-        steps = model.torch_steps
-        for site in model.calls:
-            if not empties_cache(model, site) or in_oom_handler(model, site):
-                continue
-            step = steps.of_call(site)
-            if step is None:
-                continue
+
+        def wanted(site: CallSite) -> bool:
+            return empties_cache(model, site) and not in_oom_handler(model, site)
+
+        for site, step in calls_on_every_step(ctx, wanted):
             yield Finding(
                 site.node,
                 f"`{code_of(model, site.node)}` {every_torch_step(ctx, step)}: "

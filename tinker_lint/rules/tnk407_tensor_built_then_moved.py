@@ -11,7 +11,7 @@ from tinker_lint.prefilter.mentions import TORCH_STEP
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import code_of
-from tinker_lint.rules.torchloop import every_torch_step
+from tinker_lint.rules.torchloop import calls_on_every_step, every_torch_step
 
 # Factories that build a tensor from sizes or constants: with ``device=`` they build it in place.
 _FACTORIES = frozenset(
@@ -85,14 +85,16 @@ for batch in loader:
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
-        steps = model.torch_steps
-        for site in model.calls:
+        built_by: dict[CallSite, cst.Call] = {}
+
+        def wanted(site: CallSite) -> bool:
             built = built_then_moved(model, site)
-            if built is None:
-                continue
-            step = steps.of_call(site)
-            if step is None:
-                continue
+            if built is not None:
+                built_by[site] = built
+            return built is not None
+
+        for site, step in calls_on_every_step(ctx, wanted):
+            built = built_by[site]
             yield Finding(
                 site.node,
                 f"`{code_of(model, built.func)}()` builds a tensor on the CPU and copies it to "

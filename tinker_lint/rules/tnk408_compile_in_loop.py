@@ -11,7 +11,7 @@ from tinker_lint.prefilter.mentions import TORCH_STEP
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import code_of
-from tinker_lint.rules.torchloop import every_torch_step
+from tinker_lint.rules.torchloop import calls_on_every_step, every_torch_step
 
 
 class CompileInLoop(Rule):
@@ -61,15 +61,13 @@ for batch in loader:
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
-        steps = model.torch_steps
-        for site in model.calls:
-            if model.qualify(site.node.func, site.scope) != "torch.compile":
-                continue
-            if _once(model, site):
-                continue
-            step = steps.of_call(site)
-            if step is None:
-                continue
+
+        def wanted(site: CallSite) -> bool:
+            return model.qualify(site.node.func, site.scope) == "torch.compile" and not _once(
+                model, site
+            )
+
+        for site, step in calls_on_every_step(ctx, wanted):
             yield Finding(
                 site.node,
                 f"`{code_of(model, site.node.func)}()` {every_torch_step(ctx, step)}: "

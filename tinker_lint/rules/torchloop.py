@@ -2,8 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
+from tinker_lint.model.semantic import CallSite
 from tinker_lint.model.torch_steps import TorchStep
 from tinker_lint.rules.base import Context
+
+
+def calls_on_every_step(
+    ctx: Context, wanted: Callable[[CallSite], bool]
+) -> Iterator[tuple[CallSite, TorchStep]]:
+    """The calls ``wanted`` keeps (asked first: it is the cheap question) that run on every step
+    of a torch training loop, each with that step."""
+    steps = ctx.model.torch_steps
+    for site in ctx.model.calls:
+        if not wanted(site):
+            continue
+        step = steps.of_call(site)
+        if step is not None:
+            yield site, step
 
 
 def every_torch_step(ctx: Context, step: TorchStep) -> str:
