@@ -319,20 +319,9 @@ def load_cpu_labels(path: Path = LABELS) -> list[CpuLabel]:
 
 def check_cpu_texts(labels: list[CpuLabel], corpus: Path) -> list[str]:
     """The labels whose line in the materialised corpus does not hold their `text`."""
-    problems = []
-    lines_of: dict[Path, list[str]] = {}
-    for label in labels:
-        file = corpus / label.dirname / label.path
-        if file not in lines_of:
-            lines_of[file] = file.read_text(encoding="utf-8").splitlines() if file.is_file() else []
-        lines = lines_of[file]
-        if label.line > len(lines):
-            problems.append(f"{label.where()}: no such line in {file}")
-        elif label.text not in lines[label.line - 1]:
-            problems.append(
-                f"{label.where()}: expected {label.text!r}, found {lines[label.line - 1].strip()!r}"
-            )
-    return problems
+    return lintrun.stale_labels(
+        (x.where(), corpus / x.dirname / x.path, x.line, x.text) for x in labels
+    )
 
 
 @dataclass

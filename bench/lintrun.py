@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,3 +89,19 @@ def to_finding(record: dict[str, object], project_dir: Path) -> Finding:
         code=str(record.get("code", "")),
         message=str(record.get("message", "")),
     )
+
+
+def stale_labels(labels: Iterable[tuple[str, Path, int, str]]) -> list[str]:
+    """Of labels given as (where, file, line, text), those whose line in the materialised corpus
+    does not hold their `text` (another version of the file, or a typo in the label)."""
+    problems = []
+    lines_of: dict[Path, list[str]] = {}
+    for where, file, line, text in labels:
+        if file not in lines_of:
+            lines_of[file] = file.read_text(encoding="utf-8").splitlines() if file.is_file() else []
+        lines = lines_of[file]
+        if line > len(lines):
+            problems.append(f"{where}: no such line in {file}")
+        elif text not in lines[line - 1]:
+            problems.append(f"{where}: expected {text!r}, found {lines[line - 1].strip()!r}")
+    return problems

@@ -136,19 +136,9 @@ def load(path: Path = LABELS) -> tuple[list[Project], list[SyncLabel]]:
 
 def check_texts(labels: list[SyncLabel], corpus: Path) -> list[str]:
     """The labels whose line in the corpus does not hold their `text` (another version)."""
-    problems = []
-    cache: dict[Path, list[str]] = {}
-    for label in labels:
-        file = corpus / label.project / label.path
-        if file not in cache:
-            cache[file] = file.read_text(encoding="utf-8").splitlines() if file.is_file() else []
-        lines = cache[file]
-        if label.line > len(lines):
-            problems.append(f"{label.where()}: no such line in {file}")
-        elif label.text not in lines[label.line - 1]:
-            found = lines[label.line - 1].strip()
-            problems.append(f"{label.where()}: expected {label.text!r}, found {found!r}")
-    return problems
+    return lintrun.stale_labels(
+        (x.where(), corpus / x.project / x.path, x.line, x.text) for x in labels
+    )
 
 
 # --- materialise -------------------------------------------------------------------------------
