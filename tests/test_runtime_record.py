@@ -1,0 +1,179 @@
+"""The recorder (`tinker_lint.runtime.record`) on the real SDK's loop thread, against a fake
+in-process server (`tests/runtime_scenarios.py`), alone and under the real cookbook tracing
+(tinker-cookbook 0.6.1's `utils/trace.py`, from its wheel: its own dependencies are not needed for
+tracing, so the wheel is unpacked and put on the path rather than installed).
+
+Each scenario runs in a fresh interpreter: the wrapping and the SDK's thread are per process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests import runtime_scenarios
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = Path(runtime_scenarios.__file__)
+COOKBOOK = "tinker-cookbook==0.6.1"
+STEPS = runtime_scenarios.STEPS
+pytestmark = pytest.mark.slow  # a fresh interpreter per scenario
+
+
+def _wait_lines() -> dict[str, int]:
+    """``# wait: NAME`` comment -> its line in the scenarios file."""
+    lines = SCENARIOS.read_text(encoding="utf-8").splitlines()
+    found = {}
+    for number, line in enumerate(lines, 1):
+        match = re.search(r"# wait: (\S+)", line)
+        if match:
+            found[match[1]] = number
+    return found
+
+
+WAIT = _wait_lines()
+
+
+@pytest.fixture(scope="session")
+def cookbook(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tinker-cookbook 0.6.1's wheel, unpacked (`pip download --no-deps`, from the index)."""
+    where = tmp_path_factory.mktemp("cookbook")
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(where), COOKBOOK],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, f"pip download {COOKBOOK} failed: {done.stderr}"
+    (wheel,) = where.glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(where / "site")
+    return where / "site"
+
+
+def _run(scenario: str, log_dir: Path, cookbook: Path | None = None) -> dict[str, list[Any]]:
+    path = [str(ROOT)] + ([str(cookbook)] if cookbook is not None else [])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    command = [sys.executable, "-m", "tests.runtime_scenarios", scenario, str(log_dir)]
+    if cookbook is not None:
+        command.append("--cookbook")
+    done = subprocess.run(
+        command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    files = {}
+    for name in ("tinker_lint_runtime.jsonl", "server_truth.jsonl", "trace_events.jsonl"):
+        file = log_dir / name
+        if file.exists():
+            files[name] = [json.loads(line) for line in file.read_text().splitlines()]
+    return files
+
+
+def _spans(events: list[dict[str, Any]], prefix: str) -> list[tuple[str, float, float]]:
+    """(name, begin, end) of each B/E pair on its own track whose name starts with ``prefix``, in
+    the order begun."""
+    begun: dict[tuple[int, int], dict[str, Any]] = {}
+    spans = []
+    for event in events:
+        if not event.get("name", "").startswith(prefix):
+            continue
+        key = (event["pid"], event["tid"])
+        if event["ph"] == "B":
+            begun[key] = event
+        elif event["ph"] == "E":
+            start = begun.pop(key)
+            spans.append((event["name"], start["ts"], event["ts"]))
+    assert not begun, f"unclosed spans: {begun}"
+    return sorted(spans, key=lambda span: span[1])
+
+
+def _max_depth(spans: list[tuple[str, float, float]]) -> int:
+    """The most spans open at once (brute force over every begin)."""
+    return max(sum(1 for _, b, e in spans if b <= at < e) for _, at, _ in spans)
+
+
+def _waits(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e["args"] for e in events if e.get("name") == "wait" and e.get("ph") == "X"]
+
+
+def test_serialized_loop_never_has_two_requests_in_flight(tmp_path: Path) -> None:
+    files = _run("serialized", tmp_path)
+    events = files["tinker_lint_runtime.jsonl"]
+    assert events[0]["name"] == "tinker_lint_clock"
+    spans = _spans(events, "inflight:")
+    names = ["inflight:forward_backward", "inflight:optim_step"] * STEPS
+    assert [name for name, _, _ in spans] == names
+    assert _max_depth(spans) == 1
+    # Every request but the first is submitted with nothing in flight: 2 * STEPS - 1 bubbles.
+    bubbles = [b for (_, b, _), (_, _, e) in zip(spans[1:], spans[:-1], strict=True) if b >= e]
+    assert len(bubbles) == 2 * STEPS - 1
+    waits = _waits(events)
+    assert [(w["line"], w["op"], w["in_flight"]) for w in waits] == [
+        (WAIT["serialized-fwd"], "forward_backward", 1),
+        (WAIT["serialized-optim"], "optim_step", 1),
+    ] * STEPS
+    assert {w["function"] for w in waits} == {"serialized"}
+    assert {w["file"] for w in waits} == {str(SCENARIOS)}
+
+
+def test_each_request_is_in_flight_while_the_server_works_on_it(tmp_path: Path) -> None:
+    files = _run("serialized", tmp_path)
+    spans = _spans(files["tinker_lint_runtime.jsonl"], "inflight:")
+    truth = files["server_truth.jsonl"]
+    assert len(truth) == len(spans) == 2 * STEPS
+    for (name, begin, end), served in zip(spans, truth, strict=True):
+        assert name == f"inflight:{served['op']}"
+        assert begin <= served["start"] < served["end"] <= end
+
+
+def test_pipelined_loop_has_both_requests_of_a_step_in_flight(tmp_path: Path) -> None:
+    files = _run("pipelined", tmp_path)
+    events = files["tinker_lint_runtime.jsonl"]
+    assert _max_depth(_spans(events, "inflight:")) == 2
+    assert [(w["line"], w["op"], w["in_flight"]) for w in _waits(events)] == [
+        (WAIT["pipelined-fwd"], "forward_backward", 2),
+        (WAIT["pipelined-optim"], "optim_step", 1),
+    ] * STEPS
+
+
+def test_awaits_in_async_code_are_waits_at_the_await(tmp_path: Path) -> None:
+    """``await future`` and ``await future.result_async()``: one wait each (not one per layer the
+    SDK awaits through), at the line of the ``await``."""
+    files = _run("serialized_async", tmp_path)
+    events = files["tinker_lint_runtime.jsonl"]
+    assert _max_depth(_spans(events, "inflight:")) == 1
+    assert [(w["line"], w["op"]) for w in _waits(events)] == [
+        (WAIT["async-fwd"], "forward_backward"),
+        (WAIT["async-optim"], "optim_step"),
+    ] * STEPS
+
+
+@pytest.mark.network
+def test_under_the_cookbook_tracing_both_files_keep_their_meaning(
+    tmp_path: Path, cookbook: Path
+) -> None:
+    """The cookbook's `trace_init` wraps the same methods: its `forward_backward` spans stay
+    submit-only (what its dashboards mean), ours cover the request until it is done, and neither
+    file holds the other's events."""
+    files = _run("serialized", tmp_path, cookbook)
+    ours = files["tinker_lint_runtime.jsonl"]
+    theirs = files["trace_events.jsonl"]
+    in_flight = _spans(ours, "inflight:")
+    submitted = [s for s in _spans(theirs, "") if s[0] in ("forward_backward", "optim_step")]
+    assert [name for name, _, _ in submitted] == ["forward_backward", "optim_step"] * STEPS
+    assert [f"inflight:{name}" for name, _, _ in submitted] == [name for name, _, _ in in_flight]
+    busy = runtime_scenarios.BUSY * 1e6
+    for (_, sub_begin, sub_end), (_, begin, end) in zip(submitted, in_flight, strict=True):
+        assert end - begin >= busy  # the server's work is inside our span
+        assert sub_end - sub_begin < end - begin  # theirs ends when the call returns
+    assert not any(e.get("name", "").startswith("inflight:") for e in theirs)
+    assert _max_depth(in_flight) == 1
+    assert len(_waits(ours)) == 2 * STEPS
