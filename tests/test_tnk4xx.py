@@ -56,3 +56,70 @@ def test_the_step_through_a_helper_and_in_a_hook() -> None:
         "every N steps or between phases (`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` for "
         "fragmentation)"
     )
+
+
+LOGGING_FIX = (
+    "accumulate on the device (`running += loss.detach()`) and read it inside your logging "
+    "cadence (`if step % log_every == 0:`)"
+)
+TIMING_FIX = "time with `torch.cuda.Event(enable_timing=True)`, or synchronize only on the log step"
+
+
+def test_helpers_further_away_and_overrides_run_on_every_step() -> None:
+    name = "tnk401_host_sync_in_step.py"
+    # Two calls away from the loop (loop -> batch_metrics -> scalar).
+    assert message_at(name, 146, "TNK401") == (
+        "`t.item()` on every step of the training loop on line 154, in `scalar()`, which the loop "
+        f"calls: {COST}: {LOGGING_FIX}"
+    )
+    # compute_loss -> self._compute_loss -> a nested helper.
+    assert message_at(name, 170, "TNK401") == (
+        "`.item()` on every step of the training loop (`compute_loss()` runs once per step): "
+        f"{COST}: {LOGGING_FIX}"
+    )
+    assert message_at(name, 173, "TNK401").startswith(
+        "`loss.item()` on every step of the training loop (`compute_loss()` runs once per step): "
+    )
+    # A subclass's override of the method the base class's loop calls.
+    assert message_at(name, 192, "TNK401") == (
+        "`.item()` on every step of the training loop on line 179, in `clip_gradient()`, which "
+        f"the loop calls: {COST}: {LOGGING_FIX}"
+    )
+
+
+def test_a_no_grad_block_inside_the_step_is_not_evaluation() -> None:
+    assert message_at("tnk401_host_sync_in_step.py", 94, "TNK401") == (
+        f"`.item()` on every step of the training loop on line 90: {COST}: {LOGGING_FIX}"
+    )
+
+
+def test_aliased_syncs_and_a_bare_sync() -> None:
+    name = "tnk401_host_sync_in_step.py"
+    assert message_at(name, 197, "TNK401") == (
+        f"`synchronize()` on every step of the training loop on line 196: {COST}: {TIMING_FIX}"
+    )
+    assert message_at(name, 201, "TNK401") == (
+        f"`th.cuda.synchronize()` on every step of the training loop on line 196: {COST}: "
+        f"{TIMING_FIX}"
+    )
+    assert message_at(name, 255, "TNK401") == (
+        f"`torch.cuda.synchronize()` on every step of the training loop on line 252: {COST}: "
+        "remove it, or synchronize only on the log step"
+    )
+
+
+def test_the_guard_around_the_optimizer_step_is_the_step_not_a_cadence() -> None:
+    name = "tnk401_host_sync_in_step.py"
+    assert message_at(name, 215, "TNK401") == (
+        f"`running.item()` on every step of the training loop on line 207: {COST}: {LOGGING_FIX}"
+    )
+    assert message_at(name, 229, "TNK401") == (
+        f"`loss.item()` on every step of the training loop on line 223: {COST}: {LOGGING_FIX}"
+    )
+
+
+def test_a_value_checked_for_nans_by_name_gets_the_guard_fix() -> None:
+    assert message_at("tnk401_host_sync_in_step.py", 235, "TNK401") == (
+        f"`loss.item()` on every step of the training loop on line 233: {COST}: check it on the "
+        "device (`torch.isfinite(loss)`) and read the flag every N steps"
+    )

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tinker_lint.model.imports import dotted_name
+from tinker_lint.model.scopes import FunctionInfo
 from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.prefilter.mentions import TORCH_STEP
 from tinker_lint.prefilter.needs import Needs, words
@@ -18,9 +19,7 @@ from tinker_lint.rules.torchloop import every_torch_step
 _TO_HOST = frozenset({"item", "tolist", "cpu", "numpy"})
 _CONVERSIONS = frozenset({"float", "int", "bool"})
 # Values that are on the CPU already: ``.cpu()``/``.numpy()`` of them is a no-op (spec trap 4).
-_CPU_MAKERS = frozenset(
-    {"torch.from_numpy", "torch.tensor", "torch.as_tensor", "torch.load", "numpy.array"}
-)
+_CPU_MAKERS = frozenset({"torch.from_numpy", "torch.tensor", "torch.as_tensor", "numpy.array"})
 _TIMERS = frozenset({"time.time", "time.perf_counter", "time.monotonic", "time.process_time"})
 _GUARDS = frozenset({"math.isnan", "math.isinf", "math.isfinite", "numpy.isnan", "numpy.isfinite"})
 
@@ -142,7 +141,29 @@ def host_read(model: SemanticModel, site: CallSite) -> str | None:
         and _is_loss(model, node.args[0].value, site)
     ):
         return f"`{code_of(model, node)}`"
+    if isinstance(func, cst.Name) and not node.args and _sync_alias(model, func):
+        return f"`{code_of(model, node)}`"
     return None
+
+
+def _sync_alias(model: SemanticModel, func: cst.Name) -> bool:
+    """``synchronize()`` after ``synchronize = torch.cuda.synchronize if cuda else lambda: None``
+    at module level: every binding of the name is a torch ``synchronize`` or a no-op lambda."""
+    bindings = model.module_scope.bindings.get(func.value, [])
+    found = False
+    for binding in bindings:
+        value = binding.expr
+        if binding.kind != "value" or not isinstance(value, cst.BaseExpression):
+            return False
+        branches = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+        for branch in branches:
+            if isinstance(branch, cst.Lambda):
+                continue
+            qualified = model.qualify(branch, model.module_scope) or ""
+            if not (qualified.startswith("torch.") and qualified.endswith(".synchronize")):
+                return False
+            found = True
+    return found
 
 
 def _inner_read(expr: cst.BaseExpression) -> bool:
@@ -175,27 +196,65 @@ def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 def _on_cpu(model: SemanticModel, expr: cst.BaseExpression, site: CallSite, depth: int = 0) -> bool:
     """Made on the CPU in this function: ``torch.from_numpy``, ``torch.tensor`` without
-    ``device=``, ``torch.load(map_location="cpu")``, numpy, or what ``generate`` returned (which
-    synchronised every token already), followed back through a few assignments."""
+    ``device=``, ``torch.load(map_location="cpu")``, numpy, a tokenizer's or processor's output
+    (``return_tensors="pt"``), a ``.cpu()``/``.numpy()`` result, or what ``generate`` returned
+    (which synchronised every token already), directly or through a function of the module;
+    followed back through a few assignments and loop targets."""
     root = _root(expr)
     if not isinstance(root, cst.Name) or depth > 3:
         return False
     for binding in site.scope.lookup(root.value):
         value = binding.expr
-        if binding.kind not in ("value", "unpack") or not isinstance(value, cst.BaseExpression):
+        if binding.kind not in _FOLLOWED or not isinstance(value, cst.BaseExpression):
             continue
         if isinstance(_root(value), cst.Name) and _on_cpu(model, value, site, depth + 1):
             return True  # ``completion_ids = out[:, n:]`` after ``out = model.generate(...)``
+        if _host_result(value):
+            return True  # ``ids = t.cpu()``: reading ``ids`` later costs nothing
         value = _root_call(value)
         if not isinstance(value, cst.Call):
             continue
-        qualified = model.qualify(value.func, site.scope) or ""
-        on_device = any(a.keyword is not None and a.keyword.value == "device" for a in value.args)
-        if (qualified in _CPU_MAKERS or qualified.startswith("numpy.")) and not on_device:
-            return True
-        if isinstance(value.func, cst.Attribute) and value.func.attr.value == "generate":
+        if _made_on_cpu(model, value, site):
             return True
     return False
+
+
+# Bindings followed back to where a value was made: ``x = ...``, ``a, b = ...``, ``for x in ...``.
+_FOLLOWED = frozenset({"value", "unpack", "iter", "iter-unpack"})
+
+
+def _host_result(value: cst.BaseExpression) -> bool:
+    """``t.cpu()``, ``t.detach().cpu().float()``, ``t.numpy()``, ``t.to("cpu")``: on the host."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        method = value.func.attr.value
+        if method in ("cpu", "numpy", "tolist") or (method == "to" and _to_cpu(value)):
+            return True
+        value = value.func.value
+    return False
+
+
+def _made_on_cpu(model: SemanticModel, call: cst.Call, site: CallSite) -> bool:
+    qualified = model.qualify(call.func, site.scope) or ""
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    if "device" in keywords:
+        return False
+    if qualified == "torch.load":
+        location = keywords.get("map_location")
+        return isinstance(location, cst.SimpleString) and location.evaluated_value == "cpu"
+    if qualified in _CPU_MAKERS or qualified.startswith("numpy."):
+        return True
+    if "return_tensors" in keywords or model.calls_tokenizer(call, site.scope):
+        return True  # a tokenizer's or processor's tensors are made on the CPU
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "generate":
+        return True
+    target = model.resolve_function(call.func, site.scope)
+    return target is not None and target in _generating(model)
+
+
+def _generating(model: SemanticModel) -> dict[FunctionInfo, CallSite]:
+    """Functions of the module that call ``generate`` (themselves or through another): what they
+    return came out of sampling, which synchronised every token (``self._generate(model, ...)``)."""
+    return model.torch_steps.generating_functions
 
 
 def _root_call(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -226,7 +285,10 @@ def _is_loss(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -> 
 
 
 def _reported(model: SemanticModel, site: CallSite) -> bool:
-    """Not a value the next call needs on the host (``env.step(action.cpu().numpy())``)."""
+    """Not a value the program needs on the host: the next call's argument
+    (``env.step(action.cpu().numpy())``), an index or slice bound (``x[t.item():]``,
+    ``range(n.item())``), or a value the code branches on later (``if n_tokens != expected:``)."""
+    child: cst.CSTNode = site.node
     node: cst.CSTNode | None = model.parent(site.node)
     while node is not None and not isinstance(
         node, cst.BaseSmallStatement | cst.BaseCompoundStatement
@@ -238,7 +300,13 @@ def _reported(model: SemanticModel, site: CallSite) -> bool:
             and node.args
         ):
             return False
-        node = model.parent(node)
+        if _indexes(model, node, child, site):
+            return False
+        child, node = node, model.parent(node)
+    if isinstance(node, cst.Assign | cst.AnnAssign) and _later_use(model, node, site) == "branch":
+        return False
+    if _is_sync(model, site) and _copies_to_host_async(site):
+        return False  # what a ``non_blocking`` copy to the host wrote is garbage until this sync
     if isinstance(node, cst.Assign) and len(node.targets) == 1:
         target = dotted_name(node.targets[0].target)
         if target is not None and site.loops:
@@ -253,15 +321,132 @@ def _reported(model: SemanticModel, site: CallSite) -> bool:
     return True
 
 
-def _how(model: SemanticModel, site: CallSite) -> str:
-    """The fix for what the read is used for: a guard, a timing, or logging."""
-    if _is_guard(model, site):
-        return "check it on the device (`torch.isfinite(loss)`) and read the flag every N steps"
+def _is_sync(model: SemanticModel, site: CallSite) -> bool:
     func = site.node.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "synchronize" and _times(model, site):
-        return (
-            "time with `torch.cuda.Event(enable_timing=True)`, or synchronize only on the log step"
+    if isinstance(func, cst.Attribute):
+        return func.attr.value == "synchronize"
+    return isinstance(func, cst.Name) and _sync_alias(model, func)
+
+
+def _copies_to_host_async(site: CallSite) -> bool:
+    """A ``.to("cpu", non_blocking=True)`` / ``.cpu(non_blocking=True)`` / ``copy_(...,
+    non_blocking=True)`` in the same function (or loop, at module level)."""
+    calls = (
+        site.function.calls
+        if site.function is not None
+        else (site.loops[-1].calls if site.loops else [])
+    )
+    for other in calls:
+        func = other.node.func
+        if not isinstance(func, cst.Attribute):
+            continue
+        non_blocking = any(
+            a.keyword is not None and a.keyword.value == "non_blocking" for a in other.node.args
         )
+        if non_blocking and (func.attr.value in ("cpu", "copy_") or _to_cpu(other.node)):
+            return True
+    return False
+
+
+def _indexes(model: SemanticModel, node: cst.CSTNode, child: cst.CSTNode, site: CallSite) -> bool:
+    """``child`` is an index or slice bound of ``node`` (``x[a.item():b.item()]``), or an argument
+    of ``range``/``slice``: Python needs the number itself."""
+    if isinstance(node, cst.SubscriptElement):
+        return True
+    if isinstance(node, cst.Call) and isinstance(child, cst.Arg):
+        return isinstance(node.func, cst.Name) and node.func.value in ("range", "slice")
+    return False
+
+
+def _assigned_names(statement: cst.Assign | cst.AnnAssign) -> set[str]:
+    targets: list[cst.BaseExpression] = (
+        [t.target for t in statement.targets]
+        if isinstance(statement, cst.Assign)
+        else [statement.target]
+    )
+    names: set[str] = set()
+    while targets:
+        target = targets.pop()
+        if isinstance(target, cst.Name):
+            names.add(target.value)
+        elif isinstance(target, cst.Tuple | cst.List):
+            targets.extend(e.value for e in target.elements)
+    return names
+
+
+def _uses_of(
+    model: SemanticModel, statement: cst.Assign | cst.AnnAssign, site: CallSite
+) -> list[tuple[cst.Name, cst.CSTNode]]:
+    """The reads of the names ``statement`` assigns, later in its function: (name, its parent)."""
+    names = _assigned_names(statement)
+    scope_node = site.function.node if site.function is not None else model.module
+    found = []
+    after = False
+    for node in model.walk(scope_node):
+        if node is statement:
+            after = True
+            continue
+        if after and isinstance(node, cst.Name) and node.value in names:
+            parent = model.parent(node)
+            if parent is not None and not (
+                isinstance(parent, cst.AssignTarget) and parent.target is node
+            ):
+                found.append((node, parent))
+    return found
+
+
+def _later_use(
+    model: SemanticModel, statement: cst.Assign | cst.AnnAssign, site: CallSite
+) -> str | None:
+    """How the names ``statement`` assigns are used later: "branch" when one is a condition
+    (``if``/``while`` test), an index or slice bound, or a ``range`` argument: the value decides
+    what the program does (an adaptive coefficient, a truncation check), with no device
+    equivalent; "guard" when one is only checked for NaNs (``math.isfinite(loss_value)``)."""
+    found = None
+    for name, first in _uses_of(model, statement, site):
+        node: cst.CSTNode = name
+        parent: cst.CSTNode | None = first
+        while parent is not None and not isinstance(
+            parent, cst.BaseSmallStatement | cst.BaseCompoundStatement
+        ):
+            if _indexes(model, parent, node, site):
+                return "branch"
+            if isinstance(parent, cst.Arg):
+                call = model.parent(parent)
+                if isinstance(call, cst.Call) and model.qualify(call.func, site.scope) in _GUARDS:
+                    found = "guard"  # ``if math.isnan(loss_value):``: a guard, reported as one
+                    break
+            node, parent = parent, model.parent(parent)
+        else:
+            if isinstance(parent, cst.If | cst.While) and node is parent.test:
+                return "branch"
+    return found
+
+
+def _statement_of(model: SemanticModel, node: cst.CSTNode) -> cst.CSTNode | None:
+    parent = model.parent(node)
+    while parent is not None and not isinstance(
+        parent, cst.BaseSmallStatement | cst.BaseCompoundStatement
+    ):
+        parent = model.parent(parent)
+    return parent
+
+
+def _how(model: SemanticModel, site: CallSite) -> str:
+    """The fix for what the read is used for: a guard, a timing, a bare sync, or logging."""
+    statement = _statement_of(model, site.node)
+    if _is_guard(model, site) or (
+        isinstance(statement, cst.Assign | cst.AnnAssign)
+        and _later_use(model, statement, site) == "guard"
+    ):
+        return "check it on the device (`torch.isfinite(loss)`) and read the flag every N steps"
+    if _is_sync(model, site):
+        if _times(model, site):
+            return (
+                "time with `torch.cuda.Event(enable_timing=True)`, or synchronize only on the "
+                "log step"
+            )
+        return "remove it, or synchronize only on the log step"
     return (
         "accumulate on the device (`running += loss.detach()`) and read it inside your logging "
         "cadence (`if step % log_every == 0:`)"
