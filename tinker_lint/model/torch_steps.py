@@ -175,7 +175,8 @@ class TorchSteps:
         a cadence guard (``if step % log_every == 0:``, what follows ``if not should_log(step):
         return``) or a last-step test (``if step == num_steps - 1:``, ``if is_last:``). A guard
         that holds the loop's own step call (``if (idx + 1) % grad_accum == 0:
-        optimizer.step()``) is the step boundary, not a cadence: what it guards runs every step."""
+        optimizer.step()``) is the step boundary, not a cadence: what it guards runs every step.
+        A branch that ends in ``raise`` and an ``except`` handler run only when something fails."""
         model = self.model
         stop = loop.node if loop is not None else (site.function.node if site.function else None)
         steps = self._step_sites(loop) if loop is not None else []
@@ -189,6 +190,10 @@ class TorchSteps:
                 and (id(node.body) in model.guarded_blocks or _last_step_test(node.test))
                 and not any(model.contains(node.body, s.node) for s in steps)
             ):
+                return True
+            if isinstance(node, cst.If | cst.Else) and _raises(child):
+                return True  # an error path: ``if bad.any(): n = int(bad.sum().item()); raise``
+            if isinstance(node, cst.ExceptHandler):
                 return True
             elif id(child) in guarded_statements and isinstance(node, cst.IndentedBlock):
                 # After an early exit off the cadence steps, in this block.
@@ -210,6 +215,10 @@ class TorchSteps:
                 if target is not site.function:
                     found.setdefault(target, []).append(site)
         return found
+
+    def callers_of(self, function: FunctionInfo) -> list[CallSite]:
+        """The calls of ``function`` in this module (overrides: where the base method is called)."""
+        return self._callers.get(function, [])
 
     def _targets(self, site: CallSite) -> list[FunctionInfo]:
         model = self.model
@@ -321,3 +330,11 @@ def _minus_one(expr: cst.BaseExpression) -> bool:
         and isinstance(expr.right, cst.Integer)
         and expr.right.value == "1"
     )
+
+
+def _raises(block: cst.CSTNode) -> bool:
+    """A block whose last statement is ``raise``."""
+    if not isinstance(block, cst.IndentedBlock) or not block.body:
+        return False
+    last = block.body[-1]
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)

@@ -207,6 +207,10 @@ def _on_cpu(model: SemanticModel, expr: cst.BaseExpression, site: CallSite, dept
         value = binding.expr
         if binding.kind not in _FOLLOWED or not isinstance(value, cst.BaseExpression):
             continue
+        if binding.kind == "iter-unpack":
+            value = _zipped(value, binding.index)  # ``for row, mask in zip(ids_cpu, masks)``
+            if value is None:
+                continue
         if isinstance(_root(value), cst.Name) and _on_cpu(model, value, site, depth + 1):
             return True  # ``completion_ids = out[:, n:]`` after ``out = model.generate(...)``
         if _host_result(value):
@@ -221,6 +225,17 @@ def _on_cpu(model: SemanticModel, expr: cst.BaseExpression, site: CallSite, dept
 
 # Bindings followed back to where a value was made: ``x = ...``, ``a, b = ...``, ``for x in ...``.
 _FOLLOWED = frozenset({"value", "unpack", "iter", "iter-unpack"})
+
+
+def _zipped(iterable: cst.BaseExpression, index: int) -> cst.BaseExpression | None:
+    """What position ``index`` of ``zip(a, b)`` / ``enumerate(a)`` iterates over."""
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
+        args = [a.value for a in iterable.args if a.keyword is None and not a.star]
+        if iterable.func.value == "zip" and index < len(args):
+            return args[index]
+        if iterable.func.value == "enumerate" and index == 1 and args:
+            return args[0]
+    return None
 
 
 def _host_result(value: cst.BaseExpression) -> bool:
@@ -303,7 +318,7 @@ def _reported(model: SemanticModel, site: CallSite) -> bool:
         if _indexes(model, node, child, site):
             return False
         child, node = node, model.parent(node)
-    if isinstance(node, cst.Assign | cst.AnnAssign) and _later_use(model, node, site) == "branch":
+    if node is not None and _needed_on_host(model, node, site):
         return False
     if _is_sync(model, site) and _copies_to_host_async(site):
         return False  # what a ``non_blocking`` copy to the host wrote is garbage until this sync
@@ -358,12 +373,13 @@ def _indexes(model: SemanticModel, node: cst.CSTNode, child: cst.CSTNode, site: 
     return False
 
 
-def _assigned_names(statement: cst.Assign | cst.AnnAssign) -> set[str]:
-    targets: list[cst.BaseExpression] = (
-        [t.target for t in statement.targets]
-        if isinstance(statement, cst.Assign)
-        else [statement.target]
-    )
+def _assigned_names(statement: cst.CSTNode) -> set[str]:
+    if isinstance(statement, cst.Assign):
+        targets: list[cst.BaseExpression] = [t.target for t in statement.targets]
+    elif isinstance(statement, cst.AnnAssign | cst.AugAssign):
+        targets = [statement.target]
+    else:
+        return set()
     names: set[str] = set()
     while targets:
         target = targets.pop()
@@ -375,10 +391,9 @@ def _assigned_names(statement: cst.Assign | cst.AnnAssign) -> set[str]:
 
 
 def _uses_of(
-    model: SemanticModel, statement: cst.Assign | cst.AnnAssign, site: CallSite
+    model: SemanticModel, names: set[str], statement: cst.CSTNode, site: CallSite
 ) -> list[tuple[cst.Name, cst.CSTNode]]:
-    """The reads of the names ``statement`` assigns, later in its function: (name, its parent)."""
-    names = _assigned_names(statement)
+    """The reads of ``names`` after ``statement`` in its function: (name, its parent)."""
     scope_node = site.function.node if site.function is not None else model.module
     found = []
     after = False
@@ -395,32 +410,117 @@ def _uses_of(
     return found
 
 
-def _later_use(
-    model: SemanticModel, statement: cst.Assign | cst.AnnAssign, site: CallSite
-) -> str | None:
-    """How the names ``statement`` assigns are used later: "branch" when one is a condition
-    (``if``/``while`` test), an index or slice bound, or a ``range`` argument: the value decides
-    what the program does (an adaptive coefficient, a truncation check), with no device
-    equivalent; "guard" when one is only checked for NaNs (``math.isfinite(loss_value)``)."""
-    found = None
-    for name, first in _uses_of(model, statement, site):
+# How a value read on the host is used later: "branch" (a condition, an index or slice bound, a
+# ``range`` argument), "data" (iterated: CPU-side processing of the rows), "guard" (checked for
+# NaNs), "returned" (the function's result: its callers decide).
+_REQUIRED_USES = frozenset({"branch", "data"})
+
+
+def _later_uses(model: SemanticModel, statement: cst.CSTNode, site: CallSite) -> set[str]:
+    """How the names ``statement`` assigns are used later in the function."""
+    return _uses(model, _assigned_names(statement), statement, site, 0)
+
+
+def _uses(
+    model: SemanticModel, names: set[str], statement: cst.CSTNode, site: CallSite, depth: int
+) -> set[str]:
+    """How ``names`` are used after ``statement``, followed through a couple of assignments and
+    list appends (``offsets.append(start)``, then ``zip(offsets, ...)``). A branch or an iteration
+    means the program needs the value itself, with no device equivalent (an adaptive
+    coefficient, a truncation check, token lists for a request)."""
+    kinds: set[str] = set()
+    if not names:
+        return kinds
+    for name, first in _uses_of(model, names, statement, site):
         node: cst.CSTNode = name
         parent: cst.CSTNode | None = first
+        appended_to: str | None = None
         while parent is not None and not isinstance(
             parent, cst.BaseSmallStatement | cst.BaseCompoundStatement
         ):
             if _indexes(model, parent, node, site):
-                return "branch"
+                return {"branch"}
+            if isinstance(parent, cst.CompFor) and node is parent.iter:
+                return {"data"}
             if isinstance(parent, cst.Arg):
                 call = model.parent(parent)
                 if isinstance(call, cst.Call) and model.qualify(call.func, site.scope) in _GUARDS:
-                    found = "guard"  # ``if math.isnan(loss_value):``: a guard, reported as one
+                    kinds.add("guard")  # ``if math.isnan(loss_value):``: a guard, reported as one
                     break
+                if (
+                    isinstance(call, cst.Call)
+                    and isinstance(call.func, cst.Attribute)
+                    and call.func.attr.value in ("append", "extend")
+                    and isinstance(call.func.value, cst.Name)
+                ):
+                    appended_to = call.func.value.value
             node, parent = parent, model.parent(parent)
         else:
             if isinstance(parent, cst.If | cst.While) and node is parent.test:
-                return "branch"
-    return found
+                return {"branch"}
+            if isinstance(parent, cst.For) and node is parent.iter:
+                return {"data"}
+            if isinstance(parent, cst.Return):
+                kinds.add("returned")
+            elif depth < 2 and parent is not None:
+                # ``x = value * 2``, then ``x``'s uses; ``xs.append(value)``, then ``xs``'s.
+                followed = {appended_to} if appended_to is not None else _assigned_names(parent)
+                kinds |= _uses(model, followed, parent, site, depth + 1)
+            if kinds & _REQUIRED_USES:
+                return kinds
+    return kinds
+
+
+def _needed_on_host(model: SemanticModel, statement: cst.CSTNode, site: CallSite) -> bool:
+    """The value read is branched on, iterated, or (returned) used so by a caller of the
+    function: the program needs it on the host."""
+    kinds = _later_uses(model, statement, site)
+    if isinstance(statement, cst.Return):
+        kinds.add("returned")
+    holder = _appended_to(model, site.node)
+    if holder is not None:  # ``offsets.append(int(t.item()))``: then how ``offsets`` is used
+        kinds |= _uses(model, {holder}, statement, site, 1)
+    if kinds & _REQUIRED_USES:
+        return True
+    if "returned" in kinds and site.function is not None:
+        for caller in model.torch_steps.callers_of(site.function):
+            held = _statement_of(model, caller.node)
+            if held is None:
+                continue
+            if _in_index(model, caller) or _later_uses(model, held, caller) & _REQUIRED_USES:
+                return True
+    return False
+
+
+def _appended_to(model: SemanticModel, node: cst.CSTNode) -> str | None:
+    """``xs`` when ``node`` is (inside) the argument of ``xs.append(...)`` / ``xs.extend(...)``."""
+    parent = model.parent(node)
+    while parent is not None and not isinstance(
+        parent, cst.BaseSmallStatement | cst.BaseCompoundStatement
+    ):
+        if isinstance(parent, cst.Arg):
+            call = model.parent(parent)
+            if (
+                isinstance(call, cst.Call)
+                and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value in ("append", "extend")
+                and isinstance(call.func.value, cst.Name)
+            ):
+                return call.func.value.value
+        parent = model.parent(parent)
+    return None
+
+
+def _in_index(model: SemanticModel, site: CallSite) -> bool:
+    child: cst.CSTNode = site.node
+    node = model.parent(child)
+    while node is not None and not isinstance(
+        node, cst.BaseSmallStatement | cst.BaseCompoundStatement
+    ):
+        if _indexes(model, node, child, site):
+            return True
+        child, node = node, model.parent(node)
+    return False
 
 
 def _statement_of(model: SemanticModel, node: cst.CSTNode) -> cst.CSTNode | None:
@@ -436,8 +536,7 @@ def _how(model: SemanticModel, site: CallSite) -> str:
     """The fix for what the read is used for: a guard, a timing, a bare sync, or logging."""
     statement = _statement_of(model, site.node)
     if _is_guard(model, site) or (
-        isinstance(statement, cst.Assign | cst.AnnAssign)
-        and _later_use(model, statement, site) == "guard"
+        statement is not None and "guard" in _later_uses(model, statement, site)
     ):
         return "check it on the device (`torch.isfinite(loss)`) and read the flag every N steps"
     if _is_sync(model, site):
