@@ -123,3 +123,11 @@ def test_a_value_checked_for_nans_by_name_gets_the_guard_fix() -> None:
         f"`loss.item()` on every step of the training loop on line 233: {COST}: check it on the "
         "device (`torch.isfinite(loss)`) and read the flag every N steps"
     )
+
+
+def test_formatting_a_step_tensor_in_an_f_string_is_an_implicit_sync() -> None:
+    assert message_at("tnk401_host_sync_in_step.py", 381, "TNK401", col=37) == (
+        "`{loss}` in an f-string on every step of the training loop on line 376: formatting a "
+        f"tensor reads it on the host, and {COST}: format `loss.item()` on the log step only "
+        "(`if step % log_every == 0:`), or accumulate on the device"
+    )

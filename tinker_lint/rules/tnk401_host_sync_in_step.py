@@ -97,7 +97,10 @@ for step, batch in enumerate(loader):
     )
 
     # A step (``backward``/``step``) and a read on the host.
-    prefilter = Needs(text=(TORCH_STEP, words({*_TO_HOST, *_CONVERSIONS, "synchronize"})))
+    # (An f-string of the loss needs its ``backward``.)
+    prefilter = Needs(
+        text=(TORCH_STEP, words({*_TO_HOST, *_CONVERSIONS, "synchronize", "backward"}))
+    )
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
@@ -113,6 +116,50 @@ for step, batch in enumerate(loader):
                 site.node,
                 f"{what} {every_torch_step(ctx, step)}: {_COST}: {_how(model, site)}",
             )
+        yield from _formatted_tensors(ctx)
+
+
+def _formatted_tensors(ctx: Context) -> Iterator[Finding]:
+    """``print(f"loss {loss:.4f}")``: formatting a tensor reads it on the host (``__format__``
+    calls ``.item()``). Only for the tensors the step makes for sure (the one ``.backward()`` is
+    called on, a ``clip_grad_norm_`` result), in an f-string passed to a call on every step."""
+    model = ctx.model
+    steps = model.torch_steps
+    for site in model.calls:
+        for arg in site.node.args:
+            if not isinstance(arg.value, cst.FormattedString):
+                continue
+            for part in arg.value.parts:
+                if not isinstance(part, cst.FormattedStringExpression):
+                    continue
+                name = dotted_name(part.expression)
+                if name is None or not _step_tensor(model, part.expression, site):
+                    continue
+                step = steps.of_call(site)
+                if step is None:
+                    continue
+                yield Finding(
+                    part,
+                    f"`{{{name}}}` in an f-string {every_torch_step(ctx, step)}: formatting a "
+                    f"tensor reads it on the host, and {_COST}: format `{name}.item()` on the log "
+                    "step only (`if step % log_every == 0:`), or accumulate on the device",
+                )
+
+
+def _step_tensor(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -> bool:
+    """The loss ``.backward()`` is called on in this function, or a ``clip_grad_norm_`` result
+    bound in it."""
+    if _is_loss(model, expr, site):
+        return True
+    if not isinstance(expr, cst.Name):
+        return False
+    for binding in site.scope.lookup(expr.value):
+        value = binding.expr
+        if binding.kind == "value" and isinstance(value, cst.Call):
+            qualified = model.qualify(value.func, site.scope) or ""
+            if qualified.endswith("clip_grad_norm_"):
+                return True
+    return False
 
 
 def host_read(model: SemanticModel, site: CallSite) -> str | None:
