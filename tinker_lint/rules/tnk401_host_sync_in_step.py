@@ -305,7 +305,7 @@ def _made_on_cpu(model: SemanticModel, call: cst.Call, site: CallSite) -> bool:
         return isinstance(location, cst.SimpleString) and location.evaluated_value == "cpu"
     if qualified in _CPU_MAKERS or qualified.startswith("numpy."):
         return True
-    if "return_tensors" in keywords or model.calls_tokenizer(call, site.scope):
+    if "return_tensors" in keywords:
         return True  # a tokenizer's or processor's tensors are made on the CPU
     if isinstance(call.func, cst.Attribute) and call.func.attr.value == "generate":
         return True
@@ -442,19 +442,20 @@ def _uses_of(
 ) -> list[tuple[cst.Name, cst.CSTNode]]:
     """The reads of ``names`` after ``statement`` in its function: (name, its parent)."""
     scope_node = site.function.node if site.function is not None else model.module
+    order, by_name = model.torch_steps.names_in(scope_node)
+    start = order.get(id(statement), -1)
     found = []
-    after = False
-    for node in model.walk(scope_node):
-        if node is statement:
-            after = True
-            continue
-        if after and isinstance(node, cst.Name) and node.value in names:
+    for name in sorted(names):
+        for position, node in by_name.get(name, ()):
+            if position <= start:
+                continue
             parent = model.parent(node)
             if parent is not None and not (
                 isinstance(parent, cst.AssignTarget) and parent.target is node
             ):
-                found.append((node, parent))
-    return found
+                found.append((position, node, parent))
+    found.sort(key=lambda item: item[0])
+    return [(node, parent) for _, node, parent in found]
 
 
 # How a value read on the host is used later: "branch" (a condition, an index or slice bound, a
