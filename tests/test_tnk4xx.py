@@ -131,3 +131,27 @@ def test_formatting_a_step_tensor_in_an_f_string_is_an_implicit_sync() -> None:
         f"tensor reads it on the host, and {COST}: format `loss.item()` on the log step only "
         "(`if step % log_every == 0:`), or accumulate on the device"
     )
+
+
+def test_mask_indexing_and_nonzero_are_reported_under_preview_only() -> None:
+    name = "tnk401_host_sync_in_step.py"
+    text = (FIXTURES / name).read_text()
+    found = {
+        (d.line, d.col): d.message
+        for d in lint_text(text, name, Settings(select=("TNK4",), preview=True)).diagnostics
+        if d.line > 383
+    }
+    assert found == {
+        (393, 16): (
+            "`logits[valid]` (boolean-mask indexing) on every step of the training loop on line "
+            f"389: the result's size is decided on the GPU, so {COST}: keep the shape fixed "
+            "(`torch.where(mask, x, 0)`, `(x * mask).sum() / mask.sum()`) where the code allows it"
+        ),
+        (396, 16): (
+            "`labels.nonzero()` on every step of the training loop on line 389: the result's size "
+            f"is decided on the GPU, so {COST}: keep the shape fixed (`torch.where(mask, x, 0)`, "
+            "`(x * mask).sum() / mask.sum()`) where the code allows it"
+        ),
+    }
+    default = lint_text(text, name, Settings(select=("TNK4",))).diagnostics
+    assert [d for d in default if d.line > 383] == []

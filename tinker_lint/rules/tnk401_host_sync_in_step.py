@@ -117,6 +117,75 @@ for step, batch in enumerate(loader):
                 f"{what} {every_torch_step(ctx, step)}: {_COST}: {_how(model, site)}",
             )
         yield from _formatted_tensors(ctx)
+        if ctx.preview:
+            yield from _mask_reads(ctx)
+
+
+def _mask_reads(ctx: Context) -> Iterator[Finding]:
+    """Preview: ``x[mask]`` (a boolean mask: a comparison, ``.bool()``, or a name bound to one),
+    ``x.nonzero()``, ``torch.nonzero(x)``, one-argument ``torch.where(cond)``: the size of the
+    result is decided on the GPU, so the host waits for it. Often needed, hence preview only."""
+    model = ctx.model
+    steps = model.torch_steps
+    seen: set[int] = set()
+    for site in model.calls:
+        node = site.node
+        func = node.func
+        qualified = model.qualify(func, site.scope) or ""
+        found: cst.BaseExpression | None = None
+        what = ""
+        if (isinstance(func, cst.Attribute) and func.attr.value == "nonzero" and not qualified) or (
+            qualified == "torch.nonzero"
+        ):
+            found, what = node, f"`{callee(model, node)}`"
+        elif qualified == "torch.where" and len(node.args) == 1:
+            found, what = node, "`torch.where(cond)` with one argument"
+        elif isinstance(func, cst.Attribute):
+            subscript = _masked(model, func.value, site)
+            if subscript is not None:
+                found, what = subscript, f"`{code_of(model, subscript)}` (boolean-mask indexing)"
+        if found is None or id(found) in seen or _on_cpu(model, _root(found), site):
+            continue
+        step = steps.of_call(site)
+        if step is None:
+            continue
+        seen.add(id(found))
+        yield Finding(
+            found,
+            f"{what} {every_torch_step(ctx, step)}: the result's size is decided on the GPU, so "
+            f"{_COST}: keep the shape fixed (`torch.where(mask, x, 0)`, `(x * mask).sum() / "
+            "mask.sum()`) where the code allows it",
+        )
+
+
+def _masked(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -> cst.Subscript | None:
+    """``x[mask]`` in a receiver chain (``x[mask].mean()``), when the index is a boolean mask."""
+    while True:
+        if isinstance(expr, cst.Subscript):
+            index = expr.slice[0].slice if len(expr.slice) == 1 else None
+            if isinstance(index, cst.Index) and _is_mask(model, index.value, site, 0):
+                return expr
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            expr = expr.func.value
+        else:
+            return None
+
+
+def _is_mask(model: SemanticModel, expr: cst.BaseExpression, site: CallSite, depth: int) -> bool:
+    if isinstance(expr, cst.Comparison):
+        return True
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        return expr.func.attr.value == "bool" and not expr.args
+    if isinstance(expr, cst.Name) and depth < 2:
+        bindings = site.scope.lookup(expr.value)
+        return bool(bindings) and all(
+            b.kind == "value"
+            and isinstance(b.expr, cst.BaseExpression)
+            and _is_mask(model, b.expr, site, depth + 1)
+            for b in bindings
+        )
+    return False
 
 
 def _formatted_tensors(ctx: Context) -> Iterator[Finding]:
