@@ -48,18 +48,34 @@ Lightning's "Things to Avoid" say to keep such reads off the per-step path; publ
 
 Reported on every step of a torch training loop (a loop whose body calls `loss.backward()`,
 `accelerator.backward(...)`, `optimizer.step()`, `scaler.step(...)`, directly or through a function
-of the module; or the body of a per-step hook such as `training_step`), outside a cadence guard
-(`if step % log_every == 0:`, `if not should_log(step): return`):
+of the module; or the body of a per-step hook such as `training_step` or `compute_loss`), and in
+the module's functions those call, up to three calls away (an override counts where the base
+class's loop calls the method), outside a cadence guard (`if step % log_every == 0:`, `if not
+should_log(step): return`, `if step == num_steps - 1:`). A guard that holds the optimizer step
+itself (`if (idx + 1) % grad_accum == 0: optimizer.step()`) is the step, not a cadence.
 
 - a value that only reaches logging: accumulate on the device and read it on the log step;
-- a guard (`if`, `assert`, `math.isnan`): check on the device, read it every N steps;
-- a timing `synchronize()`: use CUDA events, or synchronize only on the log step.
+- a guard (`if`, `assert`, `math.isnan`, a value later checked with `math.isfinite`): check on
+  the device, read it every N steps;
+- a timing `synchronize()` (also through a module-level alias such as `synchronize =
+  torch.cuda.synchronize if cuda else lambda: None`): use CUDA events, or synchronize only on the
+  log step; a `synchronize()` with no timing: remove it;
+- an f-string that formats the loss or a `clip_grad_norm_` result (`f"{loss:.4f}"`): formatting
+  a tensor reads it on the host.
 
-Not reported: eval-only code (`@torch.no_grad`, `with torch.no_grad():` without a backward,
-`evaluate`-style functions), tensors already on the CPU (`torch.from_numpy`, `torch.tensor(...)`
-without `device=`, numpy), a value the next call needs on the host (`env.step(action.cpu()...)`),
-outputs of `generate(...)` (which synchronises every token anyway), the outer loop of an epoch or
-update (once per many steps), and `len(t)`, `t.shape`, `t.detach()`, which do not sync.
+With preview on, boolean-mask indexing (`x[labels != -100]`), `nonzero()` and one-argument
+`torch.where` too: the result's size is decided on the GPU, but such code is often needed.
+
+Not reported: eval-only code (`@torch.no_grad` functions, a `with torch.no_grad():` region around
+a loop without a backward, `evaluate`-style functions; a `no_grad` block inside the step runs every
+step and is reported), tensors already on the CPU (`torch.from_numpy`, `torch.tensor(...)`
+without `device=`, `torch.load(..., map_location="cpu")`, tokenizer outputs, `.cpu()` results,
+numpy), values the program needs on the host (`env.step(action.cpu()...)`, an index or slice
+bound, a value branched on or iterated later, a helper's result its caller slices with, a
+`synchronize()` after a `non_blocking` copy to the host), outputs of `generate(...)`, also
+through a helper of the module (which synchronises every token anyway), error paths (a branch
+ending in `raise`, `except` handlers), the outer loop of an epoch or update (once per many
+steps), and `len(t)`, `t.shape`, `t.detach()`, which do not sync.
 """
     fix_description = (
         "Accumulate on the device (`running += loss.detach()`) and call `.item()` under the "
