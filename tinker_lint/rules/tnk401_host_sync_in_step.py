@@ -162,6 +162,8 @@ def _mask_reads(ctx: Context) -> Iterator[Finding]:
                 found, what = subscript, f"`{code_of(model, subscript)}` (boolean-mask indexing)"
         if found is None or id(found) in seen or _on_cpu(model, _root(found), site):
             continue
+        if not _reported(model, site):
+            continue  # ``int(torch.nonzero(m)[0].item())`` as an offset the code iterates
         step = steps.of_call(site)
         if step is None:
             continue
