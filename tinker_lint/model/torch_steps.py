@@ -326,8 +326,8 @@ class TorchSteps:
 
 
 def _last_step_test(test: cst.BaseExpression) -> bool:
-    """``step == num_steps - 1``, ``is_last``, ``self.is_last_step``, ``not last_step`` is not:
-    a test true on the last iteration only."""
+    """``step == num_steps - 1``, ``idx + 1 == len(loader)``, ``is_last``, ``self.is_last_step``
+    (``not last_step`` is not): a test true on the last iteration only."""
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         return _last_step_test(test.left) or _last_step_test(test.right)
     if isinstance(test, cst.Name | cst.Attribute):
@@ -335,9 +335,23 @@ def _last_step_test(test: cst.BaseExpression) -> bool:
         return bool(_LAST_NAME.search(name))
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         [comparison] = test.comparisons
-        if isinstance(comparison.operator, cst.Equal | cst.GreaterThanEqual):
-            return any(_minus_one(side) for side in (test.left, comparison.comparator))
+        sides = (test.left, comparison.comparator)
+        if isinstance(comparison.operator, cst.Equal | cst.GreaterThanEqual) and any(
+            _minus_one(side) for side in sides
+        ):
+            return True
+        if isinstance(comparison.operator, cst.Equal):
+            return any(_plus_one(side) for side in sides)  # ``idx + 1 == len(loader)``
     return False
+
+
+def _plus_one(expr: cst.BaseExpression) -> bool:
+    return (
+        isinstance(expr, cst.BinaryOperation)
+        and isinstance(expr.operator, cst.Add)
+        and isinstance(expr.right, cst.Integer)
+        and expr.right.value == "1"
+    )
 
 
 def _minus_one(expr: cst.BaseExpression) -> bool:
