@@ -113,9 +113,10 @@ for step, batch in enumerate(loader):
     )
 
     # A step (``backward``/``step``) and a read on the host.
-    # (An f-string of the loss needs its ``backward``.)
+    # A step, and a read on the host. (An f-string of the loss needs its ``backward``; preview's
+    # mask reads need no word of their own, so any step or hook admits the file.)
     prefilter = Needs(
-        text=(TORCH_STEP, words({*_TO_HOST, *_CONVERSIONS, "synchronize", "backward"}))
+        text=(TORCH_STEP, words({*_TO_HOST, *_CONVERSIONS, "synchronize", *TORCH_STEP.words}))
     )
 
     def check(self, ctx: Context) -> Iterator[Finding]:
