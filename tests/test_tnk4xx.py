@@ -56,3 +56,102 @@ def test_the_step_through_a_helper_and_in_a_hook() -> None:
         "every N steps or between phases (`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` for "
         "fragmentation)"
     )
+
+
+LOGGING_FIX = (
+    "accumulate on the device (`running += loss.detach()`) and read it inside your logging "
+    "cadence (`if step % log_every == 0:`)"
+)
+TIMING_FIX = "time with `torch.cuda.Event(enable_timing=True)`, or synchronize only on the log step"
+
+
+def test_helpers_further_away_and_overrides_run_on_every_step() -> None:
+    name = "tnk401_host_sync_in_step.py"
+    # Two calls away from the loop (loop -> batch_metrics -> scalar).
+    assert message_at(name, 146, "TNK401") == (
+        "`t.item()` on every step of the training loop on line 154, in `scalar()`, which the loop "
+        f"calls: {COST}: {LOGGING_FIX}"
+    )
+    # compute_loss -> self._compute_loss -> a nested helper.
+    assert message_at(name, 170, "TNK401") == (
+        "`.item()` on every step of the training loop (`compute_loss()` runs once per step): "
+        f"{COST}: {LOGGING_FIX}"
+    )
+    assert message_at(name, 173, "TNK401").startswith(
+        "`loss.item()` on every step of the training loop (`compute_loss()` runs once per step): "
+    )
+    # A subclass's override of the method the base class's loop calls.
+    assert message_at(name, 192, "TNK401") == (
+        "`.item()` on every step of the training loop on line 179, in `clip_gradient()`, which "
+        f"the loop calls: {COST}: {LOGGING_FIX}"
+    )
+
+
+def test_a_no_grad_block_inside_the_step_is_not_evaluation() -> None:
+    assert message_at("tnk401_host_sync_in_step.py", 94, "TNK401") == (
+        f"`.item()` on every step of the training loop on line 90: {COST}: {LOGGING_FIX}"
+    )
+
+
+def test_aliased_syncs_and_a_bare_sync() -> None:
+    name = "tnk401_host_sync_in_step.py"
+    assert message_at(name, 197, "TNK401") == (
+        f"`synchronize()` on every step of the training loop on line 196: {COST}: {TIMING_FIX}"
+    )
+    assert message_at(name, 201, "TNK401") == (
+        f"`th.cuda.synchronize()` on every step of the training loop on line 196: {COST}: "
+        f"{TIMING_FIX}"
+    )
+    assert message_at(name, 255, "TNK401") == (
+        f"`torch.cuda.synchronize()` on every step of the training loop on line 252: {COST}: "
+        "remove it, or synchronize only on the log step"
+    )
+
+
+def test_the_guard_around_the_optimizer_step_is_the_step_not_a_cadence() -> None:
+    name = "tnk401_host_sync_in_step.py"
+    assert message_at(name, 215, "TNK401") == (
+        f"`running.item()` on every step of the training loop on line 207: {COST}: {LOGGING_FIX}"
+    )
+    assert message_at(name, 229, "TNK401") == (
+        f"`loss.item()` on every step of the training loop on line 223: {COST}: {LOGGING_FIX}"
+    )
+
+
+def test_a_value_checked_for_nans_by_name_gets_the_guard_fix() -> None:
+    assert message_at("tnk401_host_sync_in_step.py", 235, "TNK401") == (
+        f"`loss.item()` on every step of the training loop on line 233: {COST}: check it on the "
+        "device (`torch.isfinite(loss)`) and read the flag every N steps"
+    )
+
+
+def test_formatting_a_step_tensor_in_an_f_string_is_an_implicit_sync() -> None:
+    assert message_at("tnk401_host_sync_in_step.py", 381, "TNK401", col=37) == (
+        "`{loss}` in an f-string on every step of the training loop on line 376: formatting a "
+        f"tensor reads it on the host, and {COST}: format `loss.item()` on the log step only "
+        "(`if step % log_every == 0:`), or accumulate on the device"
+    )
+
+
+def test_mask_indexing_and_nonzero_are_reported_under_preview_only() -> None:
+    name = "tnk401_host_sync_in_step.py"
+    text = (FIXTURES / name).read_text()
+    found = {
+        (d.line, d.col): d.message
+        for d in lint_text(text, name, Settings(select=("TNK4",), preview=True)).diagnostics
+        if d.line > 383
+    }
+    assert found == {
+        (393, 16): (
+            "`logits[valid]` (boolean-mask indexing) on every step of the training loop on line "
+            f"389: the result's size is decided on the GPU, so {COST}: keep the shape fixed "
+            "(`torch.where(mask, x, 0)`, `(x * mask).sum() / mask.sum()`) where the code allows it"
+        ),
+        (396, 16): (
+            "`labels.nonzero()` on every step of the training loop on line 389: the result's size "
+            f"is decided on the GPU, so {COST}: keep the shape fixed (`torch.where(mask, x, 0)`, "
+            "`(x * mask).sum() / mask.sum()`) where the code allows it"
+        ),
+    }
+    default = lint_text(text, name, Settings(select=("TNK4",))).diagnostics
+    assert [d for d in default if d.line > 383] == []

@@ -39,6 +39,10 @@ _EVAL_NAME = re.compile(
     r"(^|_)(eval|evaluate|evaluation|validate|validation|estimate_loss|test)", re.I
 )
 _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.enable_grad"})
+# How many calls away from the hot loop (or hook) a place may be: a helper of a helper.
+_MAX_CALL_DEPTH = 3
+# ``is_last``, ``last_step``, ``final_iter``: a name for the last iteration.
+_LAST_NAME = re.compile(r"(^|_)(last|final)(_|$)", re.I)
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,7 @@ class TorchSteps:
     def __init__(self, model: SemanticModel) -> None:
         self.model = model
         self._memo: dict[CallSite, TorchStep | None] = {}
+        self._names: dict[int, tuple[dict[int, int], dict[str, list[tuple[int, cst.Name]]]]] = {}
 
     # ======================================================================================
     def is_step_call(self, site: CallSite) -> bool:
@@ -82,6 +87,19 @@ class TorchSteps:
         function of the module: function -> the step call."""
         model = self.model
         return functions_reaching(model.functions, model.methods, self.is_step_call)
+
+    @cached_property
+    def generating_functions(self) -> dict[FunctionInfo, CallSite]:
+        """Functions of this module that call ``generate`` (themselves or through another): what
+        they return came out of sampling (``self._generate(model, prompts)``)."""
+        model = self.model
+        return functions_reaching(
+            model.functions,
+            model.methods,
+            lambda s: (
+                isinstance(s.node.func, cst.Attribute) and s.node.func.attr.value == "generate"
+            ),
+        )
 
     def _step_in(self, loop: LoopInfo) -> CallSite | None:
         """The step call ``loop``'s body makes at its own level (not in a nested loop, which
@@ -109,19 +127,29 @@ class TorchSteps:
     def _of_call(self, site: CallSite) -> TorchStep | None:
         if self.eval_only(site):
             return None
-        lexical = self._lexical(site.loops, site.guard_depth)
-        if lexical is not None:
-            return lexical
+        return self._every_step(site, 0, frozenset())
+
+    def _every_step(
+        self, site: CallSite, depth: int, seen: frozenset[FunctionInfo]
+    ) -> TorchStep | None:
+        """``of_call`` without the eval-only test: in a hot loop of its function, or in a function
+        that a place running every step calls, up to ``_MAX_CALL_DEPTH`` calls away."""
+        for loop in reversed(site.loops):
+            step_call = self._step_in(loop)
+            if step_call is not None:  # the innermost hot loop decides (outer ones: amortised)
+                return None if self._occasional(site, loop) else TorchStep(step_call, loop)
         function = site.function
-        if function is None or site.guard_depth or (site.loops and self._any_hot(site.loops)):
+        if function is None or self._occasional(site, None):
             return None
-        # A function of this module called on every step of a hot loop (one level).
-        for caller in self._callers.get(function, ()):
-            if self.eval_only(caller):
-                continue
-            step = self._lexical(caller.loops, caller.guard_depth)
-            if step is not None:
-                return TorchStep(step.step_call, step.loop, via=function)
+        # A function of this module called on every step (a metrics helper, ``_compute_loss``
+        # of ``compute_loss``, a nested helper of that), or overriding the method called.
+        if depth < _MAX_CALL_DEPTH:
+            for caller in self._callers.get(function, ()):
+                if caller.function in seen or self.eval_only(caller):
+                    continue
+                step = self._every_step(caller, depth + 1, seen | {function})
+                if step is not None:
+                    return TorchStep(step.step_call, step.loop, step.hook, via=function)
         # A per-step hook's body.
         if function.name in _HOOKS and function.class_name is not None:
             step_call = self.stepping_functions.get(function)
@@ -129,30 +157,124 @@ class TorchSteps:
                 return TorchStep(step_call or site, None, hook=function)
         return None
 
-    def _any_hot(self, loops: tuple[LoopInfo, ...]) -> bool:
-        return any(self._step_in(loop) is not None for loop in loops)
-
-    def _lexical(self, loops: tuple[LoopInfo, ...], guard_depth: int) -> TorchStep | None:
-        """The innermost loop of ``loops`` whose body steps, unless a cadence guard inside it
-        makes the place occasional."""
-        for loop in reversed(loops):
-            step_call = self._step_in(loop)
-            if step_call is None:
+    def _step_sites(self, loop: LoopInfo) -> list[CallSite]:
+        """The calls at ``loop``'s own level that step, directly or through a function."""
+        found = []
+        for site in loop.calls:
+            if site.loops[-1] is not loop:
                 continue
-            if guard_depth > loop.guard_depth:
-                return None
-            return TorchStep(step_call, loop)
-        return None
+            if self.is_step_call(site):
+                found.append(site)
+                continue
+            target = self.model.resolve_function(site.node.func, site.scope)
+            if target is not None and target in self.stepping_functions:
+                found.append(site)
+        return found
+
+    def _occasional(self, site: CallSite, loop: LoopInfo | None) -> bool:
+        """Under a guard inside ``loop`` (else inside its function) that runs on some steps only:
+        a cadence guard (``if step % log_every == 0:``, what follows ``if not should_log(step):
+        return``) or a last-step test (``if step == num_steps - 1:``, ``if is_last:``). A guard
+        that holds the loop's own step call (``if (idx + 1) % grad_accum == 0:
+        optimizer.step()``) is the step boundary, not a cadence: what it guards runs every step.
+        A branch that ends in ``raise`` and an ``except`` handler run only when something fails."""
+        model = self.model
+        stop = loop.node if loop is not None else (site.function.node if site.function else None)
+        steps = self._step_sites(loop) if loop is not None else []
+        guarded_statements = model.index.guarded_statements
+        child: cst.CSTNode = site.node
+        node = model.parent(child)
+        while node is not None and node is not stop:
+            if (
+                isinstance(node, cst.If)
+                and child is node.body
+                and (id(node.body) in model.guarded_blocks or _last_step_test(node.test))
+                and not any(model.contains(node.body, s.node) for s in steps)
+            ):
+                return True
+            if isinstance(node, cst.If | cst.Else) and _raises(child):
+                return True  # an error path: ``if bad.any(): n = int(bad.sum().item()); raise``
+            if isinstance(node, cst.ExceptHandler):
+                return True
+            elif id(child) in guarded_statements and isinstance(node, cst.IndentedBlock):
+                # After an early exit off the cadence steps, in this block.
+                later = [b for b in node.body if id(b) in guarded_statements]
+                if not any(model.contains(b, s.node) for b in later for s in steps):
+                    return True
+            child, node = node, model.parent(node)
+        return False
 
     @cached_property
     def _callers(self) -> dict[FunctionInfo, list[CallSite]]:
-        """Calls of each function of this module, from anywhere in it."""
+        """Calls of each function of this module, from anywhere in it; a ``self.m()`` call also
+        counts for the overrides of ``m`` in the module's subclasses (``FSDPTrainer`` overriding
+        the ``clip_gradient`` that ``BasicTrainer.train`` calls)."""
         model = self.model
         found: dict[FunctionInfo, list[CallSite]] = {}
         for site in model.calls:
-            target = model.resolve_function(site.node.func, site.scope)
-            if target is not None and target is not site.function:
-                found.setdefault(target, []).append(site)
+            for target in self._targets(site):
+                if target is not site.function:
+                    found.setdefault(target, []).append(site)
+        return found
+
+    def names_in(
+        self, scope_node: cst.CSTNode
+    ) -> tuple[dict[int, int], dict[str, list[tuple[int, cst.Name]]]]:
+        """Where each node of a function (or the module) comes in source order (by ``id``), and
+        its ``Name`` nodes by name: what the dataflow questions of TNK4xx rules walk, once."""
+        key = id(scope_node)
+        if key not in self._names:
+            order: dict[int, int] = {}
+            by_name: dict[str, list[tuple[int, cst.Name]]] = {}
+            for position, node in enumerate(self.model.walk(scope_node)):
+                order[id(node)] = position
+                if isinstance(node, cst.Name):
+                    by_name.setdefault(node.value, []).append((position, node))
+            self._names[key] = (order, by_name)
+        return self._names[key]
+
+    def callers_of(self, function: FunctionInfo) -> list[CallSite]:
+        """The calls of ``function`` in this module (overrides: where the base method is called)."""
+        return self._callers.get(function, [])
+
+    def _targets(self, site: CallSite) -> list[FunctionInfo]:
+        model = self.model
+        target = model.resolve_function(site.node.func, site.scope)
+        targets = [target] if target is not None else []
+        func = site.node.func
+        function = site.function
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and function is not None
+            and function.class_name is not None
+            and func.value.value == function.self_name
+        ):
+            for subclass in self._subclasses.get(function.class_name, ()):
+                override = model.methods.get(subclass, {}).get(func.attr.value)
+                if override is not None and override not in targets:
+                    targets.append(override)
+        return targets
+
+    @cached_property
+    def _subclasses(self) -> dict[str, list[str]]:
+        """Class -> the module's classes deriving from it, directly or not, in source order."""
+        classes = self.model.index.classes
+        direct: dict[str, list[str]] = {}
+        for name, node in classes.items():
+            for base in node.bases:
+                if isinstance(base.value, cst.Name) and base.value.value in classes:
+                    direct.setdefault(base.value.value, []).append(name)
+        found: dict[str, list[str]] = {}
+        for name in classes:
+            todo, seen = list(direct.get(name, ())), []
+            while todo:
+                sub = todo.pop(0)
+                if sub not in seen and sub != name:
+                    seen.append(sub)
+                    todo.extend(direct.get(sub, ()))
+            if seen:
+                found[name] = seen
         return found
 
     # ======================================================================================
@@ -171,10 +293,14 @@ class TorchSteps:
         node: cst.CSTNode | None = model.parent(site.node)
         while node is not None and not isinstance(node, cst.FunctionDef):
             if isinstance(node, cst.With) and self._no_grad_with(node):
-                return not any(
+                # A ``no_grad`` region is evaluation when it holds a loop around ``site`` and no
+                # step (``with torch.no_grad(): for batch in val_loader: ...``). One inside a
+                # training step (reference log-probs, a clip fraction) runs on every step.
+                block = node
+                return any(model.contains(block, loop.node) for loop in site.loops) and not any(
                     self.is_step_call(inner)
                     for inner in model.calls
-                    if model.contains(node, inner.node)
+                    if model.contains(block, inner.node)
                 )
             node = model.parent(node)
         return False
@@ -197,3 +323,49 @@ class TorchSteps:
             if self.model.qualify(expr, scope) in _NO_GRAD:
                 return True
         return False
+
+
+def _last_step_test(test: cst.BaseExpression) -> bool:
+    """``step == num_steps - 1``, ``idx + 1 == len(loader)``, ``is_last``, ``self.is_last_step``
+    (``not last_step`` is not): a test true on the last iteration only."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _last_step_test(test.left) or _last_step_test(test.right)
+    if isinstance(test, cst.Name | cst.Attribute):
+        name = test.value if isinstance(test, cst.Name) else test.attr.value
+        return bool(_LAST_NAME.search(name))
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        [comparison] = test.comparisons
+        sides = (test.left, comparison.comparator)
+        if isinstance(comparison.operator, cst.Equal | cst.GreaterThanEqual) and any(
+            _minus_one(side) for side in sides
+        ):
+            return True
+        if isinstance(comparison.operator, cst.Equal):
+            return any(_plus_one(side) for side in sides)  # ``idx + 1 == len(loader)``
+    return False
+
+
+def _plus_one(expr: cst.BaseExpression) -> bool:
+    return (
+        isinstance(expr, cst.BinaryOperation)
+        and isinstance(expr.operator, cst.Add)
+        and isinstance(expr.right, cst.Integer)
+        and expr.right.value == "1"
+    )
+
+
+def _minus_one(expr: cst.BaseExpression) -> bool:
+    return (
+        isinstance(expr, cst.BinaryOperation)
+        and isinstance(expr.operator, cst.Subtract)
+        and isinstance(expr.right, cst.Integer)
+        and expr.right.value == "1"
+    )
+
+
+def _raises(block: cst.CSTNode) -> bool:
+    """A block whose last statement is ``raise``."""
+    if not isinstance(block, cst.IndentedBlock) or not block.body:
+        return False
+    last = block.body[-1]
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tinker_lint.model.imports import dotted_name
+from tinker_lint.model.scopes import FunctionInfo
 from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.prefilter.mentions import TORCH_STEP
 from tinker_lint.prefilter.needs import Needs, words
@@ -18,9 +19,7 @@ from tinker_lint.rules.torchloop import every_torch_step
 _TO_HOST = frozenset({"item", "tolist", "cpu", "numpy"})
 _CONVERSIONS = frozenset({"float", "int", "bool"})
 # Values that are on the CPU already: ``.cpu()``/``.numpy()`` of them is a no-op (spec trap 4).
-_CPU_MAKERS = frozenset(
-    {"torch.from_numpy", "torch.tensor", "torch.as_tensor", "torch.load", "numpy.array"}
-)
+_CPU_MAKERS = frozenset({"torch.from_numpy", "torch.tensor", "torch.as_tensor", "numpy.array"})
 _TIMERS = frozenset({"time.time", "time.perf_counter", "time.monotonic", "time.process_time"})
 _GUARDS = frozenset({"math.isnan", "math.isinf", "math.isfinite", "numpy.isnan", "numpy.isfinite"})
 
@@ -49,18 +48,34 @@ Lightning's "Things to Avoid" say to keep such reads off the per-step path; publ
 
 Reported on every step of a torch training loop (a loop whose body calls `loss.backward()`,
 `accelerator.backward(...)`, `optimizer.step()`, `scaler.step(...)`, directly or through a function
-of the module; or the body of a per-step hook such as `training_step`), outside a cadence guard
-(`if step % log_every == 0:`, `if not should_log(step): return`):
+of the module; or the body of a per-step hook such as `training_step` or `compute_loss`), and in
+the module's functions those call, up to three calls away (an override counts where the base
+class's loop calls the method), outside a cadence guard (`if step % log_every == 0:`, `if not
+should_log(step): return`, `if step == num_steps - 1:`). A guard that holds the optimizer step
+itself (`if (idx + 1) % grad_accum == 0: optimizer.step()`) is the step, not a cadence.
 
 - a value that only reaches logging: accumulate on the device and read it on the log step;
-- a guard (`if`, `assert`, `math.isnan`): check on the device, read it every N steps;
-- a timing `synchronize()`: use CUDA events, or synchronize only on the log step.
+- a guard (`if`, `assert`, `math.isnan`, a value later checked with `math.isfinite`): check on
+  the device, read it every N steps;
+- a timing `synchronize()` (also through a module-level alias such as `synchronize =
+  torch.cuda.synchronize if cuda else lambda: None`): use CUDA events, or synchronize only on the
+  log step; a `synchronize()` with no timing: remove it;
+- an f-string that formats the loss or a `clip_grad_norm_` result (`f"{loss:.4f}"`): formatting
+  a tensor reads it on the host.
 
-Not reported: eval-only code (`@torch.no_grad`, `with torch.no_grad():` without a backward,
-`evaluate`-style functions), tensors already on the CPU (`torch.from_numpy`, `torch.tensor(...)`
-without `device=`, numpy), a value the next call needs on the host (`env.step(action.cpu()...)`),
-outputs of `generate(...)` (which synchronises every token anyway), the outer loop of an epoch or
-update (once per many steps), and `len(t)`, `t.shape`, `t.detach()`, which do not sync.
+With preview on, boolean-mask indexing (`x[labels != -100]`), `nonzero()` and one-argument
+`torch.where` too: the result's size is decided on the GPU, but such code is often needed.
+
+Not reported: eval-only code (`@torch.no_grad` functions, a `with torch.no_grad():` region around
+a loop without a backward, `evaluate`-style functions; a `no_grad` block inside the step runs every
+step and is reported), tensors already on the CPU (`torch.from_numpy`, `torch.tensor(...)`
+without `device=`, `torch.load(..., map_location="cpu")`, tokenizer outputs, `.cpu()` results,
+numpy), values the program needs on the host (`env.step(action.cpu()...)`, an index or slice
+bound, a value branched on or iterated later, a helper's result its caller slices with, a
+`synchronize()` after a `non_blocking` copy to the host), outputs of `generate(...)`, also
+through a helper of the module (which synchronises every token anyway), error paths (a branch
+ending in `raise`, `except` handlers), the outer loop of an epoch or update (once per many
+steps), and `len(t)`, `t.shape`, `t.detach()`, which do not sync.
 """
     fix_description = (
         "Accumulate on the device (`running += loss.detach()`) and call `.item()` under the "
@@ -98,7 +113,11 @@ for step, batch in enumerate(loader):
     )
 
     # A step (``backward``/``step``) and a read on the host.
-    prefilter = Needs(text=(TORCH_STEP, words({*_TO_HOST, *_CONVERSIONS, "synchronize"})))
+    # A step, and a read on the host. (An f-string of the loss needs its ``backward``; preview's
+    # mask reads need no word of their own, so any step or hook admits the file.)
+    prefilter = Needs(
+        text=(TORCH_STEP, words({*_TO_HOST, *_CONVERSIONS, "synchronize", *TORCH_STEP.words}))
+    )
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
@@ -114,6 +133,121 @@ for step, batch in enumerate(loader):
                 site.node,
                 f"{what} {every_torch_step(ctx, step)}: {_COST}: {_how(model, site)}",
             )
+        yield from _formatted_tensors(ctx)
+        if ctx.preview:
+            yield from _mask_reads(ctx)
+
+
+def _mask_reads(ctx: Context) -> Iterator[Finding]:
+    """Preview: ``x[mask]`` (a boolean mask: a comparison, ``.bool()``, or a name bound to one),
+    ``x.nonzero()``, ``torch.nonzero(x)``, one-argument ``torch.where(cond)``: the size of the
+    result is decided on the GPU, so the host waits for it. Often needed, hence preview only."""
+    model = ctx.model
+    steps = model.torch_steps
+    seen: set[int] = set()
+    for site in model.calls:
+        node = site.node
+        func = node.func
+        qualified = model.qualify(func, site.scope) or ""
+        found: cst.BaseExpression | None = None
+        what = ""
+        if (isinstance(func, cst.Attribute) and func.attr.value == "nonzero" and not qualified) or (
+            qualified == "torch.nonzero"
+        ):
+            found, what = node, f"`{callee(model, node)}`"
+        elif qualified == "torch.where" and len(node.args) == 1:
+            found, what = node, "`torch.where(cond)` with one argument"
+        elif isinstance(func, cst.Attribute):
+            subscript = _masked(model, func.value, site)
+            if subscript is not None:
+                found, what = subscript, f"`{code_of(model, subscript)}` (boolean-mask indexing)"
+        if found is None or id(found) in seen or _on_cpu(model, _root(found), site):
+            continue
+        if not _reported(model, site):
+            continue  # ``int(torch.nonzero(m)[0].item())`` as an offset the code iterates
+        step = steps.of_call(site)
+        if step is None:
+            continue
+        seen.add(id(found))
+        yield Finding(
+            found,
+            f"{what} {every_torch_step(ctx, step)}: the result's size is decided on the GPU, so "
+            f"{_COST}: keep the shape fixed (`torch.where(mask, x, 0)`, `(x * mask).sum() / "
+            "mask.sum()`) where the code allows it",
+        )
+
+
+def _masked(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -> cst.Subscript | None:
+    """``x[mask]`` in a receiver chain (``x[mask].mean()``), when the index is a boolean mask."""
+    while True:
+        if isinstance(expr, cst.Subscript):
+            index = expr.slice[0].slice if len(expr.slice) == 1 else None
+            if isinstance(index, cst.Index) and _is_mask(model, index.value, site, 0):
+                return expr
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            expr = expr.func.value
+        else:
+            return None
+
+
+def _is_mask(model: SemanticModel, expr: cst.BaseExpression, site: CallSite, depth: int) -> bool:
+    if isinstance(expr, cst.Comparison):
+        return True
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        return expr.func.attr.value == "bool" and not expr.args
+    if isinstance(expr, cst.Name) and depth < 2:
+        bindings = site.scope.lookup(expr.value)
+        return bool(bindings) and all(
+            b.kind == "value"
+            and isinstance(b.expr, cst.BaseExpression)
+            and _is_mask(model, b.expr, site, depth + 1)
+            for b in bindings
+        )
+    return False
+
+
+def _formatted_tensors(ctx: Context) -> Iterator[Finding]:
+    """``print(f"loss {loss:.4f}")``: formatting a tensor reads it on the host (``__format__``
+    calls ``.item()``). Only for the tensors the step makes for sure (the one ``.backward()`` is
+    called on, a ``clip_grad_norm_`` result), in an f-string passed to a call on every step."""
+    model = ctx.model
+    steps = model.torch_steps
+    for site in model.calls:
+        for arg in site.node.args:
+            if not isinstance(arg.value, cst.FormattedString):
+                continue
+            for part in arg.value.parts:
+                if not isinstance(part, cst.FormattedStringExpression):
+                    continue
+                name = dotted_name(part.expression)
+                if name is None or not _step_tensor(model, part.expression, site):
+                    continue
+                step = steps.of_call(site)
+                if step is None:
+                    continue
+                yield Finding(
+                    part,
+                    f"`{{{name}}}` in an f-string {every_torch_step(ctx, step)}: formatting a "
+                    f"tensor reads it on the host, and {_COST}: format `{name}.item()` on the log "
+                    "step only (`if step % log_every == 0:`), or accumulate on the device",
+                )
+
+
+def _step_tensor(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -> bool:
+    """The loss ``.backward()`` is called on in this function, or a ``clip_grad_norm_`` result
+    bound in it."""
+    if _is_loss(model, expr, site):
+        return True
+    if not isinstance(expr, cst.Name):
+        return False
+    for binding in site.scope.lookup(expr.value):
+        value = binding.expr
+        if binding.kind == "value" and isinstance(value, cst.Call):
+            qualified = model.qualify(value.func, site.scope) or ""
+            if qualified.endswith("clip_grad_norm_"):
+                return True
+    return False
 
 
 def host_read(model: SemanticModel, site: CallSite) -> str | None:
@@ -142,7 +276,29 @@ def host_read(model: SemanticModel, site: CallSite) -> str | None:
         and _is_loss(model, node.args[0].value, site)
     ):
         return f"`{code_of(model, node)}`"
+    if isinstance(func, cst.Name) and not node.args and _sync_alias(model, func):
+        return f"`{code_of(model, node)}`"
     return None
+
+
+def _sync_alias(model: SemanticModel, func: cst.Name) -> bool:
+    """``synchronize()`` after ``synchronize = torch.cuda.synchronize if cuda else lambda: None``
+    at module level: every binding of the name is a torch ``synchronize`` or a no-op lambda."""
+    bindings = model.module_scope.bindings.get(func.value, [])
+    found = False
+    for binding in bindings:
+        value = binding.expr
+        if binding.kind != "value" or not isinstance(value, cst.BaseExpression):
+            return False
+        branches = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+        for branch in branches:
+            if isinstance(branch, cst.Lambda):
+                continue
+            qualified = model.qualify(branch, model.module_scope) or ""
+            if not (qualified.startswith("torch.") and qualified.endswith(".synchronize")):
+                return False
+            found = True
+    return found
 
 
 def _inner_read(expr: cst.BaseExpression) -> bool:
@@ -175,27 +331,80 @@ def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 def _on_cpu(model: SemanticModel, expr: cst.BaseExpression, site: CallSite, depth: int = 0) -> bool:
     """Made on the CPU in this function: ``torch.from_numpy``, ``torch.tensor`` without
-    ``device=``, ``torch.load(map_location="cpu")``, numpy, or what ``generate`` returned (which
-    synchronised every token already), followed back through a few assignments."""
+    ``device=``, ``torch.load(map_location="cpu")``, numpy, a tokenizer's or processor's output
+    (``return_tensors="pt"``), a ``.cpu()``/``.numpy()`` result, or what ``generate`` returned
+    (which synchronised every token already), directly or through a function of the module;
+    followed back through a few assignments and loop targets."""
     root = _root(expr)
     if not isinstance(root, cst.Name) or depth > 3:
         return False
     for binding in site.scope.lookup(root.value):
         value = binding.expr
-        if binding.kind not in ("value", "unpack") or not isinstance(value, cst.BaseExpression):
+        if binding.kind not in _FOLLOWED or not isinstance(value, cst.BaseExpression):
             continue
+        if binding.kind == "iter-unpack":
+            value = _zipped(value, binding.index)  # ``for row, mask in zip(ids_cpu, masks)``
+            if value is None:
+                continue
         if isinstance(_root(value), cst.Name) and _on_cpu(model, value, site, depth + 1):
             return True  # ``completion_ids = out[:, n:]`` after ``out = model.generate(...)``
+        if _host_result(value):
+            return True  # ``ids = t.cpu()``: reading ``ids`` later costs nothing
         value = _root_call(value)
         if not isinstance(value, cst.Call):
             continue
-        qualified = model.qualify(value.func, site.scope) or ""
-        on_device = any(a.keyword is not None and a.keyword.value == "device" for a in value.args)
-        if (qualified in _CPU_MAKERS or qualified.startswith("numpy.")) and not on_device:
-            return True
-        if isinstance(value.func, cst.Attribute) and value.func.attr.value == "generate":
+        if _made_on_cpu(model, value, site):
             return True
     return False
+
+
+# Bindings followed back to where a value was made: ``x = ...``, ``a, b = ...``, ``for x in ...``.
+_FOLLOWED = frozenset({"value", "unpack", "iter", "iter-unpack"})
+
+
+def _zipped(iterable: cst.BaseExpression, index: int) -> cst.BaseExpression | None:
+    """What position ``index`` of ``zip(a, b)`` / ``enumerate(a)`` iterates over."""
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
+        args = [a.value for a in iterable.args if a.keyword is None and not a.star]
+        if iterable.func.value == "zip" and index < len(args):
+            return args[index]
+        if iterable.func.value == "enumerate" and index == 1 and args:
+            return args[0]
+    return None
+
+
+def _host_result(value: cst.BaseExpression) -> bool:
+    """``t.cpu()``, ``t.detach().cpu().float()``, ``t.numpy()``, ``t.to("cpu")``: on the host."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        method = value.func.attr.value
+        if method in ("cpu", "numpy", "tolist") or (method == "to" and _to_cpu(value)):
+            return True
+        value = value.func.value
+    return False
+
+
+def _made_on_cpu(model: SemanticModel, call: cst.Call, site: CallSite) -> bool:
+    qualified = model.qualify(call.func, site.scope) or ""
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    if "device" in keywords:
+        return False
+    if qualified == "torch.load":
+        location = keywords.get("map_location")
+        return isinstance(location, cst.SimpleString) and location.evaluated_value == "cpu"
+    if qualified in _CPU_MAKERS or qualified.startswith("numpy."):
+        return True
+    if "return_tensors" in keywords:
+        return True  # a tokenizer's or processor's tensors are made on the CPU
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "generate":
+        return True
+    target = model.resolve_function(call.func, site.scope)
+    return target is not None and target in _generating(model)
+
+
+def _generating(model: SemanticModel) -> dict[FunctionInfo, CallSite]:
+    """Functions of the module that call ``generate`` (themselves or through another): what they
+    return came out of sampling, which synchronised every token (``self._generate(model, ...)``)."""
+    return model.torch_steps.generating_functions
 
 
 def _root_call(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -226,7 +435,10 @@ def _is_loss(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -> 
 
 
 def _reported(model: SemanticModel, site: CallSite) -> bool:
-    """Not a value the next call needs on the host (``env.step(action.cpu().numpy())``)."""
+    """Not a value the program needs on the host: the next call's argument
+    (``env.step(action.cpu().numpy())``), an index or slice bound (``x[t.item():]``,
+    ``range(n.item())``), or a value the code branches on later (``if n_tokens != expected:``)."""
+    child: cst.CSTNode = site.node
     node: cst.CSTNode | None = model.parent(site.node)
     while node is not None and not isinstance(
         node, cst.BaseSmallStatement | cst.BaseCompoundStatement
@@ -238,7 +450,13 @@ def _reported(model: SemanticModel, site: CallSite) -> bool:
             and node.args
         ):
             return False
-        node = model.parent(node)
+        if _indexes(model, node, child, site):
+            return False
+        child, node = node, model.parent(node)
+    if node is not None and _needed_on_host(model, node, site):
+        return False
+    if _is_sync(model, site) and _copies_to_host_async(site):
+        return False  # what a ``non_blocking`` copy to the host wrote is garbage until this sync
     if isinstance(node, cst.Assign) and len(node.targets) == 1:
         target = dotted_name(node.targets[0].target)
         if target is not None and site.loops:
@@ -253,15 +471,217 @@ def _reported(model: SemanticModel, site: CallSite) -> bool:
     return True
 
 
-def _how(model: SemanticModel, site: CallSite) -> str:
-    """The fix for what the read is used for: a guard, a timing, or logging."""
-    if _is_guard(model, site):
-        return "check it on the device (`torch.isfinite(loss)`) and read the flag every N steps"
+def _is_sync(model: SemanticModel, site: CallSite) -> bool:
     func = site.node.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "synchronize" and _times(model, site):
-        return (
-            "time with `torch.cuda.Event(enable_timing=True)`, or synchronize only on the log step"
+    if isinstance(func, cst.Attribute):
+        return func.attr.value == "synchronize"
+    return isinstance(func, cst.Name) and _sync_alias(model, func)
+
+
+def _copies_to_host_async(site: CallSite) -> bool:
+    """A ``.to("cpu", non_blocking=True)`` / ``.cpu(non_blocking=True)`` / ``copy_(...,
+    non_blocking=True)`` in the same function (or loop, at module level)."""
+    calls = (
+        site.function.calls
+        if site.function is not None
+        else (site.loops[-1].calls if site.loops else [])
+    )
+    for other in calls:
+        func = other.node.func
+        if not isinstance(func, cst.Attribute):
+            continue
+        non_blocking = any(
+            a.keyword is not None and a.keyword.value == "non_blocking" for a in other.node.args
         )
+        if non_blocking and (func.attr.value in ("cpu", "copy_") or _to_cpu(other.node)):
+            return True
+    return False
+
+
+def _indexes(model: SemanticModel, node: cst.CSTNode, child: cst.CSTNode, site: CallSite) -> bool:
+    """``child`` is an index or slice bound of ``node`` (``x[a.item():b.item()]``), or an argument
+    of ``range``/``slice``: Python needs the number itself."""
+    if isinstance(node, cst.SubscriptElement):
+        return True
+    if isinstance(node, cst.Call) and isinstance(child, cst.Arg):
+        return isinstance(node.func, cst.Name) and node.func.value in ("range", "slice")
+    return False
+
+
+def _assigned_names(statement: cst.CSTNode) -> set[str]:
+    if isinstance(statement, cst.Assign):
+        targets: list[cst.BaseExpression] = [t.target for t in statement.targets]
+    elif isinstance(statement, cst.AnnAssign | cst.AugAssign):
+        targets = [statement.target]
+    else:
+        return set()
+    names: set[str] = set()
+    while targets:
+        target = targets.pop()
+        if isinstance(target, cst.Name):
+            names.add(target.value)
+        elif isinstance(target, cst.Tuple | cst.List):
+            targets.extend(e.value for e in target.elements)
+    return names
+
+
+def _uses_of(
+    model: SemanticModel, names: set[str], statement: cst.CSTNode, site: CallSite
+) -> list[tuple[cst.Name, cst.CSTNode]]:
+    """The reads of ``names`` after ``statement`` in its function: (name, its parent)."""
+    scope_node = site.function.node if site.function is not None else model.module
+    order, by_name = model.torch_steps.names_in(scope_node)
+    start = order.get(id(statement), -1)
+    found = []
+    for name in sorted(names):
+        for position, node in by_name.get(name, ()):
+            if position <= start:
+                continue
+            parent = model.parent(node)
+            if parent is not None and not (
+                isinstance(parent, cst.AssignTarget) and parent.target is node
+            ):
+                found.append((position, node, parent))
+    found.sort(key=lambda item: item[0])
+    return [(node, parent) for _, node, parent in found]
+
+
+# How a value read on the host is used later: "branch" (a condition, an index or slice bound, a
+# ``range`` argument), "data" (iterated: CPU-side processing of the rows), "guard" (checked for
+# NaNs), "returned" (the function's result: its callers decide).
+_REQUIRED_USES = frozenset({"branch", "data"})
+
+
+def _later_uses(model: SemanticModel, statement: cst.CSTNode, site: CallSite) -> set[str]:
+    """How the names ``statement`` assigns are used later in the function."""
+    return _uses(model, _assigned_names(statement), statement, site, 0)
+
+
+def _uses(
+    model: SemanticModel, names: set[str], statement: cst.CSTNode, site: CallSite, depth: int
+) -> set[str]:
+    """How ``names`` are used after ``statement``, followed through a couple of assignments and
+    list appends (``offsets.append(start)``, then ``zip(offsets, ...)``). A branch or an iteration
+    means the program needs the value itself, with no device equivalent (an adaptive
+    coefficient, a truncation check, token lists for a request)."""
+    kinds: set[str] = set()
+    if not names:
+        return kinds
+    for name, first in _uses_of(model, names, statement, site):
+        node: cst.CSTNode = name
+        parent: cst.CSTNode | None = first
+        appended_to: str | None = None
+        while parent is not None and not isinstance(
+            parent, cst.BaseSmallStatement | cst.BaseCompoundStatement
+        ):
+            if _indexes(model, parent, node, site):
+                return {"branch"}
+            if isinstance(parent, cst.CompFor) and node is parent.iter:
+                return {"data"}
+            if isinstance(parent, cst.Arg):
+                call = model.parent(parent)
+                if isinstance(call, cst.Call) and model.qualify(call.func, site.scope) in _GUARDS:
+                    kinds.add("guard")  # ``if math.isnan(loss_value):``: a guard, reported as one
+                    break
+                if (
+                    isinstance(call, cst.Call)
+                    and isinstance(call.func, cst.Attribute)
+                    and call.func.attr.value in ("append", "extend")
+                    and isinstance(call.func.value, cst.Name)
+                ):
+                    appended_to = call.func.value.value
+            node, parent = parent, model.parent(parent)
+        else:
+            if isinstance(parent, cst.If | cst.While) and node is parent.test:
+                return {"branch"}
+            if isinstance(parent, cst.For) and node is parent.iter:
+                return {"data"}
+            if isinstance(parent, cst.Return):
+                kinds.add("returned")
+            elif depth < 2 and parent is not None:
+                # ``x = value * 2``, then ``x``'s uses; ``xs.append(value)``, then ``xs``'s.
+                followed = {appended_to} if appended_to is not None else _assigned_names(parent)
+                kinds |= _uses(model, followed, parent, site, depth + 1)
+            if kinds & _REQUIRED_USES:
+                return kinds
+    return kinds
+
+
+def _needed_on_host(model: SemanticModel, statement: cst.CSTNode, site: CallSite) -> bool:
+    """The value read is branched on, iterated, or (returned) used so by a caller of the
+    function: the program needs it on the host."""
+    kinds = _later_uses(model, statement, site)
+    if isinstance(statement, cst.Return):
+        kinds.add("returned")
+    holder = _appended_to(model, site.node)
+    if holder is not None:  # ``offsets.append(int(t.item()))``: then how ``offsets`` is used
+        kinds |= _uses(model, {holder}, statement, site, 1)
+    if kinds & _REQUIRED_USES:
+        return True
+    if "returned" in kinds and site.function is not None:
+        for caller in model.torch_steps.callers_of(site.function):
+            held = _statement_of(model, caller.node)
+            if held is None:
+                continue
+            if _in_index(model, caller) or _later_uses(model, held, caller) & _REQUIRED_USES:
+                return True
+    return False
+
+
+def _appended_to(model: SemanticModel, node: cst.CSTNode) -> str | None:
+    """``xs`` when ``node`` is (inside) the argument of ``xs.append(...)`` / ``xs.extend(...)``."""
+    parent = model.parent(node)
+    while parent is not None and not isinstance(
+        parent, cst.BaseSmallStatement | cst.BaseCompoundStatement
+    ):
+        if isinstance(parent, cst.Arg):
+            call = model.parent(parent)
+            if (
+                isinstance(call, cst.Call)
+                and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value in ("append", "extend")
+                and isinstance(call.func.value, cst.Name)
+            ):
+                return call.func.value.value
+        parent = model.parent(parent)
+    return None
+
+
+def _in_index(model: SemanticModel, site: CallSite) -> bool:
+    child: cst.CSTNode = site.node
+    node = model.parent(child)
+    while node is not None and not isinstance(
+        node, cst.BaseSmallStatement | cst.BaseCompoundStatement
+    ):
+        if _indexes(model, node, child, site):
+            return True
+        child, node = node, model.parent(node)
+    return False
+
+
+def _statement_of(model: SemanticModel, node: cst.CSTNode) -> cst.CSTNode | None:
+    parent = model.parent(node)
+    while parent is not None and not isinstance(
+        parent, cst.BaseSmallStatement | cst.BaseCompoundStatement
+    ):
+        parent = model.parent(parent)
+    return parent
+
+
+def _how(model: SemanticModel, site: CallSite) -> str:
+    """The fix for what the read is used for: a guard, a timing, a bare sync, or logging."""
+    statement = _statement_of(model, site.node)
+    if _is_guard(model, site) or (
+        statement is not None and "guard" in _later_uses(model, statement, site)
+    ):
+        return "check it on the device (`torch.isfinite(loss)`) and read the flag every N steps"
+    if _is_sync(model, site):
+        if _times(model, site):
+            return (
+                "time with `torch.cuda.Event(enable_timing=True)`, or synchronize only on the "
+                "log step"
+            )
+        return "remove it, or synchronize only on the log step"
     return (
         "accumulate on the device (`running += loss.detach()`) and read it inside your logging "
         "cadence (`if step % log_every == 0:`)"
