@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -477,8 +477,13 @@ def _int(args: dict[str, Any], key: str) -> int:
 
 def read_trace_events(path: Path, name: str = TRACE_EVENTS) -> TraceEvents:
     result = TraceEvents(FileHealth(name))
+    return trace_from_records((record for _, record in iter_records(path, result.health)), result)
+
+
+def trace_from_records(records: Iterable[dict[str, Any]], result: TraceEvents) -> TraceEvents:
+    """The event reader over already-parsed records (a file's, or a test's)."""
     reader = _EventReader(result)
-    for _, record in iter_records(path, result.health):
+    for record in records:
         reader.read(record, result.health)
     reader.finish()
     return result
