@@ -27,8 +27,8 @@ def approx(value: object) -> object:
 SERIALIZED_BLAME = {
     "get_batch": 0.3,  # the next step's batch, loaded with nothing queued (3 step boundaries)
     "compute_metrics": 0.285,  # 0.095 s x 3
-    "wait_fwd": 0.02,  # the poll after forward_backward completed, 0.005 s x 4
     "train_step": 0.02,  # between that wait and the optim_step submit, 0.005 s x 4
+    "wait_fwd": 0.02,  # the poll after forward_backward completed, 0.005 s x 4 (a tie: by name)
     "wait_optim": 0.015,  # 0.005 s x 3
 }
 

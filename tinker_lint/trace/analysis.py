@@ -278,8 +278,10 @@ def _span_figures(timing: TimingSpans, result: Analysis) -> None:
         for name, start, end in spans.spans:
             totals[name] += end - start
             counts[name] += 1
+    # Ranked to the microsecond, so that float noise in a sum does not decide a tie.
     result.span_ranking = sorted(
-        ((name, totals[name], counts[name]) for name in totals), key=lambda row: (-row[1], row[0])
+        ((name, totals[name], counts[name]) for name in totals),
+        key=lambda row: (-round(row[1], 6), row[0]),
     )
     steps = timing.steps.values()
     result.steps_covered = (sum(s.covered for s in steps), sum(s.extent for s in steps))

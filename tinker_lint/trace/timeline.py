@@ -175,7 +175,8 @@ def blame(spans: Iterable[Span], windows: Iterable[Interval]) -> dict[str, float
             inside -= 1
         else:
             inside += 1
-    return dict(sorted(result.items(), key=lambda item: (-item[1], item[0])))
+    # Largest first, to the microsecond: float noise in a sum does not decide a tie.
+    return dict(sorted(result.items(), key=lambda item: (-round(item[1], 6), item[0])))
 
 
 def median(values: Sequence[float]) -> float:
