@@ -196,3 +196,48 @@ def _done_key(line: str) -> float:
     # Capture writes each record at completion.
     record = json.loads(line)
     return float(record["created_at"] + record["latency_sec"])
+
+
+SAMPLES_PER_STEP = 8
+SPANS_PER_STEP = 5 + SAMPLES_PER_STEP  # train_step, get_batch, sampling, fwd, optim + samples
+
+
+def _pair(name: str, start: float, end: float, where: str) -> list[str]:
+    return [
+        f'{{"name": "{name}", "ph": "B", "ts": {start}, {where}}}}}',
+        f'{{"name": "{name}", "ph": "E", "ts": {end}, {where}}}}}',
+    ]
+
+
+def write_big_trace(path: Path, min_bytes: int) -> int:
+    """An RL-shaped trace of at least ``min_bytes``, written in blocks; returns the step count.
+
+    Per 1 s step on the main track: train_step > get_batch, sampling (with 8 future-wrapped
+    ``sample`` calls, each on its own track), then the submit-only forward_backward/optim_step."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    thread = '"thread": "MainThread"'
+    main = f'"pid": 0, "tid": 4242, "cat": "async", "args": {{"track": "main", {thread}'
+    written, step, tid = 0, 0, 1_000_000
+    with path.open("w") as out:
+        meta = {"name": "thread_name", "ph": "M", "pid": 0, "tid": 4242, "ts": 0}
+        out.write(json.dumps(dict(meta, args={"name": "main"})) + "\n")
+        while written < min_bytes:
+            t = TRACE_EPOCH_US + step * 1e6
+            lines = [f'{{"name": "train_step", "ph": "B", "ts": {t}, {main}}}}}']
+            lines += _pair("get_batch", t, t + 1e5, main)
+            lines.append(f'{{"name": "sampling", "ph": "B", "ts": {t + 1e5}, {main}}}}}')
+            for k in range(SAMPLES_PER_STEP):
+                future = f'"pid": 0, "tid": {tid}, "cat": "async", "args": {{"track": "main:sample:{tid}", {thread}'
+                lines += _pair("sample", t + 1e5 + k * 1e3, t + 5e5 + k * 1e4, future)
+                tid += 1
+            lines.append(f'{{"name": "sampling", "ph": "E", "ts": {t + 6e5}, {main}}}}}')
+            lines += _pair("forward_backward", t + 6e5, t + 6.1e5, main)
+            lines += _pair("optim_step", t + 6.1e5, t + 6.2e5, main)
+            lines.append(
+                f'{{"name": "train_step", "ph": "E", "ts": {t + 9e5}, {main}, "step": {step}}}}}'
+            )
+            block = "\n".join(lines) + "\n"
+            out.write(block)
+            written += len(block)
+            step += 1
+    return step

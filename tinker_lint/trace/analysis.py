@@ -16,7 +16,7 @@ on the wall clock; they join the trace only through a clock anchor (``perf_count
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,9 +38,9 @@ from tinker_lint.trace.timeline import (
     blame,
     bubbles,
     depth_profile,
+    depth_profile_of,
     innermost_at,
     median,
-    union_length,
     zero_intervals,
 )
 
@@ -178,8 +178,7 @@ def analyse(logs: LogSet) -> Analysis:
         _span_figures(logs.timing_spans, result)
     trace = logs.trace
     if trace is not None:
-        covered = union_length(_client_intervals(trace))
-        result.coverage = (covered, trace.span_seconds())
+        result.coverage = (trace.client_union.length(), trace.span_seconds())
         result.sampling = _sampling_from_trace(trace)
     else:
         result.not_computable.append(
@@ -287,16 +286,6 @@ def _span_figures(timing: TimingSpans, result: Analysis) -> None:
     result.steps_covered = (sum(s.covered for s in steps), sum(s.extent for s in steps))
 
 
-def _client_intervals(trace: TraceEvents) -> list[tuple[float, float]]:
-    """Closed spans on the client's own tracks (not the SDK futures' tracks), at every depth."""
-    spans, tracks = trace.spans, trace.tracks
-    return [
-        (spans.start[i], spans.end[i])
-        for i in range(len(spans))
-        if not tracks[spans.track_id[i]].is_future
-    ]
-
-
 def _client_spans(trace: TraceEvents) -> list[Span]:
     spans, tracks = trace.spans, trace.tracks
     return [
@@ -336,8 +325,21 @@ def _concurrency(ops: Sequence[Op], source: str) -> Concurrency:
 
 
 def _sampling_from_trace(trace: TraceEvents) -> Concurrency | None:
-    ops = _future_ops(trace, training=False)
-    return _concurrency(ops, "trace_events.jsonl future tracks") if ops else None
+    """Sampling concurrency from the future tracks, read off the span table's arrays (a long RL
+    trace holds 10^5 sample calls)."""
+    spans, tracks = trace.spans, trace.tracks
+    sampling_names = [name not in TRAINING_OPS for name in spans.names]
+
+    def chosen() -> Iterator[int]:  # twice over the arrays rather than a list of 10^5 indices
+        for i in range(len(spans)):
+            if sampling_names[spans.name_id[i]] and tracks[spans.track_id[i]].is_future:
+                yield i
+
+    count = sum(1 for _ in chosen())
+    if not count:
+        return None
+    profile = depth_profile_of((spans.start[i] for i in chosen()), (spans.end[i] for i in chosen()))
+    return Concurrency("trace_events.jsonl future tracks", count, profile, max(profile, default=0))
 
 
 def _training_ops(logs: LogSet, missing: list[str]) -> tuple[list[Op], str, bool]:

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tinker_lint.trace.timeline import union_length
+from tinker_lint.trace.timeline import UnionAccumulator, union_length
 
 METRICS = "metrics.jsonl"
 TIMING_SPANS = "timing_spans.jsonl"
@@ -37,6 +38,8 @@ TRAINING_OPS = frozenset(
     {"forward_backward", "forward_backward_custom", "optim_step"}
     | {"forward_backward_async", "forward_backward_custom_async", "optim_step_async"}
 )
+# The track record all future-wrapped calls of one thread share.
+FUTURE_CALLS = "(future calls)"
 # The recorder names its submit->done spans so, to leave the cookbook's dashboards their meaning.
 INFLIGHT_PREFIX = "inflight:"
 # A ``ts`` this far below the latest one seen starts a new process's segment (another boot's
@@ -196,7 +199,7 @@ def read_timing_spans(path: Path) -> TimingSpans:
 # --- trace_events.jsonl and tinker_lint_runtime.jsonl (Chrome trace events) ---------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per future-wrapped call: 10^5 of them in a long run
 class Track:
     """One coroutine's track: keyed by ``args.track``, not by ``tid`` (tids collide, spec D2)."""
 
@@ -226,10 +229,10 @@ class SpanTable:
     def __init__(self) -> None:
         self.start = array("d")
         self.end = array("d")
-        self.depth = array("l")
-        self.name_id = array("l")
-        self.track_id = array("l")
-        self.step = array("l")  # from the E event's ``args.step``; -1 when absent
+        self.depth = array("i")
+        self.name_id = array("i")
+        self.track_id = array("i")
+        self.step = array("q")  # from the E event's ``args.step``; -1 when absent
         self.names: list[str] = []
         self._name_ids: dict[str, int] = {}
 
@@ -276,6 +279,8 @@ class TraceEvents:
     counter_max: dict[str, float] = field(default_factory=dict)
     # Per process segment: (first ts, last ts) in seconds, after the segment's offset.
     segments: list[tuple[float, float]] = field(default_factory=list)
+    # The union of the closed spans on the client's own tracks (not futures'), at every depth.
+    client_union: UnionAccumulator = field(default_factory=UnionAccumulator)
     # (perf_counter seconds, time.time() seconds): the recorder's or watchdog's clock anchor.
     clock_anchor: tuple[float, float] | None = None
 
@@ -294,6 +299,10 @@ class _EventReader:
         self.segment_first_us = 0.0
         self.named_pids: set[int] = set()  # pids whose process_name this segment has written
         self.track_ids: dict[tuple[int, int, str], int] = {}
+        self.future_tracks: dict[tuple[int, int], int] = {}  # (segment, pid) -> shared track
+        self.future_stacks: dict[tuple[int, int, str], int] = {}  # open future calls
+        self.future_owner: dict[int, tuple[int, tuple[int, int, str]]] = {}
+        self.futures_done = 0
         self.first_track_at: dict[tuple[int, int, int], str] = {}
         self.collided: set[tuple[int, int, int, str]] = set()
         # Per track: the open B events as (name, ts seconds, depth).
@@ -332,21 +341,51 @@ class _EventReader:
             self.segment_first_us = min(self.segment_first_us, ts_us)
 
     def track(self, pid: int, tid: int, args: dict[str, Any]) -> int:
+        """The stack id of the event's track: its index in ``tracks``, or, for a future-wrapped
+        call (one span on a track of its own), a negative id that lives until the call ends."""
         name = args.get("track")
         name = name if isinstance(name, str) else f"tid:{tid}"
+        if tid >= FUTURE_TID_START:
+            return self.future_stack(pid, name, args)
         key = (self.segment, pid, name)
         track_id = self.track_ids.get(key)
         if track_id is None:
-            thread = args.get("thread")
-            track_id = self.track_ids[key] = len(self.result.tracks)
-            self.result.tracks.append(
-                Track(self.segment, pid, name, thread if isinstance(thread, str) else "", tid)
-            )
+            track_id = self.track_ids[key] = self.new_track(pid, name, args, tid)
             first = self.first_track_at.setdefault((self.segment, pid, tid), name)
             if first != name and (self.segment, pid, tid, name) not in self.collided:
                 self.collided.add((self.segment, pid, tid, name))
                 self.result.repair.tid_collisions += 1
         return track_id
+
+    def new_track(self, pid: int, name: str, args: dict[str, Any], tid: int) -> int:
+        thread = args.get("thread")
+        thread = sys.intern(thread) if isinstance(thread, str) else ""
+        self.result.tracks.append(Track(self.segment, pid, name, thread, tid))
+        return len(self.result.tracks) - 1
+
+    def future_stack(self, pid: int, name: str, args: dict[str, Any]) -> int:
+        # A long RL run makes 10^5 future calls: their spans share one track record per thread
+        # (its ``name`` is FUTURE_CALLS), and each call's stack is forgotten once it ends.
+        key = (self.segment, pid, name)
+        stack_id = self.future_stacks.get(key)
+        if stack_id is None:
+            shared = self.future_tracks.get((self.segment, pid))
+            if shared is None:
+                shared = self.new_track(pid, FUTURE_CALLS, args, FUTURE_TID_START)
+                self.future_tracks[(self.segment, pid)] = shared
+            stack_id = self.future_stacks[key] = -len(self.future_owner) - 1 - self.futures_done
+            self.future_owner[stack_id] = (shared, key)
+        return stack_id
+
+    def owner(self, stack_id: int) -> int:
+        return stack_id if stack_id >= 0 else self.future_owner[stack_id][0]
+
+    def forget(self, stack_id: int) -> None:
+        del self.stacks[stack_id]
+        if stack_id < 0:
+            _, key = self.future_owner.pop(stack_id)
+            del self.future_stacks[key]
+            self.futures_done += 1
 
     def read(self, record: dict[str, Any], health: FileHealth) -> None:
         self.index += 1
@@ -403,7 +442,8 @@ class _EventReader:
                 name, ts, ts + duration / 1e6, depth, track_id, _int(args, "step")
             )
         elif phase in ("i", "I"):
-            self.result.instants.append(Instant(name, ts, self.track(pid, tid, args), args))
+            track_id = self.owner(self.track(pid, tid, args))
+            self.result.instants.append(Instant(name, ts, track_id, args))
         elif phase == "C":
             for key, value in args.items():
                 number = _number(value)
@@ -414,20 +454,28 @@ class _EventReader:
         else:
             self.result.repair.unknown_phases += 1
 
-    def end(self, name: str, ts: float, track_id: int, args: dict[str, Any]) -> None:
+    def end(self, name: str, ts: float, stack_id: int, args: dict[str, Any]) -> None:
         """Close the innermost open span of that name on the track (spec D1): the spans opened
         inside it lost their E; an E with no such span open lost its B."""
-        stack = self.stacks.get(track_id, [])
+        stack = self.stacks.get(stack_id, [])
         for position in range(len(stack) - 1, -1, -1):
             if stack[position][0] == name:
                 break
         else:
             self.result.repair.lost_begin += 1
+            if not stack and stack_id < 0:
+                self.stacks[stack_id] = stack
+                self.forget(stack_id)
             return
         self.result.repair.lost_end += len(stack) - 1 - position
         _, start, depth = stack[position]
         del stack[position:]
-        self.result.spans.add(name, start, max(ts, start), depth, track_id, _int(args, "step"))
+        end = max(ts, start)
+        self.result.spans.add(name, start, end, depth, self.owner(stack_id), _int(args, "step"))
+        if stack_id >= 0:
+            self.result.client_union.add(start, end)
+        if not stack:
+            self.forget(stack_id)
 
     def take_last_begin(self, pid: int) -> tuple[str, float, Track] | None:
         """Take back the B read just before this process's metadata (B, thread_name, then
@@ -438,7 +486,7 @@ class _EventReader:
             return None
         _, _, old_track, first_us, max_us = last
         stack = self.stacks.get(old_track)
-        if not stack:
+        if not stack or old_track < 0:
             return None
         name, start, _ = stack.pop()
         # The old segment ends where it ended before that B.
