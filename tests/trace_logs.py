@@ -36,9 +36,10 @@ class TraceWriter:
         thread: str = "MainThread",
         tid: int | None = None,
         step: int | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> None:
         tid = abs(hash_stable(track)) % 1_000_000 if tid is None else tid
-        args = {"track": track, "thread": thread}
+        args = {"track": track, "thread": thread, **(extra or {})}
         base = {"pid": pid, "tid": tid, "cat": "async"}
         seq = float(len(self.events))
         begin = {"name": name, "ph": "B", "args": args, **base}
@@ -148,8 +149,16 @@ class Loop:
         return spans
 
     def write(
-        self, log_dir: Path, *, capture: bool = True, anchor: bool = True, recorder: bool = False
+        self,
+        log_dir: Path,
+        *,
+        capture: bool = True,
+        anchor: bool = True,
+        recorder: bool = False,
+        wait_file: str | None = None,
     ) -> Path:
+        """The run's logs; with ``recorder``, its in-flight spans, and with ``wait_file`` too its
+        waits at that file's lines 42 (the forward_backward wait) and 45 (the optim_step one)."""
         trace = TraceWriter()
         for step in range(self.steps):
             t = self.step_start(step)
@@ -186,6 +195,11 @@ class Loop:
             recorded = TraceWriter()
             for op, submit, done, _ in self.ops():
                 recorded.span(f"inflight:{op}", submit, done, track=f"inflight:{op}:{submit}")
+            for name, start, end, _ in self.client_spans() if wait_file else ():
+                line = {"wait_fwd": 42, "wait_optim": 45}.get(name)
+                if line is not None:
+                    site = {"file": wait_file, "line": line, "function": "train_step"}
+                    recorded.span("wait", start, end, track="main", extra=site)
             runtime.extend(recorded.lines())
         if runtime:
             write_lines(log_dir / "tinker_lint_runtime.jsonl", runtime)

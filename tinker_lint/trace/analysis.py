@@ -109,6 +109,7 @@ class StepFigures:
 @dataclass(frozen=True)
 class BubbleFigure:
     submit: float  # seconds from the start of the run
+    completed_at: float  # when the previous op completed, on its source's clock
     op: str
     previous: str
     turnaround: float
@@ -129,7 +130,8 @@ class TrainingFigures:
     window: float  # first submit to last completion, seconds
     nothing_queued: float  # seconds with no training op in flight in the window (a lower bound)
     bubbles: tuple[BubbleFigure, ...]
-    idle_blame: dict[str, float] | None  # None: the ops are not on the trace's clock
+    idle_blame: dict[str, float] | None  # None: no trace, or the ops are not on its clock
+    on_trace_clock: bool  # the ops' times are perf_counter seconds, as the trace's and recorder's
 
     @property
     def nothing_queued_share(self) -> float:
@@ -395,6 +397,7 @@ def _training_figures(logs: LogSet, missing: list[str]) -> TrainingFigures | Non
         found.append(
             BubbleFigure(
                 bubble.submit - origin,
+                bubble.completed,
                 ops[bubble.op].name,
                 ops[bubble.previous].name,
                 bubble.turnaround,
@@ -407,6 +410,7 @@ def _training_figures(logs: LogSet, missing: list[str]) -> TrainingFigures | Non
         sum(end - start for start, end in gaps),
         tuple(found),
         blame(client, gaps) if client is not None else None,
+        on_trace_clock,
     )
 
 

@@ -223,6 +223,26 @@ class Instant:
     args: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class WaitSite:
+    """A recorded wait (the recorder's spans carry their call site in ``args``: ``file``, ``line``
+    and ``function``): where the client blocked, from when to when, in seconds."""
+
+    name: str
+    file: str
+    line: int
+    function: str
+    start: float
+    end: float
+
+
+def wait_site(name: str, start: float, end: float, args: dict[str, Any]) -> WaitSite | None:
+    file, line, function = args.get("file"), args.get("line"), args.get("function", "")
+    if not isinstance(file, str) or not isinstance(line, int) or isinstance(line, bool):
+        return None
+    return WaitSite(name, file, line, function if isinstance(function, str) else "", start, end)
+
+
 class SpanTable:
     """Closed spans in parallel arrays (about 40 bytes a span): a 100 MB trace stays small."""
 
@@ -281,6 +301,8 @@ class TraceEvents:
     segments: list[tuple[float, float]] = field(default_factory=list)
     # The union of the closed spans on the client's own tracks (not futures'), at every depth.
     client_union: UnionAccumulator = field(default_factory=UnionAccumulator)
+    # Spans whose args name a call site (the recorder's waits): kept whole, they are few.
+    waits: list[WaitSite] = field(default_factory=list)
     # (perf_counter seconds, time.time() seconds): the recorder's or watchdog's clock anchor.
     clock_anchor: tuple[float, float] | None = None
 
@@ -472,10 +494,17 @@ class _EventReader:
         del stack[position:]
         end = max(ts, start)
         self.result.spans.add(name, start, end, depth, self.owner(stack_id), _int(args, "step"))
+        self.keep_wait(name, start, end, args)
         if stack_id >= 0:
             self.result.client_union.add(start, end)
         if not stack:
             self.forget(stack_id)
+
+    def keep_wait(self, name: str, start: float, end: float, args: dict[str, Any]) -> None:
+        if "file" in args:
+            site = wait_site(name, start, end, args)
+            if site is not None:
+                self.result.waits.append(site)
 
     def take_last_begin(self, pid: int) -> tuple[str, float, Track] | None:
         """Take back the B read just before this process's metadata (B, thread_name, then
