@@ -9,6 +9,8 @@ import pytest
 
 from tests.trace_logs import Loop, TraceWriter, write_lines
 from tinker_lint.cli import main
+from tinker_lint.diagnostics import Diagnostic
+from tinker_lint.report.json import to_json
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -134,3 +136,61 @@ def test_perfetto_without_trace_files_is_bad_input(
     write_lines(tmp_path / "metrics.jsonl", [json.dumps({"step": 0, "time/total": 1.0})])
     code, _, err = run(capsys, str(tmp_path), "--perfetto", str(tmp_path / "out.json"))
     assert code == 2 and "nothing to write to --perfetto" in err
+
+
+def test_findings_are_printed_with_the_bubbles_after_their_wait(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log_dir = Loop(2).write(tmp_path / "run", capture=False, recorder=True, wait_file="/p/train.py")
+    findings = [
+        Diagnostic("train.py", 42, 19, "TNK101", "waits before submitting"),
+        Diagnostic("train.py", 45, 5, "TNK104", "blocking .result() in async def"),
+    ]
+    findings_file = tmp_path / "findings.json"
+    findings_file.write_text(json.dumps([to_json(d) for d in findings]))  # the linter's own JSON
+    code, out, _ = run(capsys, str(log_dir), "--findings", str(findings_file))
+    assert code == 1
+    assert out.splitlines()[-3:] == [
+        "static findings at a recorded wait: 2",
+        "  TNK101 train.py:42: 2 bubble(s) after this wait; 2 wait(s), 0.610 s blocked; client "
+        "turnaround 0.020 s; nothing queued 22% of the training window (evidence: recorded wait "
+        "call site)",
+        "  TNK104 train.py:45: 1 bubble(s) after this wait; 2 wait(s), 0.190 s blocked; client "
+        "turnaround 0.200 s; nothing queued 22% of the training window (evidence: recorded wait "
+        "call site)",
+    ]
+    code, out, _ = run(
+        capsys, str(log_dir), "--findings", str(findings_file), "--output-format", "json"
+    )
+    linked = json.loads(out)["linked"]
+    assert [(item["code"], item["row"], item["bubbles"]) for item in linked] == [
+        ("TNK101", 42, 2),
+        ("TNK104", 45, 1),
+    ]
+
+
+def test_findings_without_recorded_waits_say_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log_dir = Loop(2).write(tmp_path / "run")
+    findings_file = tmp_path / "findings.json"
+    findings_file.write_text("[]")
+    code, out, _ = run(capsys, str(log_dir), "--findings", str(findings_file))
+    assert code == 1
+    assert (
+        "  - no recorded wait call sites (the recorder's spans in tinker_lint_runtime.jsonl): "
+        "no finding is linked to a measured cost" in out.splitlines()
+    )
+    assert out.splitlines()[-1] == "static findings at a recorded wait: 0"
+
+
+@pytest.mark.parametrize("content", ["{", '{"a": 1}', '[{"code": "TNK101"}]'])
+def test_bad_findings_file_exits_two(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str
+) -> None:
+    Loop(1).write(tmp_path / "run")
+    findings_file = tmp_path / "findings.json"
+    findings_file.write_text(content)
+    code, out, err = run(capsys, str(tmp_path / "run"), "--findings", str(findings_file))
+    assert (code, out) == (2, "")
+    assert err.startswith(f"tinker-lint trace: error: {findings_file}: ")

@@ -14,6 +14,7 @@ from typing import NoReturn
 
 from tinker_lint.trace import readers
 from tinker_lint.trace.analysis import NoLogs, analyse, read_log_dir
+from tinker_lint.trace.link import BadFindings, link, read_findings
 from tinker_lint.trace.report import write_json, write_perfetto, write_text
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
@@ -42,6 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write every trace event (trace_events.jsonl and tinker_lint_runtime.jsonl) "
         "into one Chrome-JSON trace for ui.perfetto.dev, with ids renumbered so none collide",
     )
+    parser.add_argument(
+        "--findings",
+        metavar="FILE",
+        help="the output of `tinker-lint --output-format json`: each finding at a wait the "
+        "recorder saw (tinker_lint_runtime.jsonl) is printed with the bubbles after that wait",
+    )
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     return parser
 
@@ -58,10 +65,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"tinker-lint trace: error: cannot read {log_path}: {error.strerror}\n")
         return EXIT_ERROR
     analysis = analyse(logs)
+    linked = None
+    if args.findings:
+        try:
+            findings = read_findings(Path(args.findings))
+        except BadFindings as error:
+            sys.stderr.write(f"tinker-lint trace: error: {error}\n")
+            return EXIT_ERROR
+        waits = logs.runtime.waits if logs.runtime is not None else []
+        if not waits:
+            analysis.not_computable.append(
+                "no recorded wait call sites (the recorder's spans in tinker_lint_runtime.jsonl): "
+                "no finding is linked to a measured cost"
+            )
+        linked = link(findings, analysis, waits)
     if args.output_format == "json":
-        write_json(analysis, sys.stdout)
+        write_json(analysis, sys.stdout, linked)
     else:
-        write_text(analysis, sys.stdout)
+        write_text(analysis, sys.stdout, linked)
     if args.perfetto:
         sources = [
             (name, log_path / name)

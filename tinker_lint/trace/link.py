@@ -11,9 +11,11 @@ for the watchdog's stacks and an ast index of ``@scope`` spans: they join here, 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import PurePath
+from pathlib import Path, PurePath
+from typing import Any
 
 from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.trace.analysis import Analysis
@@ -44,6 +46,55 @@ class Linked:
             )
         where = f"{self.finding.path}:{self.finding.line}"
         return f"{self.finding.code} {where}: {'; '.join(parts)} (evidence: {self.evidence})"
+
+
+class BadFindings(Exception):
+    pass
+
+
+def read_findings(path: Path) -> list[Diagnostic]:
+    """The findings of ``tinker-lint --output-format json`` (ruff's shape: a list of objects with
+    ``code``, ``filename``, ``location.row`` and ``location.column``). A small file: read whole."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise BadFindings(f"{path}: cannot read findings: {error}") from None
+    if not isinstance(data, list):
+        raise BadFindings(
+            f"{path}: expected the JSON list `tinker-lint --output-format json` writes"
+        )
+    findings = []
+    for item in data:
+        diagnostic = _diagnostic(item)
+        if diagnostic is None:
+            raise BadFindings(f"{path}: not a tinker-lint finding: {json.dumps(item)[:80]}")
+        findings.append(diagnostic)
+    return findings
+
+
+def _diagnostic(item: Any) -> Diagnostic | None:
+    if not isinstance(item, dict) or not isinstance(item.get("location"), dict):
+        return None
+    code, path, message = item.get("code"), item.get("filename"), item.get("message", "")
+    row, column = item["location"].get("row"), item["location"].get("column")
+    if not (isinstance(code, str) and isinstance(path, str) and isinstance(message, str)):
+        return None
+    if not (isinstance(row, int) and isinstance(column, int)):
+        return None
+    return Diagnostic(path, row, column, code, message)
+
+
+def to_json(linked: Linked) -> dict[str, Any]:
+    return {
+        "code": linked.finding.code,
+        "filename": linked.finding.path,
+        "row": linked.finding.line,
+        "evidence": linked.evidence,
+        "waits": linked.waits,
+        "wait_seconds": linked.wait_seconds,
+        "bubbles": linked.bubbles,
+        "turnaround": linked.turnaround,
+    }
 
 
 def same_file(recorded: str, finding_path: str) -> bool:

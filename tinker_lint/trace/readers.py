@@ -180,8 +180,8 @@ def read_timing_spans(path: Path) -> TimingSpans:
         for span in raw_spans:
             if not isinstance(span, dict):
                 continue
-            name, start, end = span.get("name"), _number(span.get("wall_start")), None
-            end = _number(span.get("wall_end"))
+            name = span.get("name")
+            start, end = _number(span.get("wall_start")), _number(span.get("wall_end"))
             if isinstance(name, str) and start is not None and end is not None and end >= start:
                 spans.append((name, start, end))
         if not spans:

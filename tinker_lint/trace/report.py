@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from tinker_lint.trace import readers
+from tinker_lint.trace import link, readers
 from tinker_lint.trace.analysis import Analysis, Concurrency, to_json
+from tinker_lint.trace.link import Linked
 
 BUBBLES_LISTED = 10  # the rest are counted: a long serialized run has one per submit
 
 
-def write_json(analysis: Analysis, out: TextIO) -> None:
-    json.dump(to_json(analysis), out, indent=2)
+def write_json(analysis: Analysis, out: TextIO, linked: Sequence[Linked] | None = None) -> None:
+    data = to_json(analysis)
+    if linked is not None:
+        data["linked"] = [link.to_json(item) for item in linked]
+    json.dump(data, out, indent=2)
     out.write("\n")
 
 
@@ -108,9 +112,13 @@ def text_lines(analysis: Analysis) -> Iterator[str]:
                 yield f"  {name}: {note}"
 
 
-def write_text(analysis: Analysis, out: TextIO) -> None:
+def write_text(analysis: Analysis, out: TextIO, linked: Sequence[Linked] | None = None) -> None:
     for line in text_lines(analysis):
         out.write(line + "\n")
+    if linked is not None:
+        out.write(f"static findings at a recorded wait: {len(linked)}\n")
+        for item in linked:
+            out.write(f"  {item.summary(analysis)}\n")
 
 
 # --- --perfetto ----------------------------------------------------------------------------------
