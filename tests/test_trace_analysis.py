@@ -214,3 +214,29 @@ def test_json_is_stable_and_plain(tmp_path: Path) -> None:
     ]  # fmt: skip
     assert data["training"]["depth_seconds"] == approx({"0": 0.22, "1": 0.78})
     assert data["findings"] == 3
+
+
+def test_a_resumed_run_is_analysed_process_by_process(tmp_path: Path) -> None:
+    """Two processes appended to one trace (a resume 100 s later): the time between them is not
+    nothing-queued time, and the resumed run's first submit is not a bubble."""
+    lines = []
+    for offset, steps in ((0.0, 2), (100.0, 1)):
+        trace = TraceWriter()
+        trace.span("train_step", offset, offset + steps * 1.0)
+        for step in range(steps):
+            t = offset + step * 1.0
+            trace.future("forward_backward", t + 0.1, t + 0.4)
+            trace.future("optim_step", t + 0.5, t + 0.6)
+            trace.future("sample", t, t + 0.05)
+        lines += trace.lines()
+    write_lines(tmp_path / "trace_events.jsonl", lines)
+    analysis = analyse(read_log_dir(tmp_path))
+    training = analysis.training
+    assert training is not None
+    assert len(training.bubbles) == (2 * 2 - 1) + (2 * 1 - 1)
+    # Per process: 0.1 s after each forward_backward, 0.5 s between steps; windows 1.5 s + 0.5 s.
+    assert (training.window, training.nothing_queued) == approx((2.0, 0.2 + 0.5 + 0.1))
+    assert training.concurrency.profile == approx({0: 0.8, 1: 1.2})
+    sampling = analysis.sampling
+    assert sampling is not None and sampling.profile == approx({0: 0.95, 1: 0.15})
+    assert analysis.coverage == approx((3.0, 3.0))

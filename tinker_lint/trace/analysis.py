@@ -15,6 +15,8 @@ on the wall clock; they join the trace only through a clock anchor (``perf_count
 
 from __future__ import annotations
 
+import bisect
+import math
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -328,7 +330,7 @@ def _concurrency(ops: Sequence[Op], source: str) -> Concurrency:
 
 def _sampling_from_trace(trace: TraceEvents) -> Concurrency | None:
     """Sampling concurrency from the future tracks, read off the span table's arrays (a long RL
-    trace holds 10^5 sample calls)."""
+    trace holds 10^5 sample calls), process by process (nothing runs between them)."""
     spans, tracks = trace.spans, trace.tracks
     sampling_names = [name not in TRAINING_OPS for name in spans.names]
 
@@ -340,8 +342,21 @@ def _sampling_from_trace(trace: TraceEvents) -> Concurrency | None:
     count = sum(1 for _ in chosen())
     if not count:
         return None
-    profile = depth_profile_of((spans.start[i] for i in chosen()), (spans.end[i] for i in chosen()))
-    return Concurrency("trace_events.jsonl future tracks", count, profile, max(profile, default=0))
+    profile: dict[int, float] = defaultdict(float)
+    bounds = [first for first, _ in trace.segments[1:]] + [math.inf]
+    low = -math.inf
+    for high in bounds:  # segments are laid end to end: a call belongs to the one it starts in
+
+        def inside(i: int, low: float = low, high: float = high) -> bool:
+            return low <= spans.start[i] < high
+
+        starts = (spans.start[i] for i in chosen() if inside(i))
+        ends = (spans.end[i] for i in chosen() if inside(i))
+        for depth, seconds in depth_profile_of(starts, ends).items():
+            profile[depth] += seconds
+        low = high
+    ordered = dict(sorted(profile.items()))
+    return Concurrency("trace_events.jsonl future tracks", count, ordered, max(ordered, default=0))
 
 
 def _training_ops(logs: LogSet, missing: list[str]) -> tuple[list[Op], str, bool]:
@@ -381,32 +396,64 @@ def _training_ops(logs: LogSet, missing: list[str]) -> tuple[list[Op], str, bool
     return [], "", False
 
 
+def _by_process(ops: Sequence[Op], segments: Sequence[tuple[float, float]]) -> list[list[Op]]:
+    """The ops of each process appended to the log (each op by its submit; ops sorted). Between
+    processes nothing is queued because nothing runs: that is not idle time, and the first submit
+    of a resumed run is not a bubble."""
+    if len(segments) < 2:
+        return [list(ops)] if ops else []
+    starts = [first for first, _ in segments]
+    groups: list[list[Op]] = [[] for _ in segments]
+    for op in ops:
+        groups[max(bisect.bisect_right(starts, op.submit) - 1, 0)].append(op)
+    return [group for group in groups if group]
+
+
+def _segments(logs: LogSet, source: str) -> list[tuple[float, float]]:
+    if logs.trace is not None and logs.trace.segments:
+        return logs.trace.segments
+    if logs.runtime is not None and source.startswith(readers.RUNTIME):
+        return logs.runtime.segments
+    return []
+
+
 def _training_figures(logs: LogSet, missing: list[str]) -> TrainingFigures | None:
     ops, source, on_trace_clock = _training_ops(logs, missing)
     if not ops:
         return None
     ops.sort(key=lambda op: (op.submit, op.done, op.name))
-    intervals = [(op.submit, op.done) for op in ops]
-    window = (ops[0].submit, max(op.done for op in ops))
-    gaps = zero_intervals(intervals, window)
     client = _client_spans(logs.trace) if logs.trace is not None and on_trace_clock else None
     origin = _origin(logs, ops, on_trace_clock)
+    groups = _by_process(ops, _segments(logs, source) if on_trace_clock else [])
+    profile: dict[int, float] = defaultdict(float)
+    window_seconds = 0.0
+    gaps: list[tuple[float, float]] = []
     found = []
-    for bubble in bubbles(intervals):
-        completed_in = innermost_at(client, bubble.completed) if client is not None else None
-        found.append(
-            BubbleFigure(
-                bubble.submit - origin,
-                bubble.completed,
-                ops[bubble.op].name,
-                ops[bubble.previous].name,
-                bubble.turnaround,
-                completed_in,
+    for group in groups:
+        intervals = [(op.submit, op.done) for op in group]
+        window = (group[0].submit, max(op.done for op in group))
+        window_seconds += window[1] - window[0]
+        for depth, seconds in depth_profile(intervals, window).items():
+            profile[depth] += seconds
+        gaps += zero_intervals(intervals, window)
+        for bubble in bubbles(intervals):
+            completed_in = innermost_at(client, bubble.completed) if client is not None else None
+            found.append(
+                BubbleFigure(
+                    bubble.submit - origin,
+                    bubble.completed,
+                    group[bubble.op].name,
+                    group[bubble.previous].name,
+                    bubble.turnaround,
+                    completed_in,
+                )
             )
-        )
+    concurrency = Concurrency(
+        source, len(ops), dict(sorted(profile.items())), max(profile, default=0)
+    )
     return TrainingFigures(
-        _concurrency(ops, source),
-        window[1] - window[0],
+        concurrency,
+        window_seconds,
         sum(end - start for start, end in gaps),
         tuple(found),
         blame(client, gaps) if client is not None else None,
