@@ -102,12 +102,20 @@ def iter_records(path: Path, health: FileHealth) -> Iterator[tuple[int, dict[str
             yield number, record
 
 
+# Every number these files hold is a time or a count: perf_counter µs are about 1e13, epoch seconds
+# 2e9. Larger ones are damage, and sums of them would overflow to inf.
+LARGEST = 1e16
+
+
 def _number(value: object) -> float | None:
-    """A finite int or float (JSON booleans are not numbers here)."""
+    """A finite int or float of a plausible size (JSON booleans are not numbers here)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    number = float(value)
-    return number if math.isfinite(number) else None
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond float
+        return None
+    return number if math.isfinite(number) and abs(number) <= LARGEST else None
 
 
 def _step(record: dict[str, Any]) -> int | None:
