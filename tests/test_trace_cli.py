@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.trace_logs import Loop, TraceWriter, write_lines
+from tests.trace_logs import TRACE_EPOCH_US, Loop, TraceWriter, write_lines
 from tinker_lint.cli import main
 from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.report.json import to_json
@@ -194,3 +194,22 @@ def test_bad_findings_file_exits_two(
     code, out, err = run(capsys, str(tmp_path / "run"), "--findings", str(findings_file))
     assert (code, out) == (2, "")
     assert err.startswith(f"tinker-lint trace: error: {findings_file}: ")
+
+
+def test_perfetto_places_capture_requests_on_the_trace_clock(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log_dir = Loop(2).write(tmp_path / "run")
+    out_file = tmp_path / "merged.json"
+    run(capsys, str(log_dir), "--perfetto", str(out_file))
+    events = json.loads(out_file.read_text())
+    groups = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+    capture_pid = next(pid for pid, name in groups.items() if name.startswith("capture"))
+    requests = [e for e in events if e["pid"] == capture_pid and e["ph"] == "X"]
+    assert [(e["name"], round((e["ts"] - TRACE_EPOCH_US) / 1e6, 6)) for e in requests] == [
+        ("forward_backward", 0.1),
+        ("optim_step", 0.41),
+        ("forward_backward", 0.7),
+        ("optim_step", 1.01),
+    ]
+    assert len({e["tid"] for e in requests}) == 4  # each request its own track

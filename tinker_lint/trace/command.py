@@ -8,14 +8,20 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from tinker_lint.trace import readers
 from tinker_lint.trace.analysis import NoLogs, analyse, read_log_dir
 from tinker_lint.trace.link import BadFindings, link, read_findings
-from tinker_lint.trace.report import write_json, write_perfetto, write_text
+from tinker_lint.trace.report import (
+    capture_events,
+    file_events,
+    write_json,
+    write_perfetto,
+    write_text,
+)
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 
@@ -40,8 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--perfetto",
         metavar="FILE",
-        help="also write every trace event (trace_events.jsonl and tinker_lint_runtime.jsonl) "
-        "into one Chrome-JSON trace for ui.perfetto.dev, with ids renumbered so none collide",
+        help="also write every trace event (trace_events.jsonl, tinker_lint_runtime.jsonl, and "
+        "the capture files' requests when a clock anchor places them) into one Chrome-JSON trace "
+        "for ui.perfetto.dev, with ids renumbered so none collide",
     )
     parser.add_argument(
         "--findings",
@@ -84,11 +91,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         write_text(analysis, sys.stdout, linked)
     if args.perfetto:
-        sources = [
-            (name, log_path / name)
+        sources: list[tuple[str, Iterable[dict[str, Any]]]] = [
+            (name, file_events(log_path / name, name))
             for name in (readers.TRACE_EVENTS, readers.RUNTIME)
             if (log_path / name).is_file()
         ]
+        captured = capture_events(logs)
+        if captured:
+            sources.append(
+                ("capture (on the trace's clock by the runtime file's anchor)", captured)
+            )
         if not sources:
             sys.stderr.write(
                 "tinker-lint trace: no trace_events.jsonl or tinker_lint_runtime.jsonl: "

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tinker_lint.trace import link, readers
-from tinker_lint.trace.analysis import Analysis, Concurrency, to_json
+from tinker_lint.trace.analysis import Analysis, Concurrency, LogSet, to_json
 from tinker_lint.trace.link import Linked
 
 BUBBLES_LISTED = 10  # the rest are counted: a long serialized run has one per submit
@@ -124,19 +124,51 @@ def write_text(analysis: Analysis, out: TextIO, linked: Sequence[Linked] | None 
 # --- --perfetto ----------------------------------------------------------------------------------
 
 
-def perfetto_events(sources: Iterable[tuple[str, Path]]) -> Iterator[dict[str, Any]]:
-    """Every event of the Chrome-trace files, renumbered so that nothing collides: a pid per
-    (file, process, fake pid), since the cookbook's fake pids restart at 0 in each process; a tid
-    per track name (``args.track``), since the cookbook's tids collide (spec D2). Each group and
-    track is named once, by us."""
+def file_events(path: Path, label: str) -> Iterator[dict[str, Any]]:
+    """A Chrome-trace JSONL file's records, line by line (damage skipped, as the readers do)."""
+    for _, record in readers.iter_records(path, readers.FileHealth(label)):
+        yield record
+
+
+def capture_events(logs: LogSet) -> list[dict[str, Any]]:
+    """The capture files' requests as X events on the trace's clock, each on its own track as
+    the cookbook draws its future calls; none without the runtime file's clock anchor."""
+    anchor = logs.runtime.clock_anchor if logs.runtime is not None else None
+    if anchor is None:
+        return []
+    perf, wall = anchor
+    events: list[dict[str, Any]] = []
+    for capture in (logs.train_ops, logs.samples):
+        for number, op in enumerate(capture.ops if capture is not None else ()):
+            track = f"{capture.health.name if capture else ''}:{op.name}:{number}"
+            events.append(
+                {
+                    "name": op.name,
+                    "ph": "X",
+                    "pid": 0,
+                    "tid": 0,
+                    "ts": (op.submit - wall + perf) * 1e6,
+                    "dur": (op.done - op.submit) * 1e6,
+                    "args": {"track": track, "iteration": op.iteration},
+                }
+            )
+    return events
+
+
+def perfetto_events(
+    sources: Iterable[tuple[str, Iterable[dict[str, Any]]]],
+) -> Iterator[dict[str, Any]]:
+    """Every event of the sources (a label and its Chrome-trace records), renumbered so that
+    nothing collides: a pid per (source, process, fake pid), since the cookbook's fake pids
+    restart at 0 in each process; a tid per track name (``args.track``), since the cookbook's tids
+    collide (spec D2). Each group and track is named once, by us."""
     next_pid = 0
-    for label, path in sources:
-        health = readers.FileHealth(label)
+    for label, source in sources:
         pids: dict[tuple[int, object], int] = {}
         tids: dict[tuple[int, str], int] = {}
         segment = 0
         named: set[object] = set()
-        for record, opens_process in _with_process_starts(readers.iter_records(path, health)):
+        for record, opens_process in _with_process_starts(source):
             phase = record.get("ph")
             if phase is None:
                 continue  # a clock anchor
@@ -165,12 +197,12 @@ def perfetto_events(sources: Iterable[tuple[str, Path]]) -> Iterator[dict[str, A
 
 
 def _with_process_starts(
-    records: Iterable[tuple[int, dict[str, Any]]],
+    records: Iterable[dict[str, Any]],
 ) -> Iterator[tuple[dict[str, Any], bool]]:
     """Each record, and whether it may open a process: a ``process_name`` event, or the B the
     cookbook writes just before it (B, its track's thread_name, then process_name)."""
     window: list[dict[str, Any]] = []
-    for _, record in records:
+    for record in records:
         window.append(record)
         if len(window) == 3:
             first = window.pop(0)
@@ -191,7 +223,7 @@ def _metadata(name: str, pid: int, tid: int, label: str) -> dict[str, Any]:
     return {"name": name, "ph": "M", "pid": pid, "tid": tid, "ts": 0, "args": {"name": label}}
 
 
-def write_perfetto(sources: Iterable[tuple[str, Path]], out: TextIO) -> int:
+def write_perfetto(sources: Iterable[tuple[str, Iterable[dict[str, Any]]]], out: TextIO) -> int:
     """A bare JSON array (Chrome "JSON Array Format"), one event a line; returns the count."""
     count = 0
     out.write("[\n")
