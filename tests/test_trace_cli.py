@@ -213,3 +213,23 @@ def test_perfetto_places_capture_requests_on_the_trace_clock(
         ("optim_step", 1.01),
     ]
     assert len({e["tid"] for e in requests}) == 4  # each request its own track
+
+
+def test_github_annotations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log_dir = Loop(2).write(tmp_path / "run", capture=False, recorder=True, wait_file="/p/train.py")
+    findings_file = tmp_path / "findings.json"
+    findings_file.write_text(json.dumps([to_json(Diagnostic("train.py", 42, 1, "TNK101", "m"))]))
+    code, out, _ = run(
+        capsys, str(log_dir), "--output-format", "github", "--findings", str(findings_file)
+    )
+    assert code == 1
+    assert (
+        out.splitlines()
+        == [
+            "::warning title=tinker-lint trace::3 bubble(s): a training op submitted with none in "
+            "flight; nothing queued 220.0 ms of 1.000 s (22.0%25, a lower bound on server idle)",  # % escaped
+            "::warning title=tinker-lint trace (TNK101),file=train.py,line=42::TNK101 train.py:42: 2 "
+            "bubble(s) after this wait; 2 wait(s), 0.610 s blocked; client turnaround 0.020 s; "
+            "nothing queued 22%25 of the training window (evidence: recorded wait call site)",
+        ]
+    )

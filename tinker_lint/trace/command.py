@@ -18,6 +18,7 @@ from tinker_lint.trace.link import BadFindings, link, read_findings
 from tinker_lint.trace.report import (
     capture_events,
     file_events,
+    write_github,
     write_json,
     write_perfetto,
     write_text,
@@ -42,7 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 nothing found, 1 bubbles or stalls found, 2 bad input.",
     )
     parser.add_argument("log_path", metavar="LOG_PATH", help="the run's log directory")
-    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--output-format",
+        choices=("text", "json", "github"),
+        default="text",
+        help="github: GitHub Actions annotations (bubbles, stalls, linked findings at their line)",
+    )
     parser.add_argument(
         "--perfetto",
         metavar="FILE",
@@ -88,6 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         linked = link(findings, analysis, waits)
     if args.output_format == "json":
         write_json(analysis, sys.stdout, linked)
+    elif args.output_format == "github":
+        write_github(analysis, sys.stdout, linked)
     else:
         write_text(analysis, sys.stdout, linked)
     if args.perfetto:

@@ -232,3 +232,60 @@ def write_perfetto(sources: Iterable[tuple[str, Iterable[dict[str, Any]]]], out:
         count += 1
     out.write("]\n")
     return count
+
+
+# --- GitHub Actions annotations ------------------------------------------------------------------
+
+
+def _escape(text: str, *, in_property: bool = False) -> str:
+    # As the Actions toolkit escapes workflow-command values.
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if in_property else text
+
+
+def _command(kind: str, message: str, **properties: str) -> str:
+    props = ",".join(
+        f"{key}={_escape(value, in_property=True)}" for key, value in properties.items()
+    )
+    return f"::{kind} {props}::{_escape(message)}"
+
+
+def github_lines(analysis: Analysis, linked: Sequence[Linked] | None = None) -> Iterator[str]:
+    """A warning per kind of finding (bubbles, stalls) and per linked static finding, at its
+    line; a notice for what could not be computed."""
+    title = "tinker-lint trace"
+    training = analysis.training
+    if training is not None and training.bubbles:
+        yield _command(
+            "warning",
+            f"{len(training.bubbles)} bubble(s): a training op submitted with none in flight; "
+            f"nothing queued {_seconds(training.nothing_queued)} of {_seconds(training.window)} "
+            f"({training.nothing_queued_share:.1%}, a lower bound on server idle)",
+            title=title,
+        )
+    stalls = analysis.stalls
+    if stalls is not None and stalls.stalls:
+        yield _command(
+            "warning",
+            f"{stalls.stalls} stall(s), {_seconds(stalls.seconds)} in all, longest "
+            f"{_seconds(stalls.longest)}",
+            title=title,
+        )
+    for item in linked or ():
+        path = item.finding.path.replace("\\", "/")
+        yield _command(
+            "warning",
+            item.summary(analysis),
+            title=f"{title} ({item.finding.code})",
+            file=path,
+            line=str(item.finding.line),
+        )
+    if analysis.not_computable:
+        yield _command(
+            "notice", "not computable: " + "; ".join(analysis.not_computable), title=title
+        )
+
+
+def write_github(analysis: Analysis, out: TextIO, linked: Sequence[Linked] | None = None) -> None:
+    for line in github_lines(analysis, linked):
+        out.write(line + "\n")
