@@ -4,6 +4,7 @@ under random event loss (the cookbook's flusher drops events in bursts, spec D1)
 from __future__ import annotations
 
 import itertools
+from random import Random
 
 import pytest
 from hypothesis import given, settings
@@ -182,3 +183,51 @@ def test_results_do_not_depend_on_input_order(names: tuple[str, str]) -> None:
     # Two spans opened at one instant at one depth: the tie goes to the name, not the order.
     assert blame(spans, [(0.0, 1.0)]) == {"b": 1.0}
     assert blame(list(reversed(spans)), [(0.0, 1.0)]) == {"b": 1.0}
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(span_trees, min_size=1, max_size=5), st.integers(1, 3), st.randoms())
+def test_tracks_keyed_by_name_under_forced_tid_collisions(
+    trees: list[list[object]], tids: int, random: Random
+) -> None:
+    """Tasks' events interleaved at random, ``tids`` track ids for all of them: each task's spans
+    come back exactly, as if every task had its own tid (spec D2)."""
+    per_task = [_events(tree, [0], 0) for tree in trees]
+    # Interleave: each step takes the next event of a random unfinished task.
+    cursors = [0] * len(per_task)
+    records, expected = [], set()
+    opened: dict[tuple[int, str], int] = {}
+    while any(cursor < len(events) for cursor, events in zip(cursors, per_task, strict=True)):
+        task = random.choice([t for t, events in enumerate(per_task) if cursors[t] < len(events)])
+        phase, name, _ = per_task[task][cursors[task]]
+        cursors[task] += 1
+        position = len(records)
+        args = {"track": f"task{task}", "thread": "MainThread"}
+        records.append(
+            {
+                "name": name,
+                "ph": phase,
+                "pid": 0,
+                "tid": task % tids,
+                "ts": position * 1e6,
+                "args": args,
+            }
+        )
+        if phase == "B":
+            opened[(task, name)] = position
+        else:
+            expected.add((f"task{task}", name, float(opened[(task, name)]), float(position)))
+    result = readers.trace_from_records(records, readers.TraceEvents(readers.FileHealth("t")))
+    closed = {
+        (
+            result.tracks[result.spans.track_id[i]].name,
+            result.spans.name(i),
+            result.spans.start[i],
+            result.spans.end[i],
+        )
+        for i in range(len(result.spans))
+    }
+    assert closed == expected
+    assert (result.repair.lost_begin, result.repair.lost_end) == (0, 0)
+    used = {task for task, events in enumerate(per_task) if events}
+    assert result.repair.tid_collisions == len(used) - len({task % tids for task in used})
