@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Find slow or hanging Tinker training loops, statically.",
         epilog="`tinker-lint rule CODE` explains a rule; `tinker-lint rule --all` lists them; "
         "`tinker-lint doctor` checks the installed environment for known-bad versions; "
+        "`tinker-lint trace LOG_PATH` reports what a run's logs say the loop cost; "
         "`tinker-lint clean` removes the results cache.",
     )
     parser.add_argument(
@@ -205,6 +206,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return doctor_main(argv[1:])
     if argv[:1] == ["clean"]:
         return _clean(argv[1:])
+    if argv[:1] == ["trace"]:
+        from tinker_lint.trace.command import main as trace_main
+
+        return trace_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     stdin = "-" in args.paths or (args.stdin_filename is not None and not args.paths)

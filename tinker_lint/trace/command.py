@@ -1,0 +1,129 @@
+"""``tinker-lint trace LOG_PATH``: read what a training run left and say what it cost.
+
+Exit codes, as the linter's: 0 nothing found, 1 something found (a bubble: a training op submitted
+with none in flight; or a stall), 2 bad input (LOG_PATH missing, or holding none of the files).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from tinker_lint.trace import readers
+from tinker_lint.trace.analysis import NoLogs, analyse, read_log_dir
+from tinker_lint.trace.link import BadFindings, link, read_findings
+from tinker_lint.trace.report import (
+    capture_events,
+    file_events,
+    write_github,
+    write_json,
+    write_perfetto,
+    write_text,
+)
+
+EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"tinker-lint trace: error: {message}\n")
+        raise SystemExit(EXIT_ERROR)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="tinker-lint trace",
+        description="Read a training run's logs (the cookbook's metrics.jsonl, timing_spans.jsonl, "
+        "trace_events.jsonl, capture/*.jsonl, and tinker_lint_runtime.jsonl) and report step time, "
+        "coverage, training requests in flight, time with nothing queued and pipeline bubbles.",
+        epilog="Exit codes: 0 nothing found, 1 bubbles or stalls found, 2 bad input.",
+    )
+    parser.add_argument("log_path", metavar="LOG_PATH", help="the run's log directory")
+    parser.add_argument(
+        "--output-format",
+        choices=("text", "json", "github"),
+        default="text",
+        help="github: GitHub Actions annotations (bubbles, stalls, linked findings at their line)",
+    )
+    parser.add_argument(
+        "--perfetto",
+        metavar="FILE",
+        help="also write every trace event (trace_events.jsonl, tinker_lint_runtime.jsonl, and "
+        "the capture files' requests when a clock anchor places them) into one Chrome-JSON trace "
+        "for ui.perfetto.dev, with ids renumbered so none collide",
+    )
+    parser.add_argument(
+        "--findings",
+        metavar="FILE",
+        help="the output of `tinker-lint --output-format json`: each finding at a wait the "
+        "recorder saw (tinker_lint_runtime.jsonl) is printed with the bubbles after that wait",
+    )
+    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    log_path = Path(args.log_path)
+    try:
+        logs = read_log_dir(log_path)
+    except NoLogs as error:
+        sys.stderr.write(f"tinker-lint trace: error: {error}\n")
+        return EXIT_ERROR
+    except OSError as error:  # unreadable directory or file
+        sys.stderr.write(f"tinker-lint trace: error: cannot read {log_path}: {error.strerror}\n")
+        return EXIT_ERROR
+    analysis = analyse(logs)
+    linked = None
+    if args.findings:
+        try:
+            findings = read_findings(Path(args.findings))
+        except BadFindings as error:
+            sys.stderr.write(f"tinker-lint trace: error: {error}\n")
+            return EXIT_ERROR
+        waits = logs.runtime.waits if logs.runtime is not None else []
+        if not waits:
+            analysis.not_computable.append(
+                "no recorded wait call sites (the recorder's spans in tinker_lint_runtime.jsonl): "
+                "no finding is linked to a measured cost"
+            )
+        linked = link(findings, analysis, waits)
+    if args.output_format == "json":
+        write_json(analysis, sys.stdout, linked)
+    elif args.output_format == "github":
+        write_github(analysis, sys.stdout, linked)
+    else:
+        write_text(analysis, sys.stdout, linked)
+    if args.perfetto:
+        sources: list[tuple[str, Iterable[dict[str, Any]]]] = [
+            (name, file_events(log_path / name, name))
+            for name in (readers.TRACE_EVENTS, readers.RUNTIME)
+            if (log_path / name).is_file()
+        ]
+        captured = capture_events(logs)
+        if captured:
+            sources.append(
+                ("capture (on the trace's clock by the runtime file's anchor)", captured)
+            )
+        if not sources:
+            sys.stderr.write(
+                "tinker-lint trace: no trace_events.jsonl or tinker_lint_runtime.jsonl: "
+                "nothing to write to --perfetto\n"
+            )
+            return EXIT_ERROR
+        try:
+            with open(args.perfetto, "w", encoding="utf-8") as out:
+                count = write_perfetto(sources, out)
+        except OSError as error:
+            sys.stderr.write(
+                f"tinker-lint trace: error: cannot write {args.perfetto}: {error.strerror}\n"
+            )
+            return EXIT_ERROR
+        sys.stderr.write(f"tinker-lint trace: wrote {count} events to {args.perfetto}\n")
+    if analysis.findings and not args.exit_zero:
+        return EXIT_FOUND
+    return EXIT_CLEAN

@@ -1,0 +1,142 @@
+"""The seam between measured costs and static findings (spec §6(a) "Linking to static findings").
+
+``link(findings, analysis, waits)`` takes the linter's findings as plain ``Diagnostic`` values (so
+this package never imports the rules or the engine) and the measured events, and charges each
+finding with what the run shows at its line. Implemented: join key 1, the most exact one: a
+finding's line equals a recorded wait's call site; the bubbles whose previous op completed during
+that wait belong to it. Keys 2 (a line on a stall's stack) and 3 (the span->source index) are
+for the watchdog's stacks and an ast index of ``@scope`` spans: they join here, as more
+``Evidence`` kinds, without touching the callers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Any
+
+from tinker_lint.diagnostics import Diagnostic
+from tinker_lint.trace.analysis import Analysis
+from tinker_lint.trace.readers import WaitSite
+
+WAIT_SITE = "recorded wait call site"
+
+
+@dataclass(frozen=True)
+class Linked:
+    finding: Diagnostic
+    evidence: str  # which join key matched (WAIT_SITE)
+    waits: int  # recorded waits at the finding's line
+    wait_seconds: float
+    bubbles: int  # bubbles whose previous op completed during one of those waits
+    turnaround: float  # their client turnaround, summed
+
+    def summary(self, analysis: Analysis) -> str:
+        """``TNK101 train.py:42: 4 bubbles after this wait; ...`` for the report."""
+        parts = [f"{self.bubbles} bubble(s) after this wait"]
+        parts.append(f"{self.waits} wait(s), {self.wait_seconds:.3f} s blocked")
+        if self.bubbles:
+            parts.append(f"client turnaround {self.turnaround:.3f} s")
+        training = analysis.training
+        if training is not None and training.window > 0:
+            parts.append(
+                f"nothing queued {training.nothing_queued_share:.0%} of the training window"
+            )
+        where = f"{self.finding.path}:{self.finding.line}"
+        return f"{self.finding.code} {where}: {'; '.join(parts)} (evidence: {self.evidence})"
+
+
+class BadFindings(Exception):
+    pass
+
+
+def read_findings(path: Path) -> list[Diagnostic]:
+    """The findings of ``tinker-lint --output-format json`` (ruff's shape: a list of objects with
+    ``code``, ``filename``, ``location.row`` and ``location.column``). A small file: read whole."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise BadFindings(f"{path}: cannot read findings: {error}") from None
+    if not isinstance(data, list):
+        raise BadFindings(
+            f"{path}: expected the JSON list `tinker-lint --output-format json` writes"
+        )
+    findings = []
+    for item in data:
+        diagnostic = _diagnostic(item)
+        if diagnostic is None:
+            raise BadFindings(f"{path}: not a tinker-lint finding: {json.dumps(item)[:80]}")
+        findings.append(diagnostic)
+    return findings
+
+
+def _diagnostic(item: Any) -> Diagnostic | None:
+    if not isinstance(item, dict) or not isinstance(item.get("location"), dict):
+        return None
+    code, path, message = item.get("code"), item.get("filename"), item.get("message", "")
+    row, column = item["location"].get("row"), item["location"].get("column")
+    if not (isinstance(code, str) and isinstance(path, str) and isinstance(message, str)):
+        return None
+    if not (isinstance(row, int) and isinstance(column, int)):
+        return None
+    return Diagnostic(path, row, column, code, message)
+
+
+def to_json(linked: Linked) -> dict[str, Any]:
+    return {
+        "code": linked.finding.code,
+        "filename": linked.finding.path,
+        "row": linked.finding.line,
+        "evidence": linked.evidence,
+        "waits": linked.waits,
+        "wait_seconds": linked.wait_seconds,
+        "bubbles": linked.bubbles,
+        "turnaround": linked.turnaround,
+    }
+
+
+def same_file(recorded: str, finding_path: str) -> bool:
+    """The recorder writes ``co_filename`` (absolute); findings name paths as given on the command
+    line (relative). The same file when one's parts end the other's."""
+    left, right = PurePath(recorded).parts, PurePath(finding_path).parts
+    shorter, longer = (left, right) if len(left) <= len(right) else (right, left)
+    shorter = tuple(part for part in shorter if part not in (".", ""))
+    return bool(shorter) and longer[len(longer) - len(shorter) :] == shorter
+
+
+def link(
+    findings: Sequence[Diagnostic], analysis: Analysis, waits: Sequence[WaitSite]
+) -> list[Linked]:
+    """Each finding with a recorded wait at its line, charged with that wait's bubbles. Waits and
+    ops must share a clock: the recorder writes both on ``perf_counter``; bubbles from capture
+    without a clock anchor are not charged (their wait cannot be found)."""
+    training = analysis.training
+    bubbles = training.bubbles if training is not None and training.on_trace_clock else ()
+    linked = []
+    for finding in sorted(findings):
+        here = [
+            wait
+            for wait in waits
+            if wait.line == finding.line and same_file(wait.file, finding.path)
+        ]
+        if not here:
+            continue
+        # A wait observes the previous op's completion: the completion falls inside the wait.
+        after = [
+            bubble
+            for bubble in bubbles
+            if any(wait.start <= bubble.completed_at <= wait.end for wait in here)
+        ]
+        linked.append(
+            Linked(
+                finding,
+                WAIT_SITE,
+                len(here),
+                sum(wait.end - wait.start for wait in here),
+                len(after),
+                sum(bubble.turnaround for bubble in after),
+            )
+        )
+    return linked
