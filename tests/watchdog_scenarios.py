@@ -1,0 +1,102 @@
+"""Deterministic hogs for the watchdog's subprocess tests (tests/test_watchdog.py):
+``python -m tests.watchdog_scenarios NAME``, options from ``TINKER_LINT_WATCHDOG_*``.
+
+A thread running ``_background_thread_func`` stands in for the Tinker SDK's loop thread (the SDK's
+thread is unnamed, so Python names it ``Thread-N (_background_thread_func)``). The lines the tests
+pin stalls to carry a ``# <NAME>`` marker; the tests find them by it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import tinker_lint.runtime
+
+
+class FakeSdkHolder:
+    """The shape of tinker's InternalClientHolderThreadSingleton: a loop on a daemon thread."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._background_thread_func, daemon=True)
+        self._thread.start()
+
+    def _background_thread_func(self) -> None:
+        self._loop.run_forever()
+
+
+def busy_c_call(numbers: list[int]) -> list[int]:
+    return sorted(numbers)  # C_CALL: one C call holding the GIL
+
+
+def finish_batch(numbers: list[int]) -> None:
+    busy_c_call(numbers)  # C_CALLER
+
+
+def c_call() -> None:
+    FakeSdkHolder()
+    rng = random.Random(0)
+    numbers = [rng.randrange(10**9) for _ in range(1_500_000)]
+    time.sleep(0.4)
+    finish_batch(numbers)
+    time.sleep(0.4)
+
+
+async def compute_metrics(seconds: float) -> int:
+    n = 0
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:  # PY_LOOP: pure-Python CPU work on the main loop
+        n += 1
+    return n
+
+
+async def py_loop_main() -> None:
+    await asyncio.sleep(0.4)
+    await compute_metrics(1.2)
+    await asyncio.sleep(0.4)
+
+
+def py_loop() -> None:
+    FakeSdkHolder()
+    asyncio.run(py_loop_main())
+
+
+async def sync_main() -> None:
+    await asyncio.sleep(0.4)
+    time.sleep(1.0)  # SLEEP: a sync sleep inside async def
+    await asyncio.sleep(0.4)
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(time.sleep, 1.0)
+        future.result()  # RESULT: a future's .result() inside async def
+    await asyncio.sleep(0.4)
+
+
+def sync_call() -> None:
+    FakeSdkHolder()
+    asyncio.run(sync_main())
+
+
+async def quiet_main(seconds: float) -> None:
+    sdk = FakeSdkHolder()
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        # Work handed to the SDK loop and awaited, as a client's requests are.
+        future = asyncio.run_coroutine_threadsafe(asyncio.sleep(0.02), sdk._loop)
+        await asyncio.wrap_future(future)
+        sum(range(2000))  # a little CPU between requests, far below the threshold
+
+
+def quiet() -> None:
+    asyncio.run(quiet_main(float(sys.argv[2]) if len(sys.argv) > 2 else 4.0))
+
+
+SCENARIOS = {"c_call": c_call, "py_loop": py_loop, "sync_call": sync_call, "quiet": quiet}
+
+if __name__ == "__main__":
+    tinker_lint.runtime.watch()
+    SCENARIOS[sys.argv[1]]()
