@@ -35,7 +35,7 @@ def busy_c_call(numbers: list[int]) -> list[int]:
 
 
 def finish_batch(numbers: list[int]) -> None:
-    busy_c_call(numbers)  # C_CALLER
+    busy_c_call(numbers)  # C_CALLER: its call site
 
 
 def c_call() -> None:

@@ -45,10 +45,11 @@ def main(argv: list[str] | None = None) -> int:
         sys.argv = [args.module, *args.target]
         runpy.run_module(args.module, run_name="__main__", alter_sys=True)
     else:
-        script = args.target[0]
-        sys.argv = list(args.target)
+        # Absolute, so its frames' file names are (the watchdog keeps frames under the root).
+        script = os.path.abspath(args.target[0])
+        sys.argv = [script, *args.target[1:]]
         # As `python script.py` does: the script's directory first on sys.path.
-        sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+        sys.path.insert(0, os.path.dirname(script))
         runpy.run_path(script, run_name="__main__")
     return 0
 

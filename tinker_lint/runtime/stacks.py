@@ -14,6 +14,8 @@ Frame = tuple[str, int, str]
 
 INNERMOST_KEPT = 8  # frames kept from the innermost one; frames under the root are always kept
 _OWN_DIR = os.path.dirname(os.path.abspath(__file__))
+# The watchdog's own frames (its run_forever wrapper, python -m tinker_lint.watch) are not the user's.
+_OWN = (_OWN_DIR + os.sep, os.path.join(os.path.dirname(_OWN_DIR), "watch.py"))
 _VENDOR = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
 
 # A thread whose innermost frame is one of these is parked, not holding the GIL.
@@ -52,9 +54,7 @@ _SERIALIZATION = re.compile(r"pydantic|model_dump|__repr__|serializ|json", re.IG
 def under(path: str, root: str) -> bool:
     """``path`` is the project's own code: under ``root``, not vendored, not the watchdog."""
     return (
-        path.startswith(root)
-        and not any(v in path for v in _VENDOR)
-        and not path.startswith(_OWN_DIR)
+        path.startswith(root) and not any(v in path for v in _VENDOR) and not path.startswith(_OWN)
     )
 
 
@@ -110,7 +110,7 @@ class ThreadSamples:
         if not stack:
             return
         self.count += 1
-        self.lines.update(set(stack))
+        self.lines.update(dict.fromkeys(stack, 1))  # innermost first: ties list the callee first
         where = site(stack, root)
         if where is not None:
             self.sites[where] += 1

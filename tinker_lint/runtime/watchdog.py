@@ -180,6 +180,13 @@ class Watchdog:
         with self._lock:
             if id(loop) in self._by_loop:
                 return
+            # asyncio.run runs its loop again to shut down: the same loop keeps its record.
+            again = next((w for w in self._ended if w.loop is loop), None)
+            if again is not None:
+                self._ended.remove(again)
+                self._by_loop[id(loop)] = again
+                self._loops = (*self._loops, again)
+                return
             if thread is threading.main_thread():
                 name = "main"
             elif SDK_THREAD_TARGET in thread.name or ident == self._sdk_thread_ident:
@@ -809,6 +816,8 @@ def summary_text(result: dict[str, Any]) -> str:
     lines = [
         f"tinker-lint watchdog: {result['stalls']} stall(s), GIL held {result['gil_hold_s']} s"
     ]
+    if result["backstop"] != "on":
+        lines.append(f"  {result['backstop']}")
     for label, n in sorted(result["by_label"].items()):
         lines.append(f"  {n} x {LABELS[label]} ({RULES[label]})")
     for name, loop in result["loops"].items():

@@ -1,0 +1,386 @@
+"""The GIL-stall watchdog (``tinker_lint.runtime``, docs/watchdog.md): options, dump parsing, the
+quiet path's allocations, and subprocess scenarios with deterministic hogs
+(tests/watchdog_scenarios.py) pinned to their lines."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tinker_lint.runtime import stacks
+from tinker_lint.runtime.options import Options, options_from
+from tinker_lint.runtime.watchdog import Watchdog
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ROOT / "tests" / "watchdog_scenarios.py"
+RUNTIME_DIR = str(ROOT / "tinker_lint" / "runtime")
+
+
+def marker_line(marker: str) -> int:
+    """The line of ``tests/watchdog_scenarios.py`` carrying ``# MARKER:``."""
+    for number, text in enumerate(SCENARIOS.read_text().splitlines(), 1):
+        if f"# {marker}:" in text:
+            return number
+    raise AssertionError(f"no # {marker}: in {SCENARIOS}")
+
+
+def events(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def run(
+    tmp_path: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60
+) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+    out = tmp_path / "tinker_lint_runtime.jsonl"
+    full_env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "TINKER_LINT_WATCHDOG_OUT": str(out),
+        **(env or {}),
+    }
+    done = subprocess.run(
+        [sys.executable, *args],
+        cwd=ROOT,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stderr
+    return done, events(out) if out.exists() else []
+
+
+def stall_ends(evs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per stall: the E of each loop's stall, else the watchdog_starved X."""
+    ends = [e for e in evs if e["name"] == "stall" and e["ph"] == "E"]
+    starved = [e for e in evs if e["name"] == "watchdog_starved"]
+    return ends or starved
+
+
+def summary(evs: list[dict[str, Any]]) -> dict[str, Any]:
+    (record,) = [e for e in evs if e["name"] == "watchdog_summary"]
+    result: dict[str, Any] = record["args"]
+    return result
+
+
+# -- options -------------------------------------------------------------------------------------
+
+
+def test_options_defaults_environment_then_keywords(tmp_path):
+    defaults = options_from(env={})
+    assert (defaults.interval, defaults.threshold, defaults.backstop, defaults.pyspy) == (
+        0.1,
+        0.25,
+        1.0,
+        False,
+    )
+    assert defaults.out == "tinker_lint_runtime.jsonl"
+    env = {
+        "TINKER_LINT_WATCHDOG_INTERVAL": "0.05",
+        "TINKER_LINT_WATCHDOG_THRESHOLD": "0.5",
+        "TINKER_LINT_WATCHDOG_BACKSTOP": "0",
+        "TINKER_LINT_WATCHDOG_PYSPY": "1",
+        "TINKER_LINT_WATCHDOG_OUT": str(tmp_path / "w.jsonl"),
+    }
+    from_env = options_from(env=env)
+    assert (from_env.interval, from_env.threshold, from_env.backstop, from_env.pyspy) == (
+        0.05,
+        0.5,
+        0.0,
+        True,
+    )
+    assert from_env.out == str(tmp_path / "w.jsonl")
+    given = options_from(env=env, threshold=0.3, pyspy=False, interval=None)
+    assert (given.interval, given.threshold, given.pyspy) == (0.05, 0.3, False)
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"TINKER_LINT_WATCHDOG_INTERVAL": "fast"}, "TINKER_LINT_WATCHDOG_INTERVAL='fast' is not"),
+        ({"TINKER_LINT_WATCHDOG_THRESHOLD": "0.005"}, "threshold must be at least 0.020 s"),
+        ({"TINKER_LINT_WATCHDOG_BACKSTOP": "-1"}, "backstop must be 0 (off) or above"),
+        ({"TINKER_LINT_WATCHDOG_PYSPY": "maybe"}, "TINKER_LINT_WATCHDOG_PYSPY='maybe': use 1 or 0"),
+    ],
+)
+def test_bad_options_say_which_and_why(env, message):
+    with pytest.raises(ValueError) as error:
+        options_from(env=env)
+    assert message in str(error.value)
+
+
+def test_importing_the_runtime_loads_nothing_of_the_linter():
+    code = (
+        "import sys, tinker_lint.runtime; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tinker_lint', 'libcst', "
+        "'tinker', 'packaging')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout.replace("'", '"')) == [
+        "tinker_lint",
+        "tinker_lint.runtime",
+        "tinker_lint.runtime.options",
+        "tinker_lint.runtime.stacks",
+        "tinker_lint.runtime.watchdog",
+    ]
+
+
+# -- stacks --------------------------------------------------------------------------------------
+
+DUMP = """Timeout (0:00:00.500000)!
+Thread 0x00007f65c6f8e6c0 (most recent call first):
+  File "/proj/sdk_stub.py", line 4 in bg
+  File "/usr/lib/python3.11/threading.py", line 982 in run
+
+Thread 0x00007f65c7dd0b80 (most recent call first):
+  File "/proj/train.py", line 72 in busy_c_call
+  File "/proj/train.py", line 197 in finish_batch
+  File "/proj/train.py", line 260 in <module>
+"""
+
+
+def test_a_faulthandler_dump_is_parsed_and_the_running_thread_holds_the_gil(tmp_path):
+    (tmp_path / "sdk_stub.py").write_text("import time\n\n\nwhile True: time.sleep(0.01)\n")
+    dump = DUMP.replace("/proj/", f"{tmp_path}/")
+    parsed = stacks.parse_dump(dump)
+    main, other = 0x00007F65C7DD0B80, 0x00007F65C6F8E6C0
+    assert parsed[main] == (
+        (f"{tmp_path}/train.py", 72, "busy_c_call"),
+        (f"{tmp_path}/train.py", 197, "finish_batch"),
+        (f"{tmp_path}/train.py", 260, "<module>"),
+    )
+    assert parsed[other][0] == (f"{tmp_path}/sdk_stub.py", 4, "bg")
+    root = f"{tmp_path}/"
+    # The other thread's line sleeps (a C call with no frame): parked, so main held the GIL,
+    # even when main is not the preferred candidate.
+    assert stacks.holder(parsed, None, frozenset(), root) == main
+    assert stacks.holder(parsed, None, frozenset({main}), root) is None
+
+
+def test_a_sample_keeps_the_innermost_frames_and_every_frame_under_the_root():
+    def nest(depth: int, root: str) -> tuple[stacks.Frame, ...]:
+        if depth:
+            return nest(depth - 1, root)
+        return stacks.walk(sys._getframe(), root)
+
+    assert len(nest(30, "/nowhere/")) == stacks.INNERMOST_KEPT
+    here = str(Path(__file__).resolve().parent) + os.sep
+    kept = nest(30, here)
+    # The 31 nest frames and this test's frame are all under the root, far past the innermost 8.
+    assert [f[2] for f in kept if f[0] == __file__] == ["nest"] * 31 + [
+        "test_a_sample_keeps_the_innermost_frames_and_every_frame_under_the_root"
+    ]
+
+
+# -- the quiet path ------------------------------------------------------------------------------
+
+
+def test_quiet_cycles_keep_no_allocation(tmp_path):
+    dog = Watchdog(Options(out=str(tmp_path / "unused.jsonl"), threshold=5.0))
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="user-loop", daemon=True)
+    thread.start()
+    try:
+        dog.register(loop, thread)
+        (watch,) = dog._loops
+
+        def cycles(n: int) -> None:
+            for _ in range(n):
+                dog.cycle(time.perf_counter())
+                time.sleep(0.002)
+
+        cycles(20)  # first-use caches (bisect, the histogram's ints) before measuring
+        ticks = watch.ticks
+        tracemalloc.start()
+        try:
+            before = tracemalloc.take_snapshot()
+            cycles(200)
+            after = tracemalloc.take_snapshot()
+        finally:
+            tracemalloc.stop()
+        ours = [tracemalloc.Filter(True, f"{RUNTIME_DIR}{os.sep}*")]
+        grown = [
+            stat
+            for stat in after.filter_traces(ours).compare_to(before.filter_traces(ours), "lineno")
+            if stat.size_diff > 0
+        ]
+        assert grown == []
+        assert watch.ticks - ticks >= 150  # the loop really answered the ticks
+        assert dog.stalls == [] and dog._stall is None
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        loop.close()
+
+
+def test_started_inside_a_pytest_test_the_backstop_steps_aside(tmp_path, capsys):
+    # pytest may have armed dump_traceback_later for this test (faulthandler_timeout): re-arming
+    # would cancel it, so the watchdog leaves faulthandler alone and says so.
+    assert "_pytest.faulthandler" in sys.modules and os.environ.get("PYTEST_CURRENT_TEST")
+    dog = Watchdog(Options(out=str(tmp_path / "w.jsonl")))
+    dog._setup_backstop()
+    assert dog.backstop_owner is False
+    assert dog.backstop_note.startswith(
+        "tinker-lint: watchdog backstop disabled: faulthandler.dump_traceback_later is used "
+        "elsewhere (started inside a pytest test"
+    )
+
+
+# -- subprocess scenarios ------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_c_call_holding_the_gil_is_pinned_to_its_line_by_the_backstop(tmp_path):
+    done, evs = run(
+        tmp_path,
+        "-m",
+        "tests.watchdog_scenarios",
+        "c_call",
+        env={"TINKER_LINT_WATCHDOG_BACKSTOP": "0.5"},
+    )
+    c_line, caller_line = marker_line("C_CALL"), marker_line("C_CALLER")
+    starved = [e for e in evs if e["name"] == "watchdog_starved"]
+    assert len(starved) == 1
+    assert starved[0]["dur"] >= 0.3e6  # the watchdog's own lateness measured the hold
+    assert starved[0]["args"]["label"] == "gil_starved"
+    assert starved[0]["args"]["holder"] == "MainThread"
+    assert starved[0]["args"]["line"]["line"] == c_line
+    (dump,) = [e for e in evs if e["name"] == "gil_held_dump"]
+    main_stacks = [s for s in dump["args"]["stacks"].values() if s[0]["line"] == c_line]
+    assert [f["line"] for f in main_stacks[0][:2]] == [c_line, caller_line]
+    assert (
+        f"SDK thread starved by GIL (TNK2xx); GIL held by MainThread at "
+        f"tests/watchdog_scenarios.py:{c_line} in busy_c_call [faulthandler dump]" in done.stderr
+    )
+    assert summary(evs)["stalls"] == 1
+
+
+@pytest.mark.slow
+def test_a_pure_python_loop_stalls_the_main_loop_with_samples_on_its_line(tmp_path):
+    # Through the front door, python -m tinker_lint.watch, with the scenario's own arguments.
+    done, evs = run(
+        tmp_path, "-m", "tinker_lint.watch", "--backstop", "0", str(SCENARIOS), "py_loop"
+    )
+    line = marker_line("PY_LOOP")
+    (end,) = stall_ends(evs)
+    assert end["args"]["track"] == "main"
+    assert end["args"]["label"] == "loop_blocked_cpu"
+    assert end["args"]["line"]["line"] == line
+    assert end["args"]["duration_s"] >= 0.9
+    # Inclusive counts: the loop's line and its callers share (nearly) every sample.
+    top = {t["line"]: t["samples"] for t in end["args"]["top_lines"]}
+    assert top[line] >= 10
+    assert top[line] >= 0.9 * max(top.values())
+    assert [e for e in evs if e["name"] == "watchdog_starved"] == []
+    loops = summary(evs)["loops"]
+    assert loops["sdk"]["max_ms"] < 250  # the GIL switches every 5 ms: the SDK loop kept ticking
+    assert loops["main"]["max_ms"] >= 900
+    assert (
+        f"event loop blocked by CPU work (TNK2xx); MainThread at tests/watchdog_scenarios.py:{line}"
+        in done.stderr
+    )
+
+
+@pytest.mark.slow
+def test_sync_calls_inside_async_def_block_the_event_loop_at_their_lines(tmp_path):
+    done, evs = run(
+        tmp_path,
+        "-m",
+        "tests.watchdog_scenarios",
+        "sync_call",
+        env={"TINKER_LINT_WATCHDOG_BACKSTOP": "0"},
+    )
+    ends = stall_ends(evs)
+    assert [(e["args"]["track"], e["args"]["label"], e["args"]["line"]["line"]) for e in ends] == [
+        ("main", "loop_blocked_sync", marker_line("SLEEP")),
+        ("main", "loop_blocked_sync", marker_line("RESULT")),
+    ]
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("tinker-lint: main")]
+    assert len(warnings) == 2
+    assert all(
+        "stalled" in w and "event loop blocked by a sync call (TNK104)" in w for w in warnings
+    )
+
+
+@pytest.mark.slow
+def test_a_quiet_run_has_no_stall(tmp_path):
+    done, evs = run(tmp_path, "-m", "tests.watchdog_scenarios", "quiet", "4")
+    assert stall_ends(evs) == []
+    result = summary(evs)
+    assert result["stalls"] == 0 and result["gil_hold_s"] == 0
+    assert result["loops"]["main"]["ticks"] >= 20 and result["loops"]["sdk"]["ticks"] >= 20
+    assert "stalled" not in done.stderr
+    assert "tinker-lint watchdog: 0 stall(s)" in done.stderr
+
+
+PYTEST_SUITE = """
+import time
+
+def test_slow():
+    time.sleep(1.6)
+"""
+
+
+@pytest.mark.slow
+def test_next_to_pytest_faulthandler_timeout_the_backstop_steps_aside(tmp_path):
+    # The watchdog starts first (as the .pth hook would), then pytest arms its own per-test timer:
+    # the watchdog says so once and stops re-arming, and pytest's timeout still fires.
+    suite = tmp_path / "test_suite.py"
+    suite.write_text(PYTEST_SUITE)
+    code = (
+        "import sys, pytest, tinker_lint.runtime as r; r.watch(); "
+        f"sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '-o', 'faulthandler_timeout=1', "
+        f"{str(suite)!r}]))"
+    )
+    done, evs = run(tmp_path, "-c", code)
+    assert "Timeout (0:00:01)!" in done.stderr  # pytest's dump, not cancelled by the watchdog
+    # Said once, in the exit summary (pytest captures the WARNING log line of a passing test).
+    assert done.stderr.count("tinker-lint: watchdog backstop disabled") == 1
+    note = summary(evs)["backstop"]
+    assert note.startswith(
+        "tinker-lint: watchdog backstop disabled: faulthandler.dump_traceback_later is used "
+        "elsewhere (called from "
+    )
+    assert os.path.join("_pytest", "faulthandler.py") in note
+
+
+FORK = """
+import faulthandler, os, sys, time
+import tinker_lint.runtime as r
+r.watch()
+time.sleep(0.3)
+pid = os.fork()
+if pid == 0:
+    # Armed over the fork, faulthandler's timer would hang this call in the child.
+    faulthandler.dump_traceback_later(5)
+    faulthandler.cancel_dump_traceback_later()
+    time.sleep(0.3)
+    sys.exit(0)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.slow
+def test_a_forked_child_restarts_its_own_watchdog(tmp_path):
+    _, evs = run(tmp_path, "-c", FORK, timeout=30)
+    anchors = [e for e in evs if e["name"] == "clock_anchor"]
+    assert len(anchors) == 2 and anchors[0]["pid"] != anchors[1]["pid"]
+    assert len([e for e in evs if e["name"] == "watchdog_summary"]) == 2
+    assert {e["pid"] for e in evs if e["name"] == "watchdog_summary"} == {a["pid"] for a in anchors}
