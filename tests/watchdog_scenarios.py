@@ -9,7 +9,6 @@ pin stalls to carry a ``# <NAME>`` marker; the tests find them by it.
 from __future__ import annotations
 
 import asyncio
-import random
 import sys
 import threading
 import time
@@ -40,11 +39,12 @@ def finish_batch(numbers: list[int]) -> None:
 
 def c_call() -> None:
     FakeSdkHolder()
-    rng = random.Random(0)
-    numbers = [rng.randrange(10**9) for _ in range(1_500_000)]
-    time.sleep(0.4)
+    # Scrambled, so sorting them takes about a second here (a multiplicative hash builds faster
+    # than random.randrange).
+    numbers = [(i * 2654435761) % 1_000_003 for i in range(1_200_000)]
+    time.sleep(0.3)
     finish_batch(numbers)
-    time.sleep(0.4)
+    time.sleep(0.3)
 
 
 async def compute_metrics(seconds: float) -> int:
