@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -350,7 +351,9 @@ def test_next_to_pytest_faulthandler_timeout_the_backstop_steps_aside(tmp_path):
     )
     # Without third-party plugins (hypothesis, xdist, benchmark...): 2 s instead of 9 s here.
     done, evs = run(tmp_path, "-c", code, env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
-    assert "Timeout (0:00:00.500000)!" in done.stderr  # pytest's dump, not cancelled by the watchdog
+    assert (
+        "Timeout (0:00:00.500000)!" in done.stderr
+    )  # pytest's dump, not cancelled by the watchdog
     # Said once, in the exit summary (pytest captures the WARNING log line of a passing test).
     assert done.stderr.count("tinker-lint: watchdog backstop disabled") == 1
     note = summary(evs)["backstop"]
@@ -385,3 +388,78 @@ def test_a_forked_child_restarts_its_own_watchdog(tmp_path):
     assert len(anchors) == 2 and anchors[0]["pid"] != anchors[1]["pid"]
     assert len([e for e in evs if e["name"] == "watchdog_summary"]) == 2
     assert {e["pid"] for e in evs if e["name"] == "watchdog_summary"} == {a["pid"] for a in anchors}
+
+
+# -- the .pth switch -----------------------------------------------------------------------------
+
+PTH_SOURCE = ROOT / "tinker_lint" / "runtime" / "tinker_lint_watchdog.pth"
+PTH_PROBE = (
+    "import site, sys; site.addsitedir({dir!r}); "
+    "import json; names = sorted(m for m in sys.modules if m.startswith('tinker_lint')); "
+    "dog = sys.modules.get('tinker_lint.runtime.watchdog'); "
+    "print(json.dumps([names, bool(dog and dog.current())]))"
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "started"), [(None, False), ("", False), ("0", False), ("1", True)]
+)
+def test_the_pth_line_starts_the_watchdog_only_when_the_variable_is_set(tmp_path, value, started):
+    # site.addsitedir runs a directory's .pth files as site-packages' are run at start-up.
+    site_dir = tmp_path / "site"
+    site_dir.mkdir()
+    (site_dir / PTH_SOURCE.name).write_bytes(PTH_SOURCE.read_bytes())
+    env = {k: v for k, v in os.environ.items() if k != "TINKER_LINT_WATCHDOG"}
+    if value is not None:
+        env["TINKER_LINT_WATCHDOG"] = value
+    env.update(PYTHONPATH=str(ROOT), TINKER_LINT_WATCHDOG_OUT=str(tmp_path / "w.jsonl"))
+    done = subprocess.run(
+        [sys.executable, "-c", PTH_PROBE.format(dir=str(site_dir))],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    names, running = json.loads(done.stdout)
+    assert running is started
+    assert (names != []) is started  # unset: nothing of tinker-lint is even imported
+    assert (tmp_path / "w.jsonl").exists() is started
+
+
+def test_a_bad_option_in_the_environment_leaves_the_program_running(tmp_path):
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "TINKER_LINT_WATCHDOG": "1",
+        "TINKER_LINT_WATCHDOG_THRESHOLD": "0.001",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", "import tinker_lint.runtime.autostart; print('ran')"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout == "ran\n"
+    assert done.stderr == (
+        "tinker-lint: TINKER_LINT_WATCHDOG is set but the watchdog is off: threshold must be at "
+        "least 0.020 s (4x sys.getswitchinterval()), not 0.001\n"
+    )
+
+
+@pytest.mark.slow
+def test_the_build_puts_the_pth_at_the_top_of_site_packages(tmp_path):
+    # setup.py's build_py (what a wheel is made from) in a copy, so nothing is written here.
+    for name in ("setup.py", "pyproject.toml", "README.md"):
+        (tmp_path / name).write_bytes((ROOT / name).read_bytes())
+    shutil.copytree(
+        ROOT / "tinker_lint", tmp_path / "tinker_lint", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_py", "--build-lib", "out"],
+        cwd=tmp_path,
+        capture_output=True,
+        check=True,
+    )
+    assert (tmp_path / "out" / PTH_SOURCE.name).read_bytes() == PTH_SOURCE.read_bytes()
+    assert not (tmp_path / "out" / "tinker_lint" / "runtime" / PTH_SOURCE.name).exists()
