@@ -283,7 +283,7 @@ def test_a_pure_python_loop_stalls_the_main_loop_with_samples_on_its_line(tmp_pa
     assert end["args"]["track"] == "main"
     assert end["args"]["label"] == "loop_blocked_cpu"
     assert end["args"]["line"]["line"] == line
-    assert end["args"]["duration_s"] >= 0.9
+    assert end["args"]["duration_s"] >= 0.8
     # Inclusive counts: the loop's line and its callers share (nearly) every sample.
     top = {t["line"]: t["samples"] for t in end["args"]["top_lines"]}
     assert top[line] >= 10
@@ -291,7 +291,7 @@ def test_a_pure_python_loop_stalls_the_main_loop_with_samples_on_its_line(tmp_pa
     assert [e for e in evs if e["name"] == "watchdog_starved"] == []
     loops = summary(evs)["loops"]
     assert loops["sdk"]["max_ms"] < 250  # the GIL switches every 5 ms: the SDK loop kept ticking
-    assert loops["main"]["max_ms"] >= 900
+    assert loops["main"]["max_ms"] >= 800
     assert (
         f"event loop blocked by CPU work (TNK2xx); MainThread at tests/watchdog_scenarios.py:{line}"
         in done.stderr
@@ -317,6 +317,60 @@ def test_sync_calls_inside_async_def_block_the_event_loop_at_their_lines(tmp_pat
     assert all(
         "stalled" in w and "event loop blocked by a sync call (TNK104)" in w for w in warnings
     )
+
+
+@pytest.mark.slow
+def test_serialization_on_the_sdk_loop_is_an_sdk_serialization_stall(tmp_path):
+    done, evs = run(
+        tmp_path,
+        "-m",
+        "tests.watchdog_scenarios",
+        "serialization",
+        env={"TINKER_LINT_WATCHDOG_BACKSTOP": "0"},
+    )
+    line = marker_line("SERIALIZE")
+    (end,) = stall_ends(evs)
+    assert (end["args"]["track"], end["args"]["label"], end["args"]["line"]["line"]) == (
+        "sdk",
+        "sdk_serialization",
+        line,
+    )
+    assert end["args"]["duration_s"] >= 0.6
+    assert (
+        f"Tinker SDK event loop stalled {end['args']['duration_s']:.2f} s: SDK serialization "
+        f"stall (TNK30x); GIL held by the SDK thread at tests/watchdog_scenarios.py:{line} in "
+        f"serialize_for [" in done.stderr
+    )
+
+
+SDK_FIRST = """
+import asyncio, sys, threading, time, types
+
+# The SDK singleton's shape (tinker.lib.internal_client_holder), its loop started before watch(),
+# on a thread whose name does not say so: only the singleton can tell the watchdog (importing the
+# real tinker takes 10 s here).
+class Singleton:
+    def __init__(self):
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="io", daemon=True)
+        self._thread.start()
+
+module = types.ModuleType("tinker.lib.internal_client_holder")
+module._internal_client_holder_thread_singleton = Singleton()
+sys.modules[module.__name__] = module
+time.sleep(0.2)
+import tinker_lint.runtime as r
+r.watch(backstop=0)
+time.sleep(1.0)
+"""
+
+
+@pytest.mark.slow
+def test_an_sdk_loop_started_before_watch_is_found_through_the_singleton(tmp_path):
+    _, evs = run(tmp_path, "-c", SDK_FIRST)
+    (name,) = [e for e in evs if e["name"] == "thread_name"]
+    assert name["args"] == {"name": "sdk loop"}
+    assert summary(evs)["loops"]["sdk"]["ticks"] >= 5
 
 
 @pytest.mark.slow

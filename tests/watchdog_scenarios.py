@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import tinker_lint.runtime
 
@@ -56,9 +57,9 @@ async def compute_metrics(seconds: float) -> int:
 
 
 async def py_loop_main() -> None:
-    await asyncio.sleep(0.4)
-    await compute_metrics(1.2)
-    await asyncio.sleep(0.4)
+    await asyncio.sleep(0.3)
+    await compute_metrics(1.0)
+    await asyncio.sleep(0.3)
 
 
 def py_loop() -> None:
@@ -67,13 +68,13 @@ def py_loop() -> None:
 
 
 async def sync_main() -> None:
-    await asyncio.sleep(0.4)
-    time.sleep(1.0)  # SLEEP: a sync sleep inside async def
-    await asyncio.sleep(0.4)
+    await asyncio.sleep(0.3)
+    time.sleep(0.8)  # SLEEP: a sync sleep inside async def
+    await asyncio.sleep(0.3)
     with ThreadPoolExecutor(1) as pool:
-        future = pool.submit(time.sleep, 1.0)
+        future = pool.submit(time.sleep, 0.8)
         future.result()  # RESULT: a future's .result() inside async def
-    await asyncio.sleep(0.4)
+    await asyncio.sleep(0.3)
 
 
 def sync_call() -> None:
@@ -95,7 +96,38 @@ def quiet() -> None:
     asyncio.run(quiet_main(float(sys.argv[2]) if len(sys.argv) > 2 else 4.0))
 
 
-SCENARIOS = {"c_call": c_call, "py_loop": py_loop, "sync_call": sync_call, "quiet": quiet}
+def serialize_for(request: Any, seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        request.model_dump(mode="json")  # SERIALIZE: pydantic serialization on the SDK loop
+
+
+def serialization() -> None:
+    import pydantic  # tinker's dependency; a model of the shape of a training request
+
+    class Datum(pydantic.BaseModel):
+        tokens: list[int]
+        weights: list[float]
+
+    class Request(pydantic.BaseModel):
+        data: list[Datum]
+
+    request = Request(
+        data=[Datum(tokens=list(range(1000)), weights=[1.0] * 1000) for _ in range(16)]
+    )
+    sdk = FakeSdkHolder()
+    time.sleep(0.3)
+    sdk._loop.call_soon_threadsafe(serialize_for, request, 0.8)
+    time.sleep(1.2)
+
+
+SCENARIOS = {
+    "c_call": c_call,
+    "py_loop": py_loop,
+    "sync_call": sync_call,
+    "quiet": quiet,
+    "serialization": serialization,
+}
 
 if __name__ == "__main__":
     tinker_lint.runtime.watch()

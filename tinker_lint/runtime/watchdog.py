@@ -267,13 +267,18 @@ class Watchdog:
 
     def _run(self) -> None:
         options = self.options
+        rearm = options.backstop / 10
         try:
             while not self._stopping:
                 step = options.sample_interval if self._stall is not None else options.interval
-                with self._arm_lock:  # step_aside() runs on the thread that called faulthandler
-                    if self.backstop_owner:
-                        self._armed_at = perf_counter()
-                        _original_arm(options.backstop, file=self._dump_fd)
+                # A re-arm costs about 66 us (faulthandler starts a new C thread): every cycle at
+                # the default 100 ms, at most every backstop/10 at shorter intervals, so a hold of
+                # 0.9 x backstop or more is dumped, and one of backstop or more always is.
+                if perf_counter() - self._armed_at >= rearm - step / 2:
+                    with self._arm_lock:  # step_aside() runs on the thread calling faulthandler
+                        if self.backstop_owner:
+                            self._armed_at = perf_counter()
+                            _original_arm(options.backstop, file=self._dump_fd)
                 expected = perf_counter() + step
                 time.sleep(step)
                 self.cycle(expected)
@@ -557,7 +562,7 @@ def classify(stall: Stall, dog: Watchdog) -> None:
         return
     sdk_samples = stall.samples.get(sdk_ident or -1)
     if "sdk" in stall.loops and sdk_samples and sdk_samples.serializing * 2 >= sdk_samples.count:
-        stall.label, stall.holder = "sdk_serialization", "sdk"
+        stall.label, stall.holder = "sdk_serialization", "the SDK thread"
         stall.line = first(sdk_samples.sites)
         return
     user = [n for n in stall.loops if n != "sdk"]
