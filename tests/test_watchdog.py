@@ -230,6 +230,27 @@ def test_quiet_cycles_keep_no_allocation(tmp_path):
         loop.close()
 
 
+def test_a_loop_run_in_bursts_is_not_lagging_between_its_runs(tmp_path):
+    dog = Watchdog(Options(out=str(tmp_path / "unused.jsonl")))
+    loop = asyncio.new_event_loop()
+    try:
+        here = threading.current_thread()
+        dog.register(loop, here)
+        dog.cycle(time.perf_counter())  # a tick posted; the loop stops before running it
+        dog.unregister(loop)
+        time.sleep(0.4)
+        dog.register(loop, here)  # run_until_complete again: the same record
+        loop.run_until_complete(asyncio.sleep(0))  # the old tick runs now
+        dog.cycle(time.perf_counter())
+        loop.run_until_complete(asyncio.sleep(0))
+        dog.cycle(time.perf_counter())
+        (watch,) = dog._loops
+        assert watch.ticks == 1 and watch.max_lag < 0.1
+        assert dog.stalls == [] and dog._stall is None
+    finally:
+        loop.close()
+
+
 def test_started_inside_a_pytest_test_the_backstop_steps_aside(tmp_path, capsys):
     # pytest may have armed dump_traceback_later for this test (faulthandler_timeout): re-arming
     # would cancel it, so the watchdog leaves faulthandler alone and says so.
@@ -517,3 +538,27 @@ def test_the_build_puts_the_pth_at_the_top_of_site_packages(tmp_path):
     )
     assert (tmp_path / "out" / PTH_SOURCE.name).read_bytes() == PTH_SOURCE.read_bytes()
     assert not (tmp_path / "out" / "tinker_lint" / "runtime" / PTH_SOURCE.name).exists()
+
+
+# -- the benchmark's parts (the benchmark itself is run by hand: docs/watchdog.md) ---------------
+
+
+def test_the_overhead_benchmarks_child_reports_cpu_and_the_watchdog_threads_own_time(tmp_path):
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "watchdog_overhead.py"),
+            "--child",
+            "100 ms + backstop",
+            "--calls",
+            "200000",
+        ],
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result = json.loads(done.stdout)
+    assert sorted(result) == ["cpu_s", "stalls", "wall_s", "watchdog_cpu_s"]
+    assert result["wall_s"] > 0 and result["watchdog_cpu_s"] > 0
+    assert list(tmp_path.iterdir()) == []  # its events file is removed

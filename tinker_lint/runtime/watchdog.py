@@ -207,9 +207,16 @@ class Watchdog:
     def unregister(self, loop: asyncio.AbstractEventLoop) -> None:
         with self._lock:
             watch = self._by_loop.pop(id(loop), None)
-            if watch is not None:
-                self._loops = tuple(w for w in self._loops if w is not watch)
-                self._ended.append(watch)
+            if watch is None:
+                return
+            self._loops = tuple(w for w in self._loops if w is not watch)
+            self._ended.append(watch)
+            # A tick left in a stopped loop runs when it runs again: that gap is not lag.
+            watch.pending, watch.accounted = False, True
+            stall = self._stall
+            if watch.stall_start is not None and stall is not None:
+                stall.loops[watch.name] = (watch.stall_start, perf_counter())
+            watch.stall_start = None
 
     def _find_sdk_loop(self) -> None:
         """The SDK's loop, if it started before the ``run_forever`` wrap (or runs on uvloop)."""
