@@ -295,9 +295,23 @@ def test_a_c_call_holding_the_gil_is_pinned_to_its_line_by_the_backstop(tmp_path
 
 @pytest.mark.slow
 def test_a_pure_python_loop_stalls_the_main_loop_with_samples_on_its_line(tmp_path):
-    # Through the front door, python -m tinker_lint.watch, with the scenario's own arguments.
+    # Through the front door, python -m tinker_lint.watch, with the scenario's own arguments; with
+    # --pyspy and a stand-in py-spy on PATH (the real one is not installed here).
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "py-spy"
+    fake.write_text('#!/bin/sh\necho "py-spy stand-in: $*"\n')
+    fake.chmod(0o755)
     done, evs = run(
-        tmp_path, "-m", "tinker_lint.watch", "--backstop", "0", str(SCENARIOS), "py_loop"
+        tmp_path,
+        "-m",
+        "tinker_lint.watch",
+        "--backstop",
+        "0",
+        "--pyspy",
+        str(SCENARIOS),
+        "py_loop",
+        env={"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"},
     )
     line = marker_line("PY_LOOP")
     (end,) = stall_ends(evs)
@@ -305,6 +319,7 @@ def test_a_pure_python_loop_stalls_the_main_loop_with_samples_on_its_line(tmp_pa
     assert end["args"]["label"] == "loop_blocked_cpu"
     assert end["args"]["line"]["line"] == line
     assert end["args"]["duration_s"] >= 0.8
+    assert end["args"]["pyspy"] == f"py-spy stand-in: dump --pid {end['pid']}\n"
     # Inclusive counts: the loop's line and its callers share (nearly) every sample.
     top = {t["line"]: t["samples"] for t in end["args"]["top_lines"]}
     assert top[line] >= 10

@@ -444,6 +444,8 @@ class Watchdog:
             "line": frame_json(stall.line),
             "top_lines": top_lines(stall, self.root),
         }
+        if stall.pyspy_text:
+            common["pyspy"] = stall.pyspy_text
         for name, (start, end) in stall.loops.items():
             ident = next((w.ident for w in self._loops if w.name == name), 0)
             self._emit(
@@ -553,12 +555,12 @@ def classify(stall: Stall, dog: Watchdog) -> None:
     sdk = next((w for w in dog._loops if w.name == "sdk"), None)
     sdk_ident = sdk.ident if sdk else dog._sdk_thread_ident
     main = dog._main_ident
-    if stall.dump is not None or stall.pyspy_text:
-        exclude = frozenset({threading.get_ident()})
-        ident = pyspy_holder(stall.pyspy_text)
-        if ident is None and stall.dump is not None:
-            ident = stacks.holder(stall.dump, main, exclude, root)
-        stack = (stall.dump or {}).get(ident or -1, ())
+    gil_ident = pyspy_holder(stall.pyspy_text)  # exact, when py-spy ran
+    if stall.dump is not None:
+        ident = gil_ident
+        if ident not in stall.dump:
+            ident = stacks.holder(stall.dump, main, frozenset({threading.get_ident()}), root)
+        stack = stall.dump.get(ident or -1, ())
         name = thread_name(ident, main, sdk_ident)
         stall.holder = name
         stall.line = stacks.site(stack, root)
@@ -576,7 +578,7 @@ def classify(stall: Stall, dog: Watchdog) -> None:
     if stall.starved or (not user and "sdk" in stall.loops):
         stall.label = "gil_starved" if sdk_ident else "gil_held"
         samples = stall.samples.get(main or -1)
-        stall.holder = "MainThread"
+        stall.holder = thread_name(gil_ident, main, sdk_ident) if gil_ident else "MainThread"
         stall.line = first(samples.sites) if samples else None
         if stall.starved:
             stall.note = "no dump: the hold was shorter than the backstop; line seen after it"
