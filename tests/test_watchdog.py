@@ -20,7 +20,7 @@ import pytest
 
 from tinker_lint.runtime import stacks
 from tinker_lint.runtime.options import Options, options_from
-from tinker_lint.runtime.watchdog import Watchdog
+from tinker_lint.runtime.watchdog import Stall, Watchdog, classify
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "tests" / "watchdog_scenarios.py"
@@ -249,6 +249,34 @@ def test_a_loop_run_in_bursts_is_not_lagging_between_its_runs(tmp_path):
         assert dog.stalls == [] and dog._stall is None
     finally:
         loop.close()
+
+
+@pytest.mark.parametrize(
+    ("main_at", "label", "holder"),
+    [
+        # The main thread computing while only the SDK loop is late: the SDK thread waits for the
+        # GIL (which looks parked in its own samples).
+        ("PY_LOOP", "gil_starved", "MainThread"),
+        # The main thread idle too: the SDK loop's own callback blocks it.
+        ("SLEEP", "loop_blocked_sync", "the SDK thread"),
+    ],
+)
+def test_a_stall_of_the_sdk_loop_alone_is_told_by_what_the_main_thread_did(
+    tmp_path, main_at, label, holder
+):
+    dog = Watchdog(Options(out=str(tmp_path / "unused.jsonl"), root=str(ROOT)))
+    dog._main_ident, dog._sdk_thread_ident = 1, 2
+    stall = Stall(start=0.0, end=1.0, loops={"sdk": (0.0, 1.0)})
+    path = str(SCENARIOS)
+    main_stack = ((path, marker_line(main_at), "f"),)
+    sdk_stack = ((path, marker_line("SLEEP"), "callback"),)
+    stall.samples = {1: stacks.ThreadSamples("MainThread"), 2: stacks.ThreadSamples("sdk")}
+    for _ in range(10):
+        stall.samples[1].add(main_stack, dog.root)
+        stall.samples[2].add(sdk_stack, dog.root)
+    classify(stall, dog)
+    assert (stall.label, stall.holder) == (label, holder)
+    assert stall.line == (main_stack if label == "gil_starved" else sdk_stack)[0]
 
 
 def test_started_inside_a_pytest_test_the_backstop_steps_aside(tmp_path, capsys):

@@ -575,21 +575,29 @@ def classify(stall: Stall, dog: Watchdog) -> None:
         stall.line = first(sdk_samples.sites)
         return
     user = [n for n in stall.loops if n != "sdk"]
-    if stall.starved or (not user and "sdk" in stall.loops):
+    main_samples = stall.samples.get(main or -1)
+    # Only the SDK loop stalled: starved if the main thread was computing meanwhile (a thread
+    # waiting for the GIL looks parked, so the SDK thread's own samples cannot tell); else the SDK
+    # loop itself was blocked.
+    sdk_only = not user and "sdk" in stall.loops
+    if stall.starved or (sdk_only and main_samples and not mostly_blocking(main_samples)):
         stall.label = "gil_starved" if sdk_ident else "gil_held"
-        samples = stall.samples.get(main or -1)
         stall.holder = thread_name(gil_ident, main, sdk_ident) if gil_ident else "MainThread"
-        stall.line = first(samples.sites) if samples else None
+        stall.line = first(main_samples.sites) if main_samples else None
         if stall.starved:
             stall.note = "no dump: the hold was shorter than the backstop; line seen after it"
         return
-    name = user[0]
-    ident = next((w.ident for w in dog._loops if w.name == name), main)
+    loop_idents = {w.name: w.ident for w in dog._loops}
+    ident = loop_idents.get(user[0], main) if user else sdk_ident
     samples = stall.samples.get(ident or -1)
     stall.holder = thread_name(ident, main, sdk_ident)
     stall.line = first(samples.sites) if samples else None
-    blocked = bool(samples) and samples.blocking * 2 >= samples.count  # type: ignore[union-attr]
+    blocked = samples is not None and mostly_blocking(samples)
     stall.label = "loop_blocked_sync" if blocked else "loop_blocked_cpu"
+
+
+def mostly_blocking(samples: stacks.ThreadSamples) -> bool:
+    return samples.count > 0 and samples.blocking * 2 >= samples.count
 
 
 def first(counter: Counter[stacks.Frame]) -> stacks.Frame | None:
