@@ -177,3 +177,63 @@ def test_under_the_cookbook_tracing_both_files_keep_their_meaning(
     assert not any(e.get("name", "").startswith("inflight:") for e in theirs)
     assert _max_depth(in_flight) == 1
     assert len(_waits(ours)) == 2 * STEPS
+
+
+def _trace(log_dir: Path, *args: str) -> dict[str, Any]:
+    """`tinker-lint trace LOG_DIR --output-format json ...`, as a user runs it."""
+    command = [sys.executable, "-m", "tinker_lint", "trace", str(log_dir)]
+    command += ["--output-format", "json", *args]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, check=False)
+    assert done.returncode == 1, done.stderr  # bubbles were found
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+def _findings_of_the_scenarios(tmp_path: Path) -> Path:
+    """The linter's JSON findings on the scenarios file (relative paths, as CI writes them)."""
+    command = [sys.executable, "-m", "tinker_lint", "--isolated", "--output-format", "json"]
+    command.append(str(SCENARIOS.relative_to(ROOT)))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, check=False)
+    assert done.returncode == 1, done.stderr
+    findings = tmp_path / "findings.json"
+    findings.write_text(done.stdout)
+    return findings
+
+
+def test_trace_charges_the_serialized_loop_s_bubbles_to_its_static_findings(
+    tmp_path: Path,
+) -> None:
+    """From source to measured cost: the linter's TNK101 (a wait before an independent submit)
+    and TNK102 (the step waits for itself) are the two waits of the serialized loop, and
+    `tinker-lint trace` over the recorded run charges each with the bubbles after it: every
+    submit but the first found nothing in flight."""
+    log_dir = tmp_path / "run"
+    _run("serialized", log_dir)
+    report = _trace(log_dir, "--findings", str(_findings_of_the_scenarios(tmp_path)))
+    training = report["training"]
+    assert training["source"] == "tinker_lint_runtime.jsonl recorder spans"
+    assert training["ops"] == 2 * STEPS
+    assert training["max_depth"] == 1
+    assert len(training["bubbles"]) == 2 * STEPS - 1
+    linked = [(x["code"], x["row"], x["waits"], x["bubbles"]) for x in report["linked"]]
+    assert linked == [
+        ("TNK101", WAIT["serialized-fwd"], STEPS, STEPS),
+        ("TNK102", WAIT["serialized-optim"], STEPS, STEPS - 1),
+    ]
+
+
+def test_trace_of_the_pipelined_loop_sees_two_requests_in_flight(tmp_path: Path) -> None:
+    """Submitting both requests of a step before waiting: depth 2, and a bubble where each step
+    starts after the previous one's last wait. TNK102 is reported at the step's first wait, while
+    the bubble follows the last one (``pipelined-optim``), which no finding names: join key 1
+    charges the finding nothing, as asserted, so that a change to either side shows here."""
+    log_dir = tmp_path / "run"
+    _run("pipelined", log_dir)
+    report = _trace(log_dir, "--findings", str(_findings_of_the_scenarios(tmp_path)))
+    assert report["training"]["max_depth"] == 2
+    bubbles = report["training"]["bubbles"]
+    assert [b["op"] for b in bubbles] == ["forward_backward"] * (STEPS - 1)
+    linked = [(x["code"], x["row"], x["bubbles"]) for x in report["linked"]]
+    assert linked == [("TNK102", WAIT["pipelined-fwd"], 0)]

@@ -471,6 +471,8 @@ class _EventReader:
             self.result.spans.add(
                 name, ts, ts + duration / 1e6, depth, track_id, _int(args, "step")
             )
+            # The recorder writes each wait as one complete event, its call site in ``args``.
+            self.keep_wait(name, ts, ts + duration / 1e6, args)
         elif phase in ("i", "I"):
             track_id = self.owner(self.track(pid, tid, args))
             self.result.instants.append(Instant(name, ts, track_id, args))
