@@ -139,7 +139,7 @@ def test_mask_indexing_and_nonzero_are_reported_under_preview_only() -> None:
     found = {
         (d.line, d.col): d.message
         for d in lint_text(text, name, Settings(select=("TNK4",), preview=True)).diagnostics
-        if d.line > 383
+        if 383 < d.line < 414  # `masked_means` and `more_cadences`
     }
     assert found == {
         (393, 16): (
@@ -154,4 +154,4 @@ def test_mask_indexing_and_nonzero_are_reported_under_preview_only() -> None:
         ),
     }
     default = lint_text(text, name, Settings(select=("TNK4",))).diagnostics
-    assert [d for d in default if d.line > 383] == []
+    assert [d for d in default if 383 < d.line < 414] == []

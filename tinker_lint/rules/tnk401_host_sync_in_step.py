@@ -568,6 +568,8 @@ def _uses(
     if not names:
         return kinds
     for name, first in _uses_of(model, names, statement, site):
+        if _length_only(model, first):
+            continue  # ``if len(losses) > 0:`` reads how many, not the values
         node: cst.CSTNode = name
         parent: cst.CSTNode | None = first
         appended_to: str | None = None
@@ -626,6 +628,17 @@ def _needed_on_host(model: SemanticModel, statement: cst.CSTNode, site: CallSite
             if _in_index(model, caller) or _later_uses(model, held, caller) & _REQUIRED_USES:
                 return True
     return False
+
+
+def _length_only(model: SemanticModel, parent: cst.CSTNode) -> bool:
+    """A name's use as the one argument of ``len(...)``."""
+    call = model.parent(parent) if isinstance(parent, cst.Arg) else None
+    return (
+        isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Name)
+        and call.func.value == "len"
+        and len(call.args) == 1
+    )
 
 
 def _appended_to(model: SemanticModel, node: cst.CSTNode) -> str | None:
