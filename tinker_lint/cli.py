@@ -63,6 +63,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ignore", help="comma-separated codes or prefixes to disable")
     parser.add_argument("--extend-select", help="codes or prefixes to enable on top of select")
     parser.add_argument(
+        "--preview",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also report the less certain cases some rules keep for preview (default: `preview` "
+        "in the configuration, else off); opt-in rules (`tinker-lint rule --all` marks them) are "
+        "turned on by naming their code in --select/--extend-select, not by this",
+    )
+    parser.add_argument(
         "--tinker-version",
         help="tinker version the project targets (gates TNK105/TNK106 and their fixes); default: "
         "`tinker-version` in the configuration, else the project's pin or lock, else the installed "
@@ -183,6 +191,7 @@ def settings_resolver(args: argparse.Namespace) -> SettingsResolver:
         codes["extend_select"],
         version,
         max_file_chars=args.max_file_chars,
+        preview=args.preview,
     )
     return SettingsResolver(config=config, isolated=args.isolated, overrides=overrides)
 
