@@ -12,7 +12,8 @@ FIXTURES = fixture_dir("TNK4")
 
 def message_at(name: str, line: int, code: str, col: int | None = None) -> str:
     text = (FIXTURES / name).read_text()
-    diagnostics = lint_text(text, name, Settings(select=("TNK4",))).diagnostics
+    settings = Settings(select=("TNK4",), extend_select=("TNK403",))
+    diagnostics = lint_text(text, name, settings).diagnostics
     [diagnostic] = [
         d
         for d in diagnostics
