@@ -143,3 +143,99 @@ def test_an_opt_in_rules_page_index_and_listing_say_so(monkeypatch, capsys):
     listed = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
     assert listed[OPT_IN].split()[2] == "(opt-in)"
     assert "(opt-in)" not in listed["TNK406"]
+
+
+# --- TNK403 through the front doors, for real --------------------------------------------------
+COPY_LOOP = """\
+for inputs, labels in loader:
+    inputs = inputs.to(device)
+    criterion(model(inputs), labels).backward()
+    optimizer.step()
+"""
+TNK403_AT = ("train.py", 2, 14, "TNK403")
+
+
+def _run(project, *command: str) -> tuple[int, list[tuple[str, int, int, str]], str]:
+    import re
+    import subprocess
+    import sys
+
+    from tests.checkout import checkout_env
+
+    done = subprocess.run(
+        [sys.executable, "-m", *command],
+        cwd=project,
+        env=checkout_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    line = re.compile(r"^([^:]+):(\d+):(\d+): (TNK\d+) ")
+    found = [
+        (m[1], int(m[2]), int(m[3]), m[4])
+        for m in map(line.match, done.stdout.splitlines())
+        if m is not None
+    ]
+    return done.returncode, found, done.stderr
+
+
+@pytest.fixture
+def copy_project(tmp_path):
+    (tmp_path / "train.py").write_text(COPY_LOOP)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("flags", "found"),
+    [
+        ((), []),
+        (("--select", "TNK"), []),
+        (("--select", "ALL"), []),
+        (("--extend-select", "TNK4"), []),
+        (("--extend-select", "TNK403"), [TNK403_AT]),
+        (("--select", "TNK403"), [TNK403_AT]),
+        (("--extend-select", "TNK403", "--ignore", "TNK403"), []),
+    ],
+)
+def test_the_command_runs_tnk403_only_when_named(copy_project, flags, found):
+    command = ("tinker_lint", "--isolated", "--no-cache", "--output-format", "concise")
+    code, got, _ = _run(copy_project, *command, *flags, "train.py")
+    assert (code, got) == (1 if found else 0, found)
+
+
+def test_extend_select_in_the_configuration_turns_tnk403_on(copy_project):
+    command = ("tinker_lint", "--no-cache", "--output-format", "concise", "train.py")
+    (copy_project / "pyproject.toml").write_text('[tool.tinker-lint]\nextend-select = ["TNK4"]\n')
+    assert _run(copy_project, *command)[1] == []
+    (copy_project / "pyproject.toml").write_text('[tool.tinker-lint]\nextend-select = ["TNK403"]\n')
+    assert _run(copy_project, *command)[1] == [TNK403_AT]
+
+
+@pytest.mark.parametrize(
+    ("flags", "config", "found"),
+    [
+        # Off by default, and an explicit ``--select TNK`` does not bring it back (it would with
+        # ``extend_default_ignore`` alone: TorchFix's TOR4xx).
+        (("--select", "TNK"), "", []),
+        ((), "", []),
+        (("--select", "TNK", "--tinker-enable", "TNK403"), "", [TNK403_AT]),
+        (("--tinker-enable=TNK403",), "", [TNK403_AT]),
+        (("--select", "TNK"), "tinker-enable = TNK403\n", [TNK403_AT]),
+        # flake8's own selection still applies on top.
+        (("--select", "E", "--tinker-enable", "TNK403"), "", []),
+        (("--tinker-enable", "TNK403", "--extend-ignore", "TNK403"), "", []),
+    ],
+)
+def test_flake8_runs_tnk403_only_with_tinker_enable(copy_project, flags, config, found):
+    (copy_project / "setup.cfg").write_text("[flake8]\n" + config)
+    _, got, err = _run(copy_project, "flake8", *flags, "train.py")
+    assert err == ""
+    assert got == found  # (pyflakes' findings, undefined names, also set the exit code)
+
+
+def test_flake8_tinker_enable_of_an_unknown_code_is_a_configuration_error(copy_project):
+    _, got, err = _run(
+        copy_project, "flake8", "--select", "TNK", "--tinker-enable", "TNK4", "train.py"
+    )
+    assert got == [("train.py", 1, 1, "TNK004")]
+    assert err == ""
