@@ -384,11 +384,31 @@ def _loop_feed(model: SemanticModel, loop: LoopInfo, site: CallSite, depth: int)
         return None
     if _loader_call(model, base, loop.scope) is not None or _is_generator(model, base, loop.scope):
         return Feed(iterable, loop.scope)
+    if _on_device(model, base, loop.scope):
+        return None  # ``for x in xs`` after ``xs = xs.to(device)``: moved before the loop
     if model.torch_steps._step_in(loop) is not None:
         return Feed(iterable, loop.scope)  # the training loop's own items
     # ``for k, v in batch.items()``: the parts of a batch.
     inner = feed_of(model, base, site, depth + 1)
     return inner
+
+
+def _on_device(model: SemanticModel, expr: cst.BaseExpression, scope: Scope) -> bool:
+    """``xs.to(device)``, or a name every assignment of which is one: its items are on the
+    device already."""
+    root = _chain_root(model, expr, scope)
+    if isinstance(root, cst.Call):
+        return isinstance(root.func, cst.Attribute) and root.func.attr.value in ("to", "cuda")
+    if not isinstance(root, cst.Name):
+        return False
+    values = [b.expr for b in scope.lookup(root.value) if b.kind == "value"]
+    return bool(values) and all(
+        isinstance(value, cst.BaseExpression)
+        and isinstance(moved := _chain_root(model, value, scope), cst.Call)
+        and isinstance(moved.func, cst.Attribute)
+        and moved.func.attr.value in ("to", "cuda")
+        for value in values
+    )
 
 
 def _iterables(loop: LoopInfo) -> Iterator[cst.BaseExpression]:
