@@ -239,3 +239,38 @@ def test_flake8_tinker_enable_of_an_unknown_code_is_a_configuration_error(copy_p
     )
     assert got == [("train.py", 1, 1, "TNK004")]
     assert err == ""
+
+
+def test_flake8_preview_and_enable_reach_the_settings(tmp_path):
+    from tinker_lint import flake8_plugin
+    from tinker_lint.flake8_plugin import TinkerLintPlugin
+
+    namespace = argparse.Namespace(
+        tinker_version=None, tinker_enable=["tnk403", " "], tinker_preview=True
+    )
+    TinkerLintPlugin.parse_options(namespace)
+    try:
+        options = TinkerLintPlugin._options
+        assert options == flake8_plugin._Options(None, ("TNK403",), True)
+        settings = flake8_plugin._project_settings(str(tmp_path), options)
+        assert isinstance(settings, Settings)
+        assert (settings.extend_select, settings.preview) == (("TNK403",), True)
+        assert settings.is_enabled("TNK403")
+        # ``preview = true`` under [tool.tinker-lint] is honoured by the plugin too.
+        _pyproject(tmp_path, "preview = true\n")
+        plain = flake8_plugin._Options()
+        settings = flake8_plugin._project_settings(str(tmp_path), plain)
+        assert isinstance(settings, Settings)
+        assert (settings.extend_select, settings.preview) == ((), True)
+        assert not settings.is_enabled("TNK403")
+    finally:
+        TinkerLintPlugin.parse_options(argparse.Namespace())
+        flake8_plugin._project_settings.cache_clear()
+
+
+def test_flake8_reads_tinker_preview_from_its_configuration(copy_project):
+    (copy_project / "setup.cfg").write_text(
+        "[flake8]\ntinker-preview = true\ntinker-enable = TNK403, TNK401\n"
+    )
+    _, got, err = _run(copy_project, "flake8", "--select", "TNK", "train.py")
+    assert (got, err) == ([TNK403_AT], "")
