@@ -274,3 +274,19 @@ def test_flake8_reads_tinker_preview_from_its_configuration(copy_project):
     )
     _, got, err = _run(copy_project, "flake8", "--select", "TNK", "train.py")
     assert (got, err) == ([TNK403_AT], "")
+
+
+def test_flake8_and_the_command_report_the_same_tnk403_findings(tmp_path):
+    import shutil
+
+    from tests.fixture_expectations import fixture_dir
+
+    shutil.copy(fixture_dir("TNK4") / "tnk403_blocking_batch_copy.py", tmp_path / "f.py")
+    _, flake8, err = _run(
+        tmp_path, "flake8", "--isolated", "--select", "TNK403", "--tinker-enable", "TNK403", "f.py"
+    )
+    assert err == ""
+    command = ("tinker_lint", "--isolated", "--no-cache", "--output-format", "concise")
+    _, cli, _ = _run(tmp_path, *command, "--select", "TNK403", "f.py")
+    assert flake8 == cli
+    assert [line for _, line, _, _ in cli] == [13, 14, 21, 31, 41, 54, 60]

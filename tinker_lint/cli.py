@@ -61,14 +61,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--select", help="comma-separated codes or prefixes to enable (e.g. TNK1)")
     parser.add_argument("--ignore", help="comma-separated codes or prefixes to disable")
-    parser.add_argument("--extend-select", help="codes or prefixes to enable on top of select")
+    parser.add_argument(
+        "--extend-select",
+        help="codes or prefixes to enable on top of select; an opt-in rule (TNK403; `tinker-lint "
+        "rule --all` marks them) runs only when its own code is named here or in --select",
+    )
     parser.add_argument(
         "--preview",
         action=argparse.BooleanOptionalAction,
         default=None,
         help="also report the less certain cases some rules keep for preview (default: `preview` "
-        "in the configuration, else off); opt-in rules (`tinker-lint rule --all` marks them) are "
-        "turned on by naming their code in --select/--extend-select, not by this",
+        "in the configuration, else off); it turns no opt-in rule on",
     )
     parser.add_argument(
         "--tinker-version",
