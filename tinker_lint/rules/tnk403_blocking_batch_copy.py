@@ -12,6 +12,7 @@ from tinker_lint.model.bindings import argument
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.scopes import CallSite, LoopInfo, Scope
 from tinker_lint.model.semantic import SemanticModel
+from tinker_lint.model.torch_steps import TorchStep
 from tinker_lint.prefilter.mentions import TORCH_STEP
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule
@@ -137,7 +138,7 @@ for inputs, labels in loader:
             if source is None:
                 continue
             step = steps.of_call(site)
-            if step is None or _feeds_generate(model, site):
+            if step is None or _feeds_generate(model, site) or _setup_of_a_run(model, step):
                 continue
             feed = feed_of(model, source, site)
             if feed is None:
@@ -515,6 +516,17 @@ def _is_generate(node: cst.CSTNode) -> bool:
         and isinstance(node.func, cst.Attribute)
         and node.func.attr.value == "generate"
     )
+
+
+def _setup_of_a_run(model: SemanticModel, step: TorchStep) -> bool:
+    """The copy is in a function the loop calls that runs a training loop of its own, outside
+    that loop: setup, once per run (``def run_test(case): net = DDP(case.model.cuda())`` then
+    its own steps), not per step."""
+    via = step.via
+    if via is None:
+        return False
+    steps = model.torch_steps
+    return any(loop.function is via and steps._step_in(loop) is not None for loop in model.loops)
 
 
 def _written_after(model: SemanticModel, source: cst.BaseExpression, site: CallSite) -> str | None:
