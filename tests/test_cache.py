@@ -87,6 +87,7 @@ def test_warnings_come_back_from_the_cache(project, tmp_path):
         {"per_file_ignores": (("tnk101_*.py", ("TNK101",)),)},
         {"tinker_version": Version("0.36.0")},
         {"cadence_names": ("should_step",)},
+        {"preview": True},
     ],
 )
 @pytest.mark.slow

@@ -180,6 +180,7 @@ def test_cadence_names(project, capsys):
         ('hot-loop-calls = "step"', "`hot-loop-calls` must be a list of strings"),
         ('tinker-version = "latest"', "`tinker-version`: invalid version 'latest'"),
         ("tinker-version = 0.38", "`tinker-version` must be a string"),
+        ('preview = "yes"', "`preview` must be true or false, got 'yes'"),
         ("select = [", "invalid TOML"),
     ],
 )

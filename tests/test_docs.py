@@ -113,6 +113,7 @@ def test_rule_all_lists_every_rule(capsys):
         "code": "TNK101",
         "name": "wait-before-submit",
         "summary": RULES_BY_CODE["TNK101"].summary,
+        "opt_in": False,
     }
 
 

@@ -621,3 +621,73 @@ def test_a_failing_fix_keeps_its_finding_and_reports_an_internal_error(monkeypat
     ]
     (error,) = [d for d in found if d.code == "TNK000"]  # once, not once per finding
     assert "Internal error in the TNK105 fix" in error.message
+
+
+# ------------------------------------------------------------------------------------------
+# TNK403 (opt-in: selected by its code)
+# ------------------------------------------------------------------------------------------
+TNK403 = Settings(tinker_version=Version("0.38.0"), select=("TNK403",))
+BATCH_COPIES = """
+import torch
+from torch.utils.data import DataLoader
+
+loader = DataLoader(ds, batch_size=8, pin_memory=True)
+for inputs, labels, lengths, extra in loader:
+    inputs = inputs.to(device)
+    labels = labels.cuda()
+    mask = torch.as_tensor(lengths, device=device)
+    batch = {k: v.to(
+        device,
+    ) for k, v in extra.items()}
+    criterion(model(inputs, batch), labels).backward()
+    optimizer.step()
+"""
+
+
+def test_tnk403_adds_non_blocking_to_a_fresh_loader_batch():
+    assert fixes(BATCH_COPIES, TNK403) == [
+        ("TNK403", 6, 14, "safe"),
+        ("TNK403", 7, 14, "safe"),
+        ("TNK403", 8, 12, None),  # torch.as_tensor has no non_blocking: the message says how
+        ("TNK403", 9, 17, "safe"),
+    ]
+    assert fixed(BATCH_COPIES, settings=TNK403) == _src(
+        """
+        import torch
+        from torch.utils.data import DataLoader
+
+        loader = DataLoader(ds, batch_size=8, pin_memory=True)
+        for inputs, labels, lengths, extra in loader:
+            inputs = inputs.to(device, non_blocking=True)
+            labels = labels.cuda(non_blocking=True)
+            mask = torch.as_tensor(lengths, device=device)
+            batch = {k: v.to(
+                device, non_blocking=True,
+            ) for k, v in extra.items()}
+            criterion(model(inputs, batch), labels).backward()
+            optimizer.step()
+        """
+    )
+
+
+STAGING = """
+for step, batch in enumerate(loader):
+    staging = batch["x"]
+    x = staging.to(device)
+    model(x).loss.backward()
+    optimizer.step()
+    staging.copy_(next_input)
+"""
+
+
+def test_tnk403_fix_is_unsafe_when_the_loop_writes_the_source_in_place_afterwards():
+    assert fixes(STAGING, TNK403) == [("TNK403", 3, 9, "unsafe")]
+    assert fixed(STAGING, settings=TNK403) == _src(STAGING)
+    assert "x = staging.to(device, non_blocking=True)\n" in fixed(
+        STAGING, unsafe=True, settings=TNK403
+    )
+    # Written before the copy, not after: a fresh value each step, the fix is safe.
+    before = STAGING.replace("    staging.copy_(next_input)\n", "").replace(
+        '    staging = batch["x"]\n', '    staging = batch["x"]\n    staging[0] = 1\n'
+    )
+    assert fixes(before, TNK403) == [("TNK403", 4, 9, "safe")]

@@ -2,7 +2,8 @@
 a missing finding and an extra one both fail (the comment syntax: tests/fixture_expectations.py).
 
 Each unit (a file of ``fixtures/tnk1xx`` or ``fixtures/tnk2xx``, a project of ``fixtures/deps``)
-is linted with every code selected, through the same entry point as the CLI's file loop.
+is linted with every code selected, through the same entry point as the CLI's file loop. The
+opt-in rules (TNK403) are selected by their codes: a prefix does not turn them on.
 """
 
 from __future__ import annotations
@@ -30,16 +31,23 @@ from tests.fixture_expectations import (
     strip_expectations,
     units,
 )
+from tinker_lint.codes import opt_in_codes
 from tinker_lint.io.settings import Settings
 from tinker_lint.run.runner import lint_paths
 
 UNITS = units()
+OPT_IN = opt_in_codes()
 
 
 def lint_unit(unit: Unit, root: Path = FIXTURES_ROOT, select: tuple[str, ...] = ("TNK",)):
     """(file, code, line, column) -> message of every finding in the unit, as found under
     ``root`` (the fixtures, or a copy of them)."""
-    settings = replace(Settings(), select=select, tinker_version=unit.tinker_version())
+    settings = replace(
+        Settings(),
+        select=select,
+        extend_select=tuple(c for c in OPT_IN if any(c.startswith(s) for s in select)),
+        tinker_version=unit.tinker_version(),
+    )
     path = root / unit.name
     diagnostics, _, warnings = lint_paths([str(path)], settings)
     assert warnings == []

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from packaging.version import Version
 
+from tinker_lint.codes import opt_in_codes
 from tinker_lint.flake8_plugin import TinkerLintPlugin
 from tinker_lint.io.settings import Settings
 from tinker_lint.model import infer
@@ -38,7 +39,8 @@ FIXTURE_FILES = sorted(
 )
 EXPLORE = "TINKER_LINT_FUZZ_EXAMPLES" in os.environ
 EXAMPLES = int(os.environ.get("TINKER_LINT_FUZZ_EXAMPLES", "60"))
-SETTINGS = Settings(tinker_version=Version("0.38.0"))
+# The opt-in rules too (selected by their codes): their pre-filters must be as sound.
+SETTINGS = Settings(tinker_version=Version("0.38.0"), extend_select=opt_in_codes())
 HOT_BY_NAME = Settings(tinker_version=Version("0.38.0"), hot_loop_calls=("train_step",))
 HOT_BY_GLOB = Settings(tinker_version=Version("0.38.0"), hot_loop_calls=("*.step", "train_*"))
 
@@ -221,7 +223,7 @@ def test_perturbed_rule_examples_lose_no_finding(kind):
     for rule in PYTHON_RULES:
         for example in (*rule.VALID, *rule.INVALID):
             version = Version(example.tinker_version or "0.38.0")
-            lint_settings = Settings(tinker_version=version)
+            lint_settings = Settings(tinker_version=version, extend_select=opt_in_codes())
             perturbed = perturb(example.code, **PERTURBATIONS[kind])
             with_filters = found(perturbed, lint_settings)
             assert with_filters == found(perturbed, lint_settings, prefilter=False), perturbed

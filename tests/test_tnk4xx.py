@@ -12,7 +12,8 @@ FIXTURES = fixture_dir("TNK4")
 
 def message_at(name: str, line: int, code: str, col: int | None = None) -> str:
     text = (FIXTURES / name).read_text()
-    diagnostics = lint_text(text, name, Settings(select=("TNK4",))).diagnostics
+    settings = Settings(select=("TNK4",), extend_select=("TNK403",))
+    diagnostics = lint_text(text, name, settings).diagnostics
     [diagnostic] = [
         d
         for d in diagnostics
@@ -155,3 +156,50 @@ def test_mask_indexing_and_nonzero_are_reported_under_preview_only() -> None:
     }
     default = lint_text(text, name, Settings(select=("TNK4",))).diagnostics
     assert [d for d in default if 383 < d.line < 414] == []
+
+
+TNK403_FIXTURE = "tnk403_blocking_batch_copy.py"
+UNPINNED = (
+    "; the `DataLoader` on line 7 does not pin its batches: add `pin_memory=True` so that the copy "
+    "can overlap"
+)
+
+
+def test_tnk403_messages_name_the_copy_the_step_and_an_unpinned_loader() -> None:
+    assert message_at(TNK403_FIXTURE, 13, "TNK403") == (
+        "`inputs.to(device)` copies a batch to the device on every step of the training loop on "
+        f"line 12, blocking: pass `non_blocking=True`{UNPINNED}"
+    )
+    assert message_at(TNK403_FIXTURE, 14, "TNK403") == (
+        "`labels.cuda()` copies a batch to the device on every step of the training loop on "
+        f"line 12, blocking: pass `non_blocking=True`{UNPINNED}"
+    )
+    # The loader pins (``pin_memory=True``): the message does not ask for it.
+    assert message_at(TNK403_FIXTURE, 21, "TNK403") == (
+        "`v.to(device)` copies a batch to the device on every step of the training loop on "
+        "line 20, blocking: pass `non_blocking=True`"
+    )
+    # ``next(train_iter)`` of ``iter(loader)``: the loader is found through the iterator.
+    assert message_at(TNK403_FIXTURE, 41, "TNK403") == (
+        "`x.to(device)` copies a batch to the device on every step of the training loop on "
+        f"line 38, blocking: pass `non_blocking=True`{UNPINNED}"
+    )
+    assert message_at(TNK403_FIXTURE, 54, "TNK403") == (
+        "`torch.as_tensor(tokens, device=device)` copies a batch to the device on every step of "
+        "the training loop on line 53, blocking: use `torch.as_tensor(x).to(device, "
+        "non_blocking=True)`"
+    )
+    assert message_at(TNK403_FIXTURE, 60, "TNK403") == (
+        '`batch["input_ids"].to(device)` copies a batch to the device on every step of the '
+        "training loop on line 67, in `step_on()`, which the loop calls, blocking: pass "
+        "`non_blocking=True`"
+    )
+
+
+def test_tnk403_is_off_unless_its_code_is_selected() -> None:
+    text = (FIXTURES / TNK403_FIXTURE).read_text()
+    for select in (("TNK",), ("TNK4",), ("ALL",)):
+        found = lint_text(text, TNK403_FIXTURE, Settings(select=select)).diagnostics
+        assert "TNK403" not in {d.code for d in found}, select
+    found = lint_text(text, TNK403_FIXTURE, Settings(extend_select=("TNK403",))).diagnostics
+    assert [d.line for d in found if d.code == "TNK403"] == [13, 14, 21, 31, 41, 54, 60]

@@ -62,7 +62,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--select", help="comma-separated codes or prefixes to enable (e.g. TNK1)")
     parser.add_argument("--ignore", help="comma-separated codes or prefixes to disable")
-    parser.add_argument("--extend-select", help="codes or prefixes to enable on top of select")
+    parser.add_argument(
+        "--extend-select",
+        help="codes or prefixes to enable on top of select; an opt-in rule (TNK403; `tinker-lint "
+        "rule --all` marks them) runs only when its own code is named here or in --select",
+    )
+    parser.add_argument(
+        "--preview",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also report the less certain cases some rules keep for preview (default: `preview` "
+        "in the configuration, else off); it turns no opt-in rule on",
+    )
     parser.add_argument(
         "--tinker-version",
         help="tinker version the project targets (gates TNK105/TNK106 and their fixes); default: "
@@ -184,6 +195,7 @@ def settings_resolver(args: argparse.Namespace) -> SettingsResolver:
         codes["extend_select"],
         version,
         max_file_chars=args.max_file_chars,
+        preview=args.preview,
     )
     return SettingsResolver(config=config, isolated=args.isolated, overrides=overrides)
 

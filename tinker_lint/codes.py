@@ -9,7 +9,9 @@ rule class declares the code and name its file name gives.
 
 A rule's level (``error``, ``warning``, ``note``) is declared once, on the rule class
 (``level = "warning"``), and read here from that line of the rule's file, only when a reporter asks
-for it (``level_of``); ``tests/test_levels.py`` checks that it is the class attribute.
+for it (``level_of``); ``tests/test_levels.py`` checks that it is the class attribute. A rule that
+is off by default (ruff's explicit-preview-rules convention, bugbear's B9xx) says so the same way,
+with one line ``opt_in = True`` (``is_opt_in``): it runs only when a selector names its code exactly.
 """
 
 from __future__ import annotations
@@ -185,6 +187,30 @@ def _level_in(code: str, text: str) -> Level:
             f"(one of {', '.join(LEVELS)}); found {found or 'none'}"
         )
     return cast("Level", found[0])
+
+
+# A rule class's own opt-in line: ``    opt_in = True`` (absent: the rule is on by default).
+_OPT_IN_LINE = re.compile(r"^    opt_in(?:: [^=]+)? = (True|False)$", re.MULTILINE)
+
+
+@functools.cache
+def is_opt_in(code: str) -> bool:
+    """Whether a rule is off by default: on only when ``select``/``extend-select`` (or flake8's
+    ``--tinker-enable``) names its code exactly, as ruff's preview rules; ``TNK``, ``TNK4`` or
+    ``ALL`` do not turn it on. Read from the rule's class line, not imported; False for the
+    engine's codes and for codes tinker-lint does not know."""
+    entry = REGISTRY.get(code)
+    if entry is None or entry.module is None:
+        return False
+    found = _OPT_IN_LINE.findall(_rule_source(entry.module.rpartition(".")[2]))
+    if len(found) > 1:
+        raise RuntimeError(f"{code}: its rule class declares `opt_in` more than once")
+    return found == ["True"]
+
+
+def opt_in_codes() -> tuple[str, ...]:
+    """The rules that are off by default, in code order."""
+    return tuple(code for code in RULE_CODES if is_opt_in(code))
 
 
 def codes_of_family(family: str) -> tuple[str, ...]:

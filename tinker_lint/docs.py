@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tinker_lint.codes import ALL_CODES, ENGINE_NAMES, level_of, name_of
+from tinker_lint.codes import ALL_CODES, ENGINE_NAMES, is_opt_in, level_of, name_of
 from tinker_lint.rules import DOCUMENTED_RULES
 from tinker_lint.rules.base import Example, Rule
 
@@ -141,6 +141,8 @@ def rule_page(code: str) -> str:
     # Every section comes from a declared field; a missing one is an AttributeError here.
     parts = [f"# {rule.code}: {rule.name}", "", rule.summary.rstrip(".") + ".", ""]
     parts += [_level_line(code), ""]
+    if is_opt_in(code):
+        parts += [_opt_in_section(code), ""]
     parts += ["## Why", "", rule.why.rstrip("\n"), ""]
     if rule.min_tinker_version is not None:
         parts += [
@@ -179,6 +181,24 @@ def rule_page(code: str) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _opt_in_section(code: str) -> str:
+    """How to turn on a rule that is off by default: by its own code, in each front door."""
+    return f"""\
+## Off by default
+
+This rule is opt-in: it runs only when its code is selected by name. Selecting `TNK`, `TNK4` or
+`ALL` does not turn it on (ruff's convention for its preview rules). To turn it on:
+
+- the command: `tinker-lint --extend-select {code}` (or `--select {code}`);
+- `pyproject.toml`: `extend-select = ["{code}"]` under `[tool.tinker-lint]`;
+- flake8: `--tinker-enable {code}`, or `tinker-enable = {code}` in the `[flake8]` section of
+  `.flake8` / `setup.cfg` / `tox.ini` (flake8's own `--select` still decides what is shown)."""
+
+
+def _default_of(code: str) -> str:
+    return "off (opt-in)" if is_opt_in(code) else "on"
+
+
 def _level_line(code: str) -> str:
     return (
         f"Level: **{level_of(code)}** (SARIF `level`, a GitHub annotation's kind; every finding "
@@ -193,12 +213,15 @@ def index_page() -> str:
         "Generated from the rules by `python -m tinker_lint.docs`; `tinker-lint rule CODE` prints "
         "a page in the terminal.",
         "",
-        "| Code | Name | Level | Summary |",
-        "| --- | --- | --- | --- |",
+        "| Code | Name | Level | Default | Summary |",
+        "| --- | --- | --- | --- | --- |",
     ]
     for code in rule_codes():
         summary = rule_summary(code).replace("|", "\\|")
-        lines.append(f"| [{code}]({code}.md) | {rule_name(code)} | {level_of(code)} | {summary} |")
+        lines.append(
+            f"| [{code}]({code}.md) | {rule_name(code)} | {level_of(code)} | {_default_of(code)} "
+            f"| {summary} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -260,13 +283,17 @@ def rule_command(argv: Sequence[str]) -> int:
     if args.all:
         codes = rule_codes()
         if args.output_format == "json":
-            rows = [{"code": c, "name": rule_name(c), "summary": rule_summary(c)} for c in codes]
+            rows = [_row(c) for c in codes]
             json.dump(rows, sys.stdout, indent=2)
             sys.stdout.write("\n")
         else:
             width = max(len(rule_name(c)) for c in codes)
             for code in codes:
-                sys.stdout.write(f"{code}  {rule_name(code):<{width}}  {rule_summary(code)}\n")
+                # An opt-in rule says so before its summary: a listing is where one is chosen.
+                marker = "(opt-in) " if is_opt_in(code) else ""
+                sys.stdout.write(
+                    f"{code}  {rule_name(code):<{width}}  {marker}{rule_summary(code)}\n"
+                )
         return 0
     wanted = args.code.strip()
     found = next(
@@ -280,12 +307,21 @@ def rule_command(argv: Sequence[str]) -> int:
         return 2
     code = found
     if args.output_format == "json":
-        row = {"code": code, "name": rule_name(code), "summary": rule_summary(code)}
-        json.dump({**row, "explanation": rule_page(code)}, sys.stdout, indent=2)
+        json.dump({**_row(code), "explanation": rule_page(code)}, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(rule_page(code))
     return 0
+
+
+def _row(code: str) -> dict[str, object]:
+    """A code in ``tinker-lint rule --output-format json``."""
+    return {
+        "code": code,
+        "name": rule_name(code),
+        "summary": rule_summary(code),
+        "opt_in": is_opt_in(code),
+    }
 
 
 if __name__ == "__main__":

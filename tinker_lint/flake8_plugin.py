@@ -19,6 +19,12 @@ Messages carry no level (error, warning, note): flake8 has no field for it, and 
 severity from the code alone (pylsp: Warning for every TNK code; VS Code's Flake8 extension: its
 ``flake8.severity`` map), so a level in the text would change no editor's severity. The docs give
 the VS Code map ("Levels under flake8" in docs/configuration.md).
+
+Opt-in rules (``codes.is_opt_in``, e.g. TNK403) run only when ``--tinker-enable`` (or
+``tinker-enable`` in the flake8 configuration) names them: flake8's ``extend_default_ignore`` alone
+is undone by an explicit ``--select TNK`` (TorchFix's TOR4xx come back that way), so the plugin
+gates them on its own option, as flake8-async's ``--enable``; flake8's selection still applies on
+top. ``--tinker-preview`` (or ``preview = true`` under ``[tool.tinker-lint]``) is ``--preview``.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import ast
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -41,34 +47,65 @@ from tinker_lint.prefilter.needs import TextFacts
 CONFIG_ERROR = "TNK004"
 
 
+@dataclass(frozen=True)
+class _Options:
+    """The plugin's own flake8 options (flake8's command line or its configuration)."""
+
+    tinker_version: str | None = None
+    # ``--tinker-enable``: the opt-in rules to run.
+    enable: tuple[str, ...] = ()
+    # ``--tinker-preview``.
+    preview: bool = False
+
+
 @lru_cache(maxsize=64)
-def _project_settings(directory: str, tinker_version: str | None) -> Settings | ConfigError:
+def _project_settings(directory: str, options: _Options) -> Settings | ConfigError:
     """The settings of the files in ``directory``, or what is wrong with the configuration."""
     from tinker_lint.run.resolve import Overrides, SettingsResolver  # a file that names Tinker
 
     try:
         version = None
-        if tinker_version:
-            version = parse_version(tinker_version, "flake8 option --tinker-version")
+        if options.tinker_version:
+            version = parse_version(options.tinker_version, "flake8 option --tinker-version")
+        enable = _enabled_codes(options.enable)
         resolver = SettingsResolver(overrides=Overrides(tinker_version=version))
         settings = resolver.for_path(directory)
     except ConfigError as error:
         return error
     # flake8 decides what is shown; the plugin reports every code but syntax errors, which flake8
-    # reports itself (E999): so files no rule needs are not parsed a second time.
+    # reports itself (E999): so files no rule needs are not parsed a second time. The opt-in
+    # rules named by --tinker-enable are selected by their code (a prefix does not turn them on).
     return replace(
-        settings, select=("TNK",), ignore=("TNK001",), extend_select=(), per_file_ignores=()
+        settings,
+        select=("TNK",),
+        ignore=("TNK001",),
+        extend_select=enable,
+        per_file_ignores=(),
+        preview=settings.preview or options.preview,
     )
 
 
-def _may_concern(facts: TextFacts, directory: str, tinker_version: str | None) -> bool:
+def _enabled_codes(values: tuple[str, ...]) -> tuple[str, ...]:
+    """``--tinker-enable``'s codes, each a rule code tinker-lint knows (not a prefix: an opt-in
+    rule is turned on by its own code)."""
+    from tinker_lint.codes import RULE_CODES
+
+    for value in values:
+        if value not in RULE_CODES:
+            raise ConfigError(
+                f"flake8 option --tinker-enable: {value!r} is not a rule code (e.g. TNK403)"
+            )
+    return values
+
+
+def _may_concern(facts: TextFacts, directory: str, options: _Options) -> bool:
     """What every rule's declaration asks of the text, or, for a loop made hot by the project's
     ``hot-loop-calls`` (no Tinker call needed), a name it gives, when each is a plain name. The
     settings are read only for files without Tinker in them (a configuration error: the file is
     concerned, so that the error is reported)."""
     if may_concern_tinker(facts) or may_concern_torch(facts):
         return True
-    settings = _project_settings(directory, tinker_version)
+    settings = _project_settings(directory, options)
     if isinstance(settings, ConfigError):
         return True
     hot_loop_calls = settings.hot_loop_calls
@@ -100,7 +137,7 @@ def _not_shown(options: argparse.Namespace) -> tuple[str, ...]:
 class TinkerLintPlugin:
     name = "tinker-lint"
     version = __version__
-    _tinker_version: str | None = None
+    _options = _Options()
     # The rule codes flake8's selection will not show: those rules do not run, so that a finding
     # they would supersede (``Rule.supersedes``) stays, as with ``tinker-lint --select``.
     _not_shown: tuple[str, ...] = ()
@@ -118,10 +155,32 @@ class TinkerLintPlugin:
             parse_from_config=True,
             help="tinker version the project targets (tinker-lint; gates TNK105/TNK106)",
         )
+        parser.add_option(
+            "--tinker-enable",
+            default="",
+            parse_from_config=True,
+            comma_separated_list=True,
+            help="tinker-lint's opt-in rules to run, by code (e.g. TNK403); flake8's --select "
+            "still decides what is shown",
+        )
+        parser.add_option(
+            "--tinker-preview",
+            action="store_true",
+            default=False,
+            parse_from_config=True,
+            help="tinker-lint's --preview: the less certain cases some rules keep for preview",
+        )
 
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
-        cls._tinker_version = getattr(options, "tinker_version", None)
+        enable = getattr(options, "tinker_enable", None) or ()
+        if isinstance(enable, str):  # not flake8's own parsing (a test's bare namespace)
+            enable = [part.strip() for part in enable.split(",")]
+        cls._options = _Options(
+            tinker_version=getattr(options, "tinker_version", None),
+            enable=tuple(code.strip().upper() for code in enable if code.strip()),
+            preview=bool(getattr(options, "tinker_preview", False)),
+        )
         cls._not_shown = _not_shown(options)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
@@ -134,12 +193,12 @@ class TinkerLintPlugin:
             from tinker_lint.project.index import project_index
 
             project = project_index()  # the CLI's: helpers in the project's other modules
-        if not _may_concern(facts, directory, self._tinker_version) and (
+        if not _may_concern(facts, directory, self._options) and (
             project is None
             or not project.view(self.filename or "stdin").imports_helpers(text, facts.identifiers)
         ):
             return  # no rule's text test can pass: libcst is not needed
-        settings = _project_settings(directory, self._tinker_version)
+        settings = _project_settings(directory, self._options)
         if isinstance(settings, ConfigError):
             message = f"{CONFIG_ERROR} tinker-lint configuration error: {settings}"
             yield 1, 0, f"{message}; no tinker-lint check ran on this file", type(self)

@@ -30,6 +30,7 @@ KNOWN_KEYS = (
     "tinker-version",
     "cadence-names",
     "hot-loop-calls",
+    "preview",
 )
 
 
@@ -107,6 +108,11 @@ def settings_from_table(table: Mapping[str, object], where: str, base: Settings)
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{where}: `{key}` must be a list of strings")
             changes[key.replace("-", "_")] = tuple(value)
+    if "preview" in table:
+        value = table["preview"]
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: `preview` must be true or false, got {value!r}")
+        changes["preview"] = value
     if "tinker-version" in table:
         value = table["tinker-version"]
         if not isinstance(value, str):

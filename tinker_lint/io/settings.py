@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from packaging.version import Version
 
+from tinker_lint.codes import is_opt_in
 from tinker_lint.versions import NEWEST_KNOWN_TINKER
 
 # ``tinker_version_source`` when no one chose the version: the default.
@@ -53,16 +54,22 @@ class Settings:
     # Larger Python files get a syntax check and TNK003, not the analysis (0: no limit).
     max_file_chars: int = MAX_FILE_CHARS
     # ruff's ``--preview``: the less certain cases of some rules (TNK404's per-parameter loops).
+    # Set by ``--preview``, ``preview = true`` under ``[tool.tinker-lint]``, flake8's
+    # ``--tinker-preview``. It turns no opt-in rule on: those need their code selected.
     preview: bool = False
     _cache: dict[str, bool] = field(default_factory=dict, compare=False, repr=False, hash=False)
 
     def is_enabled(self, code: str, path: str | None = None) -> bool:
-        """ruff's rule: the most specific matching selector wins; on a tie, ignore wins."""
+        """ruff's rule: the most specific matching selector wins; on a tie, ignore wins. An opt-in
+        rule (``codes.is_opt_in``) is on only when a selector is its very code: ``TNK``, ``TNK4``
+        and ``ALL`` leave it off, as ruff's explicit-preview-rules."""
         key = code
         enabled = self._cache.get(key)
         if enabled is None:
             chosen = _specificity(code, self.select + self.extend_select)
             enabled = chosen >= 0 and chosen > _specificity(code, self.ignore)
+            if enabled and chosen < len(code) and is_opt_in(code):
+                enabled = False  # selected by a prefix only
             self._cache[key] = enabled
         if enabled and path is not None and self.per_file_ignores:
             for pattern, codes in self.per_file_ignores:

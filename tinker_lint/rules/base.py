@@ -125,6 +125,11 @@ class Rule:
     # line without importing the rule (``codes.level_of``). error: the program is wrong or idles
     # the server; warning: likely slow, or deprecated; note: slow only for large payloads.
     level: ClassVar[Level]
+    # Off by default (ruff's explicit-preview-rules, bugbear's B9xx): the rule runs only when a
+    # selector names its code exactly (``--extend-select TNK403``; flake8's ``--tinker-enable``).
+    # Written as one line of the class body, ``opt_in = True``, read without importing the rule
+    # (``codes.is_opt_in``), as the level is.
+    opt_in: ClassVar[bool] = False
     # One line: what is wrong and what to do (listings, the top of the docs page).
     summary: ClassVar[str]
     # The message of each finding: a ``str.format`` template whose fields the check fills in

@@ -39,6 +39,7 @@ class Overrides:
     tinker_version: Version | None = None
     tinker_version_source: str = "--tinker-version"
     max_file_chars: int | None = None
+    preview: bool | None = None
 
 
 class SettingsResolver:
@@ -102,4 +103,6 @@ class SettingsResolver:
             changes["tinker_version_source"] = given.tinker_version_source
         if given.max_file_chars is not None:
             changes["max_file_chars"] = given.max_file_chars
+        if given.preview is not None:
+            changes["preview"] = given.preview
         return replace(settings, **changes) if changes else settings
