@@ -49,6 +49,8 @@ DECIDED = {
     "TNK302": "error",
     "TNK303": "error",
     "TNK401": "warning",
+    "TNK402": "warning",
+    "TNK405": "warning",
     "TNK406": "warning",
     "TNK407": "note",
     "TNK408": "warning",
