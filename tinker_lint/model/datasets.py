@@ -146,6 +146,8 @@ _WRAPPERS = frozenset(
 # Calls whose argument an iteration reads through: ``enumerate(loader)``, ``tqdm(loader)``.
 _ITER_WRAPPERS = frozenset({"enumerate", "iter", "zip", "tqdm", "cycle", "islice"})
 _MAX_DEPTH = 6
+# A value to follow: an expression, its scope, and its position in the tuple it is (or None).
+_Value = tuple[cst.BaseExpression, Scope, "int | None"]
 
 
 @dataclass(frozen=True)
@@ -263,11 +265,16 @@ class Datasets:
         return found.pop() if len(found) == 1 else None
 
     def _refers_to_itself(self, value: cst.BaseExpression, binding: Binding) -> bool:
-        """``ds = ds.map(f)``: a binding computed from the name it binds."""
-        names = {b_name for b_name, bs in binding.scope.bindings.items() if binding in bs}
-        return any(
-            isinstance(node, cst.Name) and node.value in names for node in self.model.walk(value)
-        )
+        """``ds = ds.map(f).shuffle()``: a binding that keeps the kind of the name it rebinds
+        (what the name's other bindings say)."""
+        names = {name for name, bs in binding.scope.bindings.items() if binding in bs}
+        while (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in _SAME_KIND
+        ):
+            value = value.func.value
+        return isinstance(value, cst.Name) and value.value in names
 
     def _agree(self, values: list[tuple[cst.BaseExpression, Scope]], depth: int) -> HF | None:
         kinds = {self.hf(value, scope, depth + 1) for value, scope in values}
@@ -508,15 +515,15 @@ class Datasets:
         next(it)``), following the loader through names, ``self.x``, the returns of the module's
         functions and the parameters of those it is passed to; None when it is handed to something
         that configures it elsewhere (``accelerator.prepare``, ``fabric.setup_dataloaders``)."""
-        values: list[tuple[cst.BaseExpression, Scope]] = [(loader.site.node, loader.site.scope)]
+        values: list[_Value] = [(loader.site.node, loader.site.scope, None)]
         loops: list[LoopInfo] = []
-        seen: set[int] = set()
+        seen: set[tuple[int, int | None]] = set()
         while values:
-            value, scope = values.pop(0)
-            if id(value) in seen or len(seen) > 50:
+            value, scope, position = values.pop(0)
+            if (id(value), position) in seen or len(seen) > 50:
                 continue
-            seen.add(id(value))
-            for use, use_scope in self._uses(value, scope):
+            seen.add((id(value), position))
+            for use, use_scope in self._uses(value, scope, position):
                 outcome = self._use(use, use_scope, values)
                 if outcome is False:
                     return None
@@ -525,12 +532,14 @@ class Datasets:
         return loops
 
     def _uses(
-        self, value: cst.BaseExpression, scope: Scope
+        self, value: cst.BaseExpression, scope: Scope, position: int | None = None
     ) -> list[tuple[cst.BaseExpression, Scope]]:
         """Where ``value`` goes: the expression itself, and every read of a name or ``self.x`` it
-        is bound to."""
+        is bound to (``position``: of a tuple the value is, ``a, loader = make()``)."""
         model = self.model
-        uses: list[tuple[cst.BaseExpression, Scope]] = [(value, scope)]
+        uses: list[tuple[cst.BaseExpression, Scope]] = []
+        if position is None:
+            uses.append((value, scope))
         parent = model.parent(value)
         targets: list[cst.BaseExpression] = []
         if isinstance(parent, cst.Assign):
@@ -538,6 +547,10 @@ class Datasets:
         elif isinstance(parent, cst.AnnAssign | cst.NamedExpr):
             targets = [parent.target]
         for target in targets:
+            if position is not None:
+                if not isinstance(target, cst.Tuple | cst.List) or position >= len(target.elements):
+                    continue
+                target = target.elements[position].value
             if isinstance(target, cst.Name):
                 bindings = scope.lookup(target.value)
                 uses.extend(self._reads_of_name(target.value, bindings))
@@ -591,7 +604,7 @@ class Datasets:
         self,
         use: cst.BaseExpression,
         scope: Scope,
-        values: list[tuple[cst.BaseExpression, Scope]],
+        values: list[_Value],
     ) -> LoopInfo | bool | None:
         """What one use of the loader does: the loop reading it, False when it is handed to a
         ``prepare``-like call, None otherwise (``values`` gets what to follow next)."""
@@ -621,12 +634,18 @@ class Datasets:
                 return model.loop_of_node.get(id(parent))
             if isinstance(parent, cst.CompFor) and parent.iter is node:
                 return None  # a comprehension over the batches: not a training loop
+            position: int | None = None
+            if isinstance(parent, cst.Element) and isinstance(model.parent(parent), cst.Tuple):
+                outer = model.parent(parent)
+                assert isinstance(outer, cst.Tuple)
+                position = [e.value for e in outer.elements].index(node)
+                parent = model.parent(outer)  # ``return sampler, loader``
             if isinstance(parent, cst.Return) and scope.function is not None:
                 for site in self._calls_of(scope.function):
-                    values.append((site.node, site.scope))
+                    values.append((site.node, site.scope, position))
                 return None
             if isinstance(parent, cst.Assign | cst.AnnAssign) and node is not use:
-                values.append((node, scope))  # ``it = iter(loader)``
+                values.append((node, scope, None))  # ``it = iter(loader)``
                 return None
             return None
 
@@ -635,14 +654,14 @@ class Datasets:
         target: FunctionInfo,
         site: CallSite,
         arg: cst.Arg,
-        values: list[tuple[cst.BaseExpression, Scope]],
+        values: list[_Value],
     ) -> None:
         """Follow a loader passed to a function of this module into its parameter."""
         for name in parameters(target):
             if argument(target, site, name) is arg.value:
                 bindings = target.scope.bindings.get(name, [])
                 for read, read_scope in self._reads_of_name(name, bindings):
-                    values.append((read, read_scope))
+                    values.append((read, read_scope, None))
                 # The reads themselves are the uses: follow each as its own value.
                 return
 
