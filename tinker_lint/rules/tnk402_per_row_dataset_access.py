@@ -74,14 +74,16 @@ Reported, when dataflow in the module shows the object is a `datasets.Dataset`
 .shuffle/.with_format` results, a `DatasetDict` split, a `datasets.Dataset` annotation, through
 names, `self.x` and parameters):
 
-- `ds[i]` (one row) on every step of a torch training loop, or in a loop that runs a model forward
-  under `torch.no_grad()` (a data-generation loop);
+- `ds[i]` (one row) read many times a step, in a loop inside a torch training step (a batch built
+  row by row), or inside a loop that runs a model forward under `torch.no_grad()` (a
+  data-generation loop);
 - `ds["col"][i]` in any loop;
 - `ds.map(f)` without `batched=True` where `f` calls a model.
 
 Not reported: `__getitem__` of a torch `Dataset` wrapping the dataset (it runs in DataLoader
 workers), dicts and `BatchEncoding`s (`enc["input_ids"][i]`), numpy buffers, one row per example
-followed by `generate()` (seconds of generation dwarf the read), `for ex in ds:` (sequential
+followed by `generate()` (seconds of generation dwarf the read), one row per step (the step's own
+work dwarfs it), `for ex in ds:` (sequential
 reads), `ds[0]`, reads outside a training or generation loop (setup), `map` for tokenization.
 """
     fix_description = (
@@ -183,6 +185,8 @@ def _row_read(ctx: Context, node: cst.Subscript) -> Finding | None:
     if step is not None:
         if step.loop is not None and _generates(model, step.loop):
             return None  # one row per example, then seconds of generation
+        if step.loop is not None and step.via is None and where.loops[-1] is step.loop:
+            return None  # one row per step: the step's own work dwarfs the read
         return Finding(node, f"{what} {every_torch_step(ctx, step)}: {_ROW_COST}: {_ROW_FIX}")
     generation = _generation_loop(model, where)
     if generation is not None:
@@ -282,9 +286,10 @@ def _generates(model: SemanticModel, loop: LoopInfo) -> bool:
 
 
 def _generation_loop(model: SemanticModel, where: CallSite) -> LoopInfo | None:
-    """The innermost loop around ``where`` that runs a model forward under ``torch.no_grad()``
-    (hidden states, embeddings, teacher logits), not ``generate()``."""
-    for loop in reversed(where.loops):
+    """The innermost loop around the loop of ``where`` (a batch built row by row) that runs a
+    model forward under ``torch.no_grad()`` (hidden states, embeddings, teacher logits), not
+    ``generate()``."""
+    for loop in reversed(where.loops[:-1]):  # the read repeats inside the loop: a batch
         if loop.is_comprehension:
             continue
         if _generates(model, loop):
