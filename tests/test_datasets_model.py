@@ -109,3 +109,11 @@ def build(ds):
     [loop] = model.datasets.read_loops(built) or []
     assert model.line_of(loop.node) == 12
     assert built.workers == "many"
+
+
+def test_the_flake8_gate_admits_a_data_generation_script_without_a_training_step() -> None:
+    from tinker_lint.prefilter.mentions import may_concern_torch
+
+    script = 'from datasets import load_dataset\nds = load_dataset("imdb", split="train")\n'
+    assert may_concern_torch(script)
+    assert not may_concern_torch("import json\nprint(json.dumps({}))\n")
