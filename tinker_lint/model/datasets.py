@@ -53,6 +53,10 @@ _LOADERS = {
     "datasets.concatenate_datasets": HF.DATASET,
     "datasets.DatasetDict": HF.DICT,
 }
+# The last names of every origin above: a module with none of them holds no provable dataset.
+DATASET_ORIGINS = frozenset(
+    {"load_dataset", "load_from_disk", "concatenate_datasets", "Dataset", "DatasetDict"}
+)
 _DATASET_CLASSES = frozenset({"datasets.Dataset", "datasets.arrow_dataset.Dataset"})
 # Methods whose result is the same kind of object as their receiver.
 _SAME_KIND = frozenset(

@@ -6,12 +6,12 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.datasets import HF, place
+from tinker_lint.model.datasets import DATASET_ORIGINS, HF, place
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.scopes import Binding, CallSite, LoopInfo, Scope
 from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.prefilter.mentions import DATASETS
-from tinker_lint.prefilter.needs import Needs
+from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import code_of
 from tinker_lint.rules.torchloop import every_torch_step
@@ -125,15 +125,22 @@ for step in range(1000):
         ),
     )
 
-    prefilter = Needs(text=(DATASETS,))
+    # The import, and a name one of the model's origins of a ``datasets.Dataset`` starts from
+    # (``model/datasets.py``: the loaders, the classes and their ``from_*`` constructors).
+    prefilter = Needs(text=(DATASETS, words(DATASET_ORIGINS)))
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
-        for node in model.walk(model.module):
-            if isinstance(node, cst.Subscript):
-                finding = _column_read(ctx, node) or _row_read(ctx, node)
-                if finding is not None:
-                    yield finding
+        # Every form read is in a loop of its function: walk the outermost loops only (a nested
+        # function's loops are outermost in it).
+        for loop in model.loops:
+            if loop.parent is not None:
+                continue
+            for node in model.walk(loop.node, (cst.FunctionDef, cst.ClassDef)):
+                if type(node) is cst.Subscript:
+                    finding = _column_read(ctx, node) or _row_read(ctx, node)
+                    if finding is not None:
+                        yield finding
         for site in model.calls:
             finding = _map_per_row(ctx, site)
             if finding is not None:
