@@ -203,3 +203,77 @@ def test_tnk403_is_off_unless_its_code_is_selected() -> None:
         assert "TNK403" not in {d.code for d in found}, select
     found = lint_text(text, TNK403_FIXTURE, Settings(extend_select=("TNK403",))).diagnostics
     assert [d.line for d in found if d.code == "TNK403"] == [13, 14, 21, 31, 41, 54, 60]
+
+
+ROW_FIX = (
+    "read the batch at once (`ds[indices]`, a slice `ds[i:i + n]`), use "
+    '`with_format("torch")` with a `DataLoader`, or pull the needed columns into lists once '
+    "before the loop"
+)
+ROW_COST = (
+    "each read converts one row from Arrow (0.15-0.4 ms a row measured, 3-28x a batched read)"
+)
+
+
+def test_per_row_reads_in_a_training_step_a_helper_and_a_generation_loop() -> None:
+    name = "tnk402_per_row_dataset_access.py"
+    assert message_at(name, 20, "TNK402") == (
+        "`ds[i]` reads one row of a `datasets.Dataset` at a time on every step of the training "
+        f"loop on line 18: {ROW_COST}: {ROW_FIX}"
+    )
+    assert message_at(name, 35, "TNK402") == (
+        "`ds[start + k]` reads one row of a `datasets.Dataset` at a time on every step of the "
+        "training loop on line 39, in `get_batch()`, which the loop calls: "
+        f"{ROW_COST}: {ROW_FIX}"
+    )
+    assert message_at(name, 58, "TNK402") == (
+        "`ds[i]` reads one row of a `datasets.Dataset` at a time in the loop on line 57, which "
+        f"runs the model under `torch.no_grad()` on every iteration: {ROW_COST}: {ROW_FIX}"
+    )
+
+
+def test_column_then_row_and_map_calling_a_model() -> None:
+    name = "tnk402_per_row_dataset_access.py"
+    assert message_at(name, 48, "TNK402") == (
+        '`ds["input_ids"][i]` in the loop on line 47 reads the column `ds["input_ids"]` to take '
+        "one row: in `datasets` < 4.0 that materializes the whole column on every access (36 ms "
+        "an access on 1000 rows, measured), and it still costs ~0.5-1.5 ms a row after: read the "
+        'rows at once (`ds[indices]["input_ids"]`) or pull the column into a list once before '
+        "the loop"
+    )
+    assert message_at(name, 70, "TNK402") == (
+        "`ds.map(embed)` calls `model()` on one row at a time (`batched=False`, the default): "
+        "the model runs one example per forward pass: pass `batched=True` (and a `batch_size`) "
+        "with a function that takes a batch of rows"
+    )
+
+
+WORKERS_FIX = "pass `num_workers=min(8, os.cpu_count())` (tune it)"
+PERSISTENT = "and `persistent_workers=True` if epochs are short or workers start with `spawn`"
+
+
+def test_synchronous_dataloader_says_what_the_dataset_does_and_when_to_pin() -> None:
+    name = "tnk405_synchronous_dataloader.py"
+    assert message_at(name, 68, "TNK405") == (
+        "`DataLoader(...)` loads every sample in the training process (`num_workers` defaults to "
+        "0): `ImageDataset.__getitem__` calls `Image.open()` (line 25), and the training loop on "
+        f"line 69 waits for it: {WORKERS_FIX}, `pin_memory=True` (the loop copies each batch to "
+        f"the device on line 70), {PERSISTENT}"
+    )
+    # ``pin_memory=True`` already: no second part.
+    assert message_at(name, 79, "TNK405") == (
+        "`DataLoader(...)` loads every sample in the training process (`num_workers=0`): "
+        "`TokenizedLines.__getitem__` calls a tokenizer (line 41), and the training loop on line "
+        f"80 waits for it: {WORKERS_FIX}, {PERSISTENT}"
+    )
+    assert message_at(name, 93, "TNK405") == (
+        "`DataLoader(...)` loads every sample in a single worker process (`num_workers=1`): "
+        "`ArrowRows.__getitem__` reads a row of a `datasets.Dataset` (line 52), and the training "
+        f"loop on line 87 waits for it: {WORKERS_FIX}, {PERSISTENT}"
+    )
+    assert message_at(name, 100, "TNK405") == (
+        "`DataLoader(...)` loads every sample in the training process (`num_workers` defaults to "
+        "0): `ImageFolder` opens and decodes an image file per sample (line 99), and the training "
+        f"loop on line 101 waits for it: {WORKERS_FIX}, `pin_memory=True` (the loop copies each "
+        f"batch to the device on line 103), {PERSISTENT}"
+    )

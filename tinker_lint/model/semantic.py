@@ -49,6 +49,7 @@ from tinker_lint.syntax.positions import NodePositions
 
 if TYPE_CHECKING:
     from tinker_lint.model.cost import CostShapes
+    from tinker_lint.model.datasets import Datasets
     from tinker_lint.model.flow import Event
     from tinker_lint.model.sdk import Role
     from tinker_lint.model.steps import Steps
@@ -179,6 +180,14 @@ class SemanticModel:
         from tinker_lint.model.torch_steps import TorchSteps
 
         return TorchSteps(self)
+
+    @cached_property
+    def datasets(self) -> Datasets:
+        """What a dataset is: a ``datasets.Dataset``, a torch dataset doing per-sample I/O, the
+        module's ``DataLoader`` calls (``datasets.py``, TNK402/TNK405)."""
+        from tinker_lint.model.datasets import Datasets
+
+        return Datasets(self)
 
     @cached_property
     def costs(self) -> CostShapes:

@@ -101,11 +101,17 @@ TORCH_STEP = AnyOf(
     words=frozenset({"backward", "training_step", "train_step", "run_step", "compute_loss"})
 )
 
+# What shows a Hugging Face ``datasets`` object (``model/datasets.py``): its import. TNK402 reads
+# them in data-generation loops and ``map`` calls, which need no training step.
+DATASETS = words({"datasets"})
+# What the PyTorch rules' declarations ask, one of them at least.
+TORCH_GATE = TORCH_STEP | DATASETS
+
 
 def may_concern_torch(text: str | TextFacts) -> bool:
     """Whether a PyTorch rule (TNK4xx, which needs no Tinker) may find anything in the file."""
     facts = text if isinstance(text, TextFacts) else TextFacts(text)
-    return facts.holds(TORCH_STEP)
+    return facts.holds(TORCH_GATE)
 
 
 def may_concern_tinker(text: str | TextFacts) -> bool:
