@@ -49,6 +49,7 @@ DECIDED = {
     "TNK302": "error",
     "TNK303": "error",
     "TNK401": "warning",
+    "TNK404": "warning",
     "TNK406": "warning",
     "TNK407": "note",
     "TNK408": "warning",

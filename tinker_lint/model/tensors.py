@@ -1,0 +1,282 @@
+"""Which values of a PyTorch training step are tensors, and which are known to be on the CPU, by
+dataflow in the module (TNK404; the device hints of spec §10.4).
+
+A value is a tensor when it is followed back, through a few assignments, to:
+
+- what the type inference already calls an array (a ``torch``/``numpy`` function's result, a
+  method of one: ``torch.zeros(n)``, ``F.softmax(x)``, ``t.float()``);
+- a ``.to(...)``/``.cuda()`` result;
+- the output of a ``torch.nn.Module`` call or an attribute of it (``model(x).logits``), where the
+  callee is a module by what the code does with it: ``model.parameters()``, ``model.train()``,
+  ``model.eval()``, ``model.zero_grad()`` somewhere in the module, or a ``torch.nn`` layer built
+  here;
+- the value a ``.backward()`` is called on (the loss), in the same function;
+- an item of a ``DataLoader`` built in this module with the default collate (``for x, y in
+  loader``), and its fields (``batch["input_ids"]``);
+- a row or element of a tensor (``t[i]``, ``for row in t``).
+
+A tensor is on the CPU when it is made by a factory without ``device=`` (``torch.tensor(list)``,
+``torch.zeros(n)``, ``torch.from_numpy``), by ``.cpu()``/``.numpy()``, or is a numpy array; a
+``.to()``/``.cuda()`` result, a model output, a loss or a batch is maybe on a GPU.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from tinker_lint.model.bindings import argument, parameters
+from tinker_lint.model.imports import dotted_name
+from tinker_lint.model.names import ARRAY_SCALAR_METHODS
+from tinker_lint.model.scopes import Binding, CallSite, FunctionInfo, Scope
+from tinker_lint.model.types import Kind
+
+if TYPE_CHECKING:
+    from tinker_lint.model.semantic import SemanticModel
+
+_MODULE_METHODS = frozenset(
+    {"parameters", "named_parameters", "train", "eval", "zero_grad", "state_dict", "modules"}
+)
+_MOVES = frozenset({"to", "cuda"})
+_TO_HOST = frozenset({"cpu", "numpy"})
+_MAX_DEPTH = 8
+_DATALOADER = "torch.utils.data.DataLoader"
+
+
+class Tensors:
+    """The tensor questions of one module, memoised."""
+
+    def __init__(self, model: SemanticModel) -> None:
+        self.model = model
+
+    @cached_property
+    def _modules(self) -> frozenset[str]:
+        """Dotted names the module uses as a ``torch.nn.Module`` (``model``, ``self.policy``)."""
+        model = self.model
+        found: set[str] = set()
+        for site in model.calls:
+            func = site.node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_METHODS:
+                name = dotted_name(func.value)
+                if name is not None:
+                    found.add(name)
+        for binding in model.bindings:
+            if binding.kind != "value" or not isinstance(binding.expr, cst.Call):
+                continue
+            qualified = model.qualify(binding.expr.func, binding.scope) or ""
+            if qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1][:1].isupper():
+                for name, bindings in binding.scope.bindings.items():
+                    if binding in bindings:
+                        found.add(name)
+        return frozenset(found)
+
+    def is_module(self, expr: cst.BaseExpression) -> bool:
+        name = dotted_name(expr)
+        return name is not None and name in self._modules
+
+    # ======================================================================================
+    def is_tensor(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> bool:
+        """Whether ``expr`` is a tensor by dataflow (see the module doc)."""
+        model = self.model
+        if depth > _MAX_DEPTH:
+            return False
+        if any(t.kind is Kind.ARRAY for t in model.types(expr, scope)):
+            return True
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Attribute):
+                if func.attr.value in _MOVES:
+                    return True
+                if func.attr.value in ARRAY_SCALAR_METHODS:
+                    return False
+                return self.is_tensor(func.value, scope, depth + 1)  # ``t.float()``
+            return self.is_module(func)
+        if isinstance(expr, cst.Attribute):
+            # ``model(x).logits``, ``outputs.loss``: a field of a model's output.
+            return self._model_output(expr.value, scope, depth + 1)
+        if isinstance(expr, cst.Subscript):
+            return self.is_tensor(expr.value, scope, depth + 1) or self._batch(
+                expr.value, scope, depth + 1
+            )
+        if isinstance(expr, cst.Name):
+            if self._is_loss(expr, scope) or self._batch(expr, scope, depth):
+                return True
+            bindings = scope.lookup(expr.value)
+            if self._tensor_argument(expr.value, bindings, depth):
+                return True
+            for binding in bindings:
+                value = binding.expr
+                if not isinstance(value, cst.BaseExpression):
+                    continue
+                if binding.kind in ("value", "unpack") and self.is_tensor(value, scope, depth + 1):
+                    return True
+                if binding.kind in ("iter", "iter-unpack"):
+                    part = iterated_part(value, binding.index if binding.kind != "iter" else None)
+                    if part is not None and self.is_tensor(part, scope, depth + 1):
+                        return True  # ``for row in t``, ``for a, b in zip(t1, t2)``
+        return False
+
+    def _tensor_argument(self, name: str, bindings: list[Binding], depth: int) -> bool:
+        """A parameter of a function of this module that every call of it in the module passes
+        a tensor for (``clip(scores)`` with ``scores = model(batch).scores``)."""
+        function = bindings[0].scope.function if bindings else None
+        if function is None or bindings[0].scope is not function.scope:
+            return False
+        if name not in parameters(function):
+            return False
+        calls = self._callers.get(function, [])
+        found = False
+        for site in calls:
+            arg = argument(function, site, name)
+            if arg is None or not self.is_tensor(arg, site.scope, depth + 1):
+                return False
+            found = True
+        return found
+
+    @cached_property
+    def _callers(self) -> dict[FunctionInfo, list[CallSite]]:
+        model = self.model
+        found: dict[FunctionInfo, list[CallSite]] = {}
+        for site in model.calls:
+            target = model.resolve_function(site.node.func, site.scope)
+            if target is not None:
+                found.setdefault(target, []).append(site)
+        return found
+
+    def _model_output(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> bool:
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, cst.Call):
+            return self.is_module(expr.func)
+        if isinstance(expr, cst.Name):
+            for binding in scope.lookup(expr.value):
+                if (
+                    binding.kind == "value"
+                    and isinstance(binding.expr, cst.BaseExpression)
+                    and self._model_output(binding.expr, scope, depth + 1)
+                ):
+                    return True
+        return False
+
+    def _is_loss(self, name: cst.Name, scope: Scope) -> bool:
+        """The value ``.backward()`` is called on in this function."""
+        function = scope.function
+        if function is None:
+            return False
+        for site in function.calls:
+            func = site.node.func
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value == "backward"
+                and isinstance(func.value, cst.Name)
+                and func.value.value == name.value
+            ):
+                return True
+        return False
+
+    def _batch(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> bool:
+        """An item of a ``DataLoader`` built in this module with the default collate."""
+        if not isinstance(expr, cst.Name) or depth > _MAX_DEPTH:
+            return False
+        for binding in scope.lookup(expr.value):
+            if binding.kind not in ("iter", "iter-unpack") or not isinstance(
+                binding.expr, cst.BaseExpression
+            ):
+                continue
+            loader = iterated_part(
+                binding.expr, binding.index if binding.kind == "iter-unpack" else None
+            )
+            if loader is None:
+                loader = binding.expr  # ``for x, y in loader``: the batch's parts
+            if isinstance(loader, cst.Name) and self._default_loader(loader, scope):
+                return True
+        return False
+
+    def _default_loader(self, name: cst.Name, scope: Scope) -> bool:
+        model = self.model
+        for binding in scope.lookup(name.value):
+            value = binding.expr
+            if binding.kind != "value" or not isinstance(value, cst.Call):
+                continue
+            if model.qualify(value.func, binding.scope) == _DATALOADER and not any(
+                arg.keyword is not None and arg.keyword.value == "collate_fn" for arg in value.args
+            ):
+                return True
+        return False
+
+    # ======================================================================================
+    def on_cpu(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> bool:
+        """Whether the tensor ``expr`` is known to be on the CPU (see the module doc)."""
+        model = self.model
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Attribute):
+                method = func.attr.value
+                if method in _TO_HOST:
+                    return True
+                if method in _MOVES:
+                    return False
+                qualified = model.qualify(func, scope)
+                if qualified is None:
+                    return self.on_cpu(func.value, scope, depth + 1)
+            qualified = model.qualify(func, scope) or ""
+            if qualified.startswith("numpy."):
+                return True
+            if model.array_function(qualified) is not None:
+                # A factory or op: on the CPU without ``device=`` and without a tensor argument
+                # that could be on a GPU (``torch.stack(rows)`` is where ``rows`` are).
+                if any(a.keyword is not None and a.keyword.value == "device" for a in expr.args):
+                    return False
+                return all(
+                    not self.is_tensor(a.value, scope) or self.on_cpu(a.value, scope, depth + 1)
+                    for a in expr.args
+                )
+            return False
+        if isinstance(expr, cst.Subscript):
+            return self.on_cpu(expr.value, scope, depth + 1)
+        if isinstance(expr, cst.Name):
+            bindings = [
+                b
+                for b in scope.lookup(expr.value)
+                if b.kind in ("value", "unpack", "iter", "iter-unpack")
+            ]
+            parts = [
+                b.expr
+                if b.kind in ("value", "unpack")
+                else iterated_part(b.expr, b.index if b.kind == "iter-unpack" else None)
+                for b in bindings
+                if isinstance(b.expr, cst.BaseExpression)
+            ]
+            return bool(parts) and all(
+                isinstance(p, cst.BaseExpression) and self.on_cpu(p, scope, depth + 1)
+                for p in parts
+            )
+        return False
+
+
+def iterated_part(iterable: cst.BaseExpression, index: int | None) -> cst.BaseExpression | None:
+    """What a loop variable is an item of: ``t`` for ``row`` in ``for row in t``; for position
+    ``index`` of ``for i, row in enumerate(t)``, None (the counter) or ``t``; for ``for a, b in
+    zip(t, u)``, ``t`` or ``u``. None when it is not an item of one value."""
+    while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
+        name = iterable.func.value
+        args = [a.value for a in iterable.args if a.keyword is None and not a.star]
+        if name in ("reversed", "iter", "list", "tuple") and args:
+            iterable = args[0]
+        elif name == "enumerate" and args:
+            if index is None:
+                return None  # ``for pair in enumerate(t)``: a tuple
+            if index == 0:
+                return None
+            iterable, index = args[0], None
+        elif name == "zip" and args:
+            if index is None or index >= len(args):
+                return None
+            iterable, index = args[index], None
+        else:
+            break
+    return iterable if index is None else None
