@@ -82,8 +82,10 @@ class Tensors:
         model = self.model
         if depth > _MAX_DEPTH:
             return False
-        if any(t.kind is Kind.ARRAY for t in model.types(expr, scope)):
-            return True
+        if not isinstance(expr, cst.Name | cst.Subscript) and any(
+            t.kind is Kind.ARRAY for t in model.types(expr, scope)
+        ):
+            return True  # a names' bindings are judged below, in order
         if isinstance(expr, cst.Call):
             func = expr.func
             if isinstance(func, cst.Attribute):
@@ -108,8 +110,10 @@ class Tensors:
                 return True
             for binding in bindings:
                 value = binding.expr
-                if not isinstance(value, cst.BaseExpression):
-                    continue
+                if not isinstance(value, cst.BaseExpression) or not self._precedes(value, expr):
+                    continue  # ``rewards = torch.cat(rewards)`` after the loop: not yet a tensor
+                if any(t.kind is Kind.ARRAY for t in model.binding_types(binding)):
+                    return True
                 if binding.kind in ("value", "unpack") and self.is_tensor(value, scope, depth + 1):
                     return True
                 if binding.kind in ("iter", "iter-unpack"):
@@ -117,6 +121,14 @@ class Tensors:
                     if part is not None and self.is_tensor(part, scope, depth + 1):
                         return True  # ``for row in t``, ``for a, b in zip(t1, t2)``
         return False
+
+    def _precedes(self, value: cst.CSTNode, use: cst.CSTNode) -> bool:
+        """Whether a binding's value starts on or before the line of a use of the name (a use in
+        a loop sees a later binding in the same loop only on the next iteration: not counted)."""
+        try:
+            return self.model.line_of(value) <= self.model.line_of(use)
+        except KeyError:
+            return True  # a node made by a test, not of the module: no position to compare
 
     def _tensor_argument(self, name: str, bindings: list[Binding], depth: int) -> bool:
         """A parameter of a function of this module that every call of it in the module passes

@@ -194,13 +194,18 @@ def _judge(ctx: Context, tensors: Tensors, loop: LoopInfo, step: TorchStep) -> _
     ]
     accesses: list[ElementAccess] = []
     if not iterated:
-        if not _data_sized(model, tensors, loop, iterable):
+        bound = _bound_by(model, tensors, loop, iterable)
+        if bound is None:
             return None
         accesses = [
             a
             for a in element_subscripts(model, loop, lambda v: tensors.is_tensor(v, scope))
             if not any(isinstance(e.slice, cst.Slice) for e in a.node.slice)
         ]
+        if bound == "collection" and not any(a.stored for a in accesses):
+            # Over a Python collection, only writes are per-element tensor work for sure
+            # (``t[i] = v`` per value); a read ``xs[i]`` may be of a list of tensors.
+            return None
         if not accesses:
             return None
     if carries_a_value(model, loop, accesses):
@@ -211,6 +216,11 @@ def _judge(ctx: Context, tensors: Tensors, loop: LoopInfo, step: TorchStep) -> _
     shown = values[0]
     tensor = code_of(model, shown)
     read = _host_read(model, loop)
+    if read is not None and _whole_row(read):
+        # ``[ids[i].tolist() for i in range(ids.shape[0])]``: one conversion per row, once per
+        # example (TNK203's vectorized form), often of what must leave the device anyway (token
+        # lists for reward functions after ``generate``): not a sync per element.
+        return None
     if read is not None:
         return _Found(
             read,
@@ -313,49 +323,48 @@ def _size_of(expr: cst.BaseExpression) -> bool:
     )
 
 
-def _data_sized(
+def _bound_by(
     model: SemanticModel, tensors: Tensors, loop: LoopInfo, iterable: cst.BaseExpression
-) -> bool:
-    """Whether an index loop's bound comes from the data: ``enumerate(xs)``, ``range(len(x))``,
-    ``range(t.size(0))``, ``range(n)`` after ``n = t.shape[0]`` or ``B, T = t.shape``. A literal,
-    a parameter or a configuration attribute (``range(self.num_heads)``) may be a handful."""
+) -> str | None:
+    """Where an index loop's bound comes from: "tensor" for a tensor's size (``range(len(t))``,
+    ``range(t.size(0))``, ``range(n)`` after ``n = t.shape[0]`` or ``B, T = t.shape``);
+    "collection" for the length of another collection (``enumerate(rows)``,
+    ``range(len(rows))``); None for a literal, a parameter or a configuration attribute
+    (``range(self.num_heads)``), which may be a handful."""
     if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
         name = iterable.func.value
         args = [a.value for a in iterable.args if a.keyword is None]
         if name in ("enumerate", "zip"):
-            return True
+            return "collection"
         if name == "reversed" and args:
-            return _data_sized(model, tensors, loop, args[0])
+            return _bound_by(model, tensors, loop, args[0])
         if name == "range" and args:
             bound = args[1] if len(args) > 1 else args[0]
-            return _sized_by_data(model, tensors, bound, loop, 0)
-    return False
+            return _sized_by(tensors, bound, loop, 0)
+    return None
 
 
-def _sized_by_data(
-    model: SemanticModel,
-    tensors: Tensors,
-    bound: cst.BaseExpression,
-    loop: LoopInfo,
-    depth: int,
-) -> bool:
+def _sized_by(
+    tensors: Tensors, bound: cst.BaseExpression, loop: LoopInfo, depth: int
+) -> str | None:
     if depth > 3:
-        return False
+        return None
     if isinstance(bound, cst.BinaryOperation):
-        return _sized_by_data(model, tensors, bound.left, loop, depth + 1) or _sized_by_data(
-            model, tensors, bound.right, loop, depth + 1
-        )
+        left = _sized_by(tensors, bound.left, loop, depth + 1)
+        return left or _sized_by(tensors, bound.right, loop, depth + 1)
     if isinstance(bound, cst.Call):
         func = bound.func
-        if isinstance(func, cst.Name) and func.value == "len":
-            return True
-        return isinstance(func, cst.Attribute) and func.attr.value in _SIZES
+        if isinstance(func, cst.Name) and func.value == "len" and bound.args:
+            return "tensor" if tensors.is_tensor(bound.args[0].value, loop.scope) else "collection"
+        if isinstance(func, cst.Attribute) and func.attr.value in _SIZES:
+            return "tensor"
+        return None
     if (
         isinstance(bound, cst.Subscript)
         and isinstance(bound.value, cst.Attribute)
         and bound.value.attr.value == "shape"
     ):
-        return True
+        return "tensor"
     if isinstance(bound, cst.Name):
         for binding in loop.scope.lookup(bound.value):
             value = binding.expr
@@ -366,10 +375,12 @@ def _sized_by_data(
                 and isinstance(value, cst.Attribute)
                 and value.attr.value == "shape"
             ):
-                return True  # ``B, T = t.shape``
-            if binding.kind == "value" and _sized_by_data(model, tensors, value, loop, depth + 1):
-                return True
-    return False
+                return "tensor"  # ``B, T = t.shape``
+            if binding.kind == "value":
+                found = _sized_by(tensors, value, loop, depth + 1)
+                if found is not None:
+                    return found
+    return None
 
 
 def _parameter_updates(model: SemanticModel, loop: LoopInfo) -> cst.Call | None:
@@ -436,6 +447,13 @@ def _host_read(model: SemanticModel, loop: LoopInfo) -> cst.Call | None:
         ):
             return site.node
     return None
+
+
+def _whole_row(read: cst.Call) -> bool:
+    """``row.tolist()``/``.cpu()``/``.numpy()``: a whole row converted at once (``.item()`` is
+    one element)."""
+    func = read.func
+    return isinstance(func, cst.Attribute) and func.attr.value != "item"
 
 
 def _step_syncs(model: SemanticModel, step: TorchStep, loop: LoopInfo) -> bool:

@@ -32,7 +32,7 @@ def loop_step(model: SemanticModel, loop: LoopInfo) -> TorchStep | None:
         enclosing.append(parent)
         parent = parent.parent
     probe = CallSite(
-        cast(cst.Call, loop.node),  # only its place in the tree is asked (``eval_only``)
+        cast(cst.Call, _place(model, loop)),  # only its place in the tree is asked (eval_only)
         loop.scope,
         loop.function,
         tuple(reversed(enclosing)),
@@ -40,3 +40,18 @@ def loop_step(model: SemanticModel, loop: LoopInfo) -> TorchStep | None:
         loop.guard_depth,
     )
     return model.torch_steps.of_call(probe)
+
+
+def _place(model: SemanticModel, loop: LoopInfo) -> cst.CSTNode:
+    """Where to ask from: the loop, or the outermost ``with`` block between it and the loop
+    around it. A ``with torch.no_grad():`` block inside a training loop (an EMA update after
+    ``optimizer.step()``) runs on every step; it is not eval-only code."""
+    if loop.parent is None:
+        return loop.node
+    place: cst.CSTNode = loop.node
+    node = model.parent(loop.node)
+    while node is not None and node is not loop.parent.node:
+        if isinstance(node, cst.With):
+            place = node
+        node = model.parent(node)
+    return place
