@@ -46,7 +46,9 @@ def plan_device_argument(
     if func.attr.value == "cuda":
         if not move.args:
             device = cst.SimpleString('"cuda"')
-        elif (len(move.args) == 1 and move.args[0].keyword in (None,)) or (len(move.args) == 1 and _keyword(move.args[0]) == "device"):
+        elif (len(move.args) == 1 and move.args[0].keyword in (None,)) or (
+            len(move.args) == 1 and _keyword(move.args[0]) == "device"
+        ):
             device = move.args[0].value
         else:
             return None
