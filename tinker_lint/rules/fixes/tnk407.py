@@ -46,9 +46,7 @@ def plan_device_argument(
     if func.attr.value == "cuda":
         if not move.args:
             device = cst.SimpleString('"cuda"')
-        elif (len(move.args) == 1 and move.args[0].keyword in (None,)) or (
-            len(move.args) == 1 and _keyword(move.args[0]) == "device"
-        ):
+        elif len(move.args) == 1 and _keyword(move.args[0]) in (None, "device"):
             device = move.args[0].value
         else:
             return None
