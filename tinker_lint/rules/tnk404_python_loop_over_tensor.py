@@ -150,17 +150,22 @@ for batch in loader:
         tensors = Tensors(model)
         reported: set[LoopInfo] = set()
         lines: set[int] = set()
+        collate: set[str] | None = None
         for loop in model.loops:
             if not isinstance(loop.node, cst.For | cst.ListComp | cst.GeneratorExp):
                 continue
-            if _inside(loop, reported) or _steps(model, loop) or _in_worker(model, loop):
+            if _inside(loop, reported) or _steps(model, loop):
+                continue
+            if collate is None:
+                collate = _collate_functions(model)
+            if _in_worker(loop, collate):
                 continue
             step = loop_step(model, loop)
-            if step is None or model.steps.of_loop(loop) is not None:
-                continue  # not every torch step, or a Tinker step (TNK203's)
+            if step is None:
+                continue  # not on every torch step
             found = _judge(ctx, tensors, loop, step)
-            if found is None:
-                continue
+            if found is None or model.steps.of_loop(loop) is not None:
+                continue  # nothing, or in a loop that submits Tinker requests (TNK203's)
             line = ctx.line_of(found.node)
             if line in lines:
                 continue  # one finding per line
@@ -273,10 +278,9 @@ def _steps(model: SemanticModel, loop: LoopInfo) -> bool:
     return False
 
 
-def _in_worker(model: SemanticModel, loop: LoopInfo) -> bool:
-    """In a ``Dataset``'s ``__getitem__``/``__iter__`` or a collate function: DataLoader workers
-    run it, beside the training process."""
-    collate = _collate_functions(model)
+def _in_worker(loop: LoopInfo, collate: set[str]) -> bool:
+    """In a ``Dataset``'s ``__getitem__``/``__iter__`` or a collate function (by name, or passed
+    as ``collate_fn=``: ``collate``): DataLoader workers run it, beside the training process."""
     function = loop.function
     while function is not None:
         if function.name in _WORKER_FUNCTIONS or function.name in collate:
