@@ -9,7 +9,7 @@ import libcst as cst
 
 from tinker_lint.model.batches import loop_iterables, small
 from tinker_lint.model.imports import dotted_name
-from tinker_lint.model.semantic import CallSite, LoopInfo, SemanticModel
+from tinker_lint.model.semantic import CallSite, LoopInfo, Scope, SemanticModel
 from tinker_lint.model.tensor_loops import (
     ElementAccess,
     carries_a_value,
@@ -100,7 +100,8 @@ Not reported: recurrences, where an iteration reads what an earlier one wrote (G
 returns `R = r + gamma * R`, an RNN unroll `h = cell(x[t], h)`, autoregressive decoding); a loop
 bounded by a small literal or by configuration (`range(4)`, `range(self.num_heads)`); per-slice
 loops whose ops are batched (`x[:, i]`, micro-batches); loops in `Dataset.__getitem__` or a
-`collate_fn` (DataLoader workers); CPU-side preparation of tensors made on the CPU when the step
+`collate_fn` (DataLoader workers); rows handed as they are to code that is not torch, once per
+example (`tokenizer.decode(ids)`, `reward_fn(completions[i])`, `row.tolist()`); CPU-side preparation of tensors made on the CPU when the step
 never syncs (it overlaps the GPU's work); loops that already call `torch._foreach_*`; work in a
 loop that submits Tinker requests (TNK203 reports it there).
 """
@@ -210,12 +211,19 @@ def _judge(ctx: Context, tensors: Tensors, loop: LoopInfo, step: TorchStep) -> _
             for a in element_subscripts(model, loop, lambda v: tensors.is_tensor(v, scope))
             if not any(isinstance(e.slice, cst.Slice) for e in a.node.slice)
         ]
+        # ``tokenizer.decode(ids[i])``, ``reward_fn(completions[i])``: the row goes to code that
+        # is not torch, once per example; that consumer converts it, not a torch call per element.
+        accesses = [
+            a for a in accesses if a.stored or not _leaves_torch(model, tensors, a.node, scope)
+        ]
         if bound == "collection" and not any(a.stored for a in accesses):
             # Over a Python collection, only writes are per-element tensor work for sure
             # (``t[i] = v`` per value); a read ``xs[i]`` may be of a list of tensors.
             return None
         if not accesses:
             return None
+    if iterated and _items_leave_torch(model, tensors, loop):
+        return None  # ``for ids in completion_ids: texts.append(tokenizer.decode(ids))``
     if carries_a_value(model, loop, accesses):
         return None  # a recurrence: each iteration needs the one before
     values = [*iterated, *(a.node.value for a in accesses)]
@@ -255,6 +263,50 @@ def _judge(ctx: Context, tensors: Tensors, loop: LoopInfo, step: TorchStep) -> _
             f"`{tensor}` element by element (`{code_of(model, accesses[0].node)}`)"
         )
     return _Found(iterable, f"{what} {every}: {_COST}: {_FIX}")
+
+
+def _leaves_torch(
+    model: SemanticModel, tensors: Tensors, node: cst.BaseExpression, scope: Scope
+) -> bool:
+    """Whether ``node`` is passed as it is to a call that is not torch (``tokenizer.decode(row)``,
+    ``texts.append(row)``): not a torch function (``F.cross_entropy(row, t)``) nor a method of a
+    tensor. No torch call runs on it here."""
+    parent = model.parent(node)
+    if not isinstance(parent, cst.Arg) or parent.value is not node:
+        return False
+    call = model.parent(parent)
+    if not isinstance(call, cst.Call):
+        return False
+    if model.array_function(model.qualify(call.func, scope)) is not None:
+        return False
+    func = call.func
+    return not (isinstance(func, cst.Attribute) and tensors.is_tensor(func.value, scope))
+
+
+def _items_leave_torch(model: SemanticModel, tensors: Tensors, loop: LoopInfo) -> bool:
+    """Whether every use of the loop's items in its body hands them to code that is not torch
+    (``tokenizer.decode(ids)``)."""
+    targets = loop_targets(loop)
+    bound: set[int] = set()
+    node = loop.node
+    if isinstance(node, cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp):
+        clause: cst.CompFor | None = node.for_in
+        while clause is not None:
+            bound.update(id(n) for n in model.walk(clause.target))
+            clause = clause.inner_for_in
+    uses: list[cst.Name] = []
+    for current in model.walk(loop.body):
+        if (
+            not isinstance(current, cst.Name)
+            or current.value not in targets
+            or id(current) in bound
+        ):
+            continue
+        parent = model.parent(current)
+        if isinstance(parent, cst.Attribute) and parent.attr is current:
+            continue  # ``x.ids``: an attribute's name, not the item
+        uses.append(current)
+    return bool(uses) and all(_leaves_torch(model, tensors, use, loop.scope) for use in uses)
 
 
 def _inside(loop: LoopInfo, reported: set[LoopInfo]) -> bool:
