@@ -714,3 +714,41 @@ def test_tnk407_fix_end_to_end_on_the_fixture(tmp_path) -> None:
     assert expected != original
     assert target.read_text() == expected
     assert code == 0
+
+
+def test_tnk407_keeps_a_call_written_one_argument_per_line() -> None:
+    code = """
+    import torch
+
+    def train(model, loader, optimizer):
+        for batch in loader:
+            x = torch.zeros(
+                len(batch),
+                4,
+            ).to("cuda", dtype=torch.half)
+            w = torch.zeros(
+                len(batch),
+            ).to("cuda")
+            model(batch, x, w).loss.backward()
+            optimizer.step()
+    """
+    assert fixed(code, settings=TORCH) == _src(
+        """
+        import torch
+
+        def train(model, loader, optimizer):
+            for batch in loader:
+                x = torch.zeros(
+                    len(batch),
+                    4,
+                    device="cuda",
+                    dtype=torch.half,
+                )
+                w = torch.zeros(
+                    len(batch),
+                    device="cuda",
+                )
+                model(batch, x, w).loss.backward()
+                optimizer.step()
+        """
+    )

@@ -126,21 +126,24 @@ def _known_device(model: SemanticModel, expr: cst.BaseExpression, site: CallSite
 
 
 def _with_keywords(call: cst.Call, added: list[tuple[str, cst.BaseExpression]]) -> cst.Call:
-    """``call`` with ``name=value`` arguments added after its own, keeping a trailing comma."""
+    """``call`` with ``name=value`` arguments added after its own. Between arguments, what the
+    call has between its own (one per line when it is written so); a trailing comma, and the
+    line break before the closing parenthesis, stay last."""
     args = list(call.args)
-    trailing = bool(args) and isinstance(args[-1].comma, cst.Comma)
-    if args and not trailing:
-        args[-1] = args[-1].with_changes(
-            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-        )
+    closing = args[-1].comma if args else cst.MaybeSentinel.DEFAULT
+    trailing = isinstance(closing, cst.Comma)
+    between = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    if trailing and len(args) > 1 and isinstance(args[-2].comma, cst.Comma):
+        between = args[-2].comma
+    elif trailing:
+        between = cst.Comma(whitespace_after=call.whitespace_before_args)
+    if args:
+        args[-1] = args[-1].with_changes(comma=between)
     new: list[cst.Arg] = []
     for index, (name, value) in enumerate(added):
-        last = index == len(added) - 1
-        comma: cst.Comma | cst.MaybeSentinel
-        if not last:
-            comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-        else:
-            comma = args[-1].comma if trailing else cst.MaybeSentinel.DEFAULT
+        comma: cst.Comma | cst.MaybeSentinel = between
+        if index == len(added) - 1:
+            comma = closing if trailing else cst.MaybeSentinel.DEFAULT
         new.append(
             cst.Arg(
                 value=value,
