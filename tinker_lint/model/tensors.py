@@ -40,6 +40,8 @@ _MODULE_METHODS = frozenset(
     {"parameters", "named_parameters", "train", "eval", "zero_grad", "state_dict", "modules"}
 )
 _MOVES = frozenset({"to", "cuda"})
+# Methods of a mapping, not of a tensor: a model's output is often a dict or a ``ModelOutput``.
+_MAPPING_METHODS = frozenset({"items", "keys", "values", "get", "pop"})
 _TO_HOST = frozenset({"cpu", "numpy"})
 _MAX_DEPTH = 8
 _DATALOADER = "torch.utils.data.DataLoader"
@@ -91,8 +93,8 @@ class Tensors:
             if isinstance(func, cst.Attribute):
                 if func.attr.value in _MOVES:
                     return True
-                if func.attr.value in ARRAY_SCALAR_METHODS:
-                    return False
+                if func.attr.value in ARRAY_SCALAR_METHODS or func.attr.value in _MAPPING_METHODS:
+                    return False  # ``t.size()``, ``model_out.items()`` (a dict of outputs)
                 return self.is_tensor(func.value, scope, depth + 1)  # ``t.float()``
             return self.is_module(func)
         if isinstance(expr, cst.Attribute):
@@ -156,6 +158,23 @@ class Tensors:
             if target is not None:
                 found.setdefault(target, []).append(site)
         return found
+
+    def direct_model_output(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        """A model's output itself (``model(x)``, or a name only bound to one), not a field of
+        it: a tensor, or as often a tuple, list or dict of them (iterating it may go over
+        outputs, not rows)."""
+        if isinstance(expr, cst.Call):
+            return self.is_module(expr.func)
+        if not isinstance(expr, cst.Name):
+            return False
+        values = [
+            b.expr
+            for b in scope.lookup(expr.value)
+            if b.kind == "value" and isinstance(b.expr, cst.BaseExpression)
+        ]
+        return bool(values) and all(
+            isinstance(v, cst.Call) and self.is_module(v.func) for v in values
+        )
 
     def _model_output(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> bool:
         if depth > _MAX_DEPTH:

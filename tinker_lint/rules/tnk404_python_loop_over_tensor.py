@@ -199,7 +199,9 @@ def _judge(ctx: Context, tensors: Tensors, loop: LoopInfo, step: TorchStep) -> _
     iterated = [
         part
         for part in _iterated_values(iterable)
-        if not _size_of(part) and tensors.is_tensor(part, scope)
+        if not _size_of(part)
+        and tensors.is_tensor(part, scope)
+        and not tensors.direct_model_output(part, scope)
     ]
     accesses: list[ElementAccess] = []
     if not iterated:
