@@ -80,43 +80,43 @@ def test_tnk404_an_index_loop_and_a_row_loop_say_what_they_go_through() -> None:
         "Python loop over `range(labels.size(0))` (line 12) indexes the tensor `mask` element by "
         f"element (`mask[i]`) on every step of the training loop on line 9: {LOOP_COST}: {LOOP_FIX}"
     )
-    assert message_at(TNK404_FIXTURE, 45, "TNK404") == (
-        "Python loop over the tensor `logits` (line 45) goes through its first dimension one row "
-        f"or element at a time on every step of the training loop on line 42: {LOOP_COST}: "
+    assert message_at(TNK404_FIXTURE, 46, "TNK404") == (
+        "Python loop over the tensor `logits` (line 46) goes through its first dimension one row "
+        f"or element at a time on every step of the training loop on line 43: {LOOP_COST}: "
         f"{LOOP_FIX}"
     )
     # A helper's parameter is a tensor when every call of the helper passes one.
-    assert message_at(TNK404_FIXTURE, 54, "TNK404").startswith(
-        "Python loop over the tensor `scores` (line 54) goes through its first dimension one row "
-        "or element at a time on every step of the training loop on line 60, in "
+    assert message_at(TNK404_FIXTURE, 55, "TNK404").startswith(
+        "Python loop over the tensor `scores` (line 55) goes through its first dimension one row "
+        "or element at a time on every step of the training loop on line 61, in "
         "`helper_called_per_step()`, which the loop calls: "
     )
-    assert message_at(TNK404_FIXTURE, 85, "TNK404").startswith(
-        "Python loop over `range(out.logits.shape[0])` (line 85) indexes the tensor `out.logits` "
+    assert message_at(TNK404_FIXTURE, 87, "TNK404").startswith(
+        "Python loop over `range(out.logits.shape[0])` (line 87) indexes the tensor `out.logits` "
         "element by element (`out.logits[i, 0]`) on every step of the training loop "
         "(`training_step()` runs once per step): "
     )
 
 
 def test_tnk404_a_host_read_per_element_is_reported_once_at_the_read_instead_of_tnk401() -> None:
-    assert message_at(TNK404_FIXTURE, 37, "TNK404") == (
-        "`x.item()` once per element of the tensor `per_token` (line 37) on every step of the "
-        "training loop on line 33: a host sync and a Python object per element (62-226x one "
+    assert message_at(TNK404_FIXTURE, 38, "TNK404") == (
+        "`x.item()` once per element of the tensor `per_token` (line 38) on every step of the "
+        "training loop on line 34: a host sync and a Python object per element (62-226x one "
         "`.tolist()` on the CPU, docs/torch-costs.md): read the tensor once with `.tolist()`, or "
         "vectorize"
     )
     text = (FIXTURES / TNK404_FIXTURE).read_text()
     found = codes_at(text, Settings(select=("TNK4",)))
-    assert [f for f in found if f[1] == 37] == [("TNK404", 37, 14)]
+    assert [f for f in found if f[1] == 38] == [("TNK404", 38, 14)]
     # With TNK404 not selected, TNK401 reports the read itself.
     alone = codes_at(text, Settings(select=("TNK401",)))
-    assert [f for f in alone if f[1] == 37] == [("TNK401", 37, 14)]
+    assert [f for f in alone if f[1] == 38] == [("TNK401", 38, 14)]
 
 
 def test_tnk404_per_row_log_softmax_gets_the_memory_wording() -> None:
-    assert message_at(TNK404_FIXTURE, 71, "TNK404") == (
-        'Python loop over `zip(logits, batch["labels"])` (line 71) computes `log_softmax` one row '
-        "of `logits` at a time on every step of the training loop on line 68: if it is there to "
+    assert message_at(TNK404_FIXTURE, 73, "TNK404") == (
+        'Python loop over `zip(logits, batch["labels"])` (line 73) computes `log_softmax` one row '
+        "of `logits` at a time on every step of the training loop on line 70: if it is there to "
         "save memory, keep it; otherwise gather the targets' logits and subtract "
         "`torch.logsumexp(logits, -1)` over the whole batch (a fused gather - logsumexp)"
     )
@@ -131,9 +131,9 @@ def test_tnk404_per_parameter_updates_only_in_preview() -> None:
     [diagnostic] = [d for d in preview.diagnostics if d.line == line]
     assert (diagnostic.col, diagnostic.message) == (
         29,
-        "Python loop over `zip(ema_model.parameters(), model.par...` (line 107) updates one "
+        "Python loop over `zip(ema_model.parameters(), model.par...` (line 109) updates one "
         "parameter tensor per iteration (`.add_()`) on every step of the training loop on line "
-        "103: 2-3 kernel launches per parameter tensor, hundreds per step for a large model: use "
+        "105: 2-3 kernel launches per parameter tensor, hundreds per step for a large model: use "
         "`torch._foreach_mul_/_foreach_add_` (or `torch._foreach_lerp_`)",
     )
     # The foreach form, and nothing else in the fixture, is new under preview.

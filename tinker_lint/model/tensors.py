@@ -44,6 +44,16 @@ _MOVES = frozenset({"to", "cuda"})
 _MAPPING_METHODS = frozenset({"items", "keys", "values", "get", "pop"})
 _TO_HOST = frozenset({"cpu", "numpy"})
 _MAX_DEPTH = 8
+# Factories that build a tensor from Python data or sizes (on the CPU without ``device=``).
+_FACTORIES = frozenset(
+    "torch." + name
+    for name in (
+        *("tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange"),
+        *("eye", "rand", "randn", "randint", "randperm", "linspace", "logspace"),
+    )
+)
+_SPLITS = frozenset({"torch.split", "torch.chunk", "torch.unbind", "torch.tensor_split"})
+_SPLIT_METHODS = frozenset({"split", "chunk", "unbind", "tensor_split"})
 _DATALOADER = "torch.utils.data.DataLoader"
 
 
@@ -54,16 +64,18 @@ class Tensors:
         self.model = model
 
     @cached_property
-    def _modules(self) -> frozenset[str]:
-        """Dotted names the module uses as a ``torch.nn.Module`` (``model``, ``self.policy``)."""
+    def _modules(self) -> frozenset[tuple[object, str]]:
+        """Values the module uses as a ``torch.nn.Module`` (``model``, ``self.policy``), keyed by
+        where their name is bound: the same name may be a module in one function and a plain
+        function in another (trl's ``reward_func``)."""
         model = self.model
-        found: set[str] = set()
+        found: set[tuple[object, str]] = set()
         for site in model.calls:
             func = site.node.func
             if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_METHODS:
                 name = dotted_name(func.value)
                 if name is not None:
-                    found.add(name)
+                    found.add((_owner(name, site.scope), name))
         for binding in model.bindings:
             if binding.kind != "value" or not isinstance(binding.expr, cst.Call):
                 continue
@@ -71,12 +83,12 @@ class Tensors:
             if qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1][:1].isupper():
                 for name, bindings in binding.scope.bindings.items():
                     if binding in bindings:
-                        found.add(name)
+                        found.add((_owner(name, binding.scope), name))
         return frozenset(found)
 
-    def is_module(self, expr: cst.BaseExpression) -> bool:
+    def is_module(self, expr: cst.BaseExpression, scope: Scope) -> bool:
         name = dotted_name(expr)
-        return name is not None and name in self._modules
+        return name is not None and (_owner(name, scope), name) in self._modules
 
     # ======================================================================================
     def is_tensor(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> bool:
@@ -96,7 +108,7 @@ class Tensors:
                 if func.attr.value in ARRAY_SCALAR_METHODS or func.attr.value in _MAPPING_METHODS:
                     return False  # ``t.size()``, ``model_out.items()`` (a dict of outputs)
                 return self.is_tensor(func.value, scope, depth + 1)  # ``t.float()``
-            return self.is_module(func)
+            return self.is_module(func, scope)
         if isinstance(expr, cst.Attribute):
             # ``model(x).logits``, ``outputs.loss``: a field of a model's output.
             return self._model_output(expr.value, scope, depth + 1)
@@ -127,6 +139,8 @@ class Tensors:
     def _precedes(self, value: cst.CSTNode, use: cst.CSTNode) -> bool:
         """Whether a binding's value starts on or before the line of a use of the name (a use in
         a loop sees a later binding in the same loop only on the next iteration: not counted)."""
+        if self.model.contains(value, use):
+            return False  # ``xs = [f(x) for x in xs]``: the use reads the binding before
         try:
             return self.model.line_of(value) <= self.model.line_of(use)
         except KeyError:
@@ -159,12 +173,31 @@ class Tensors:
                 found.setdefault(target, []).append(site)
         return found
 
+    def pieces(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> bool:
+        """A tuple of tensors cut from one (``torch.split(t, sizes)``, ``t.chunk(k)``,
+        ``t.unbind(0)``): iterating it goes over the pieces, a handful or one per example."""
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if self.model.qualify(func, scope) in _SPLITS:
+                return True
+            return isinstance(func, cst.Attribute) and func.attr.value in _SPLIT_METHODS
+        if isinstance(expr, cst.Name):
+            values = [
+                b.expr
+                for b in scope.lookup(expr.value)
+                if b.kind == "value" and isinstance(b.expr, cst.BaseExpression)
+            ]
+            return bool(values) and all(self.pieces(v, scope, depth + 1) for v in values)
+        return False
+
     def direct_model_output(self, expr: cst.BaseExpression, scope: Scope) -> bool:
         """A model's output itself (``model(x)``, or a name only bound to one), not a field of
         it: a tensor, or as often a tuple, list or dict of them (iterating it may go over
         outputs, not rows)."""
         if isinstance(expr, cst.Call):
-            return self.is_module(expr.func)
+            return self.is_module(expr.func, scope)
         if not isinstance(expr, cst.Name):
             return False
         values = [
@@ -173,14 +206,14 @@ class Tensors:
             if b.kind == "value" and isinstance(b.expr, cst.BaseExpression)
         ]
         return bool(values) and all(
-            isinstance(v, cst.Call) and self.is_module(v.func) for v in values
+            isinstance(v, cst.Call) and self.is_module(v.func, scope) for v in values
         )
 
     def _model_output(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> bool:
         if depth > _MAX_DEPTH:
             return False
         if isinstance(expr, cst.Call):
-            return self.is_module(expr.func)
+            return self.is_module(expr.func, scope)
         if isinstance(expr, cst.Name):
             for binding in scope.lookup(expr.value):
                 if (
@@ -249,8 +282,8 @@ class Tensors:
                 method = func.attr.value
                 if method in _TO_HOST:
                     return True
-                if method in _MOVES:
-                    return False
+                if method in _MOVES and not _casts_only(model, expr, scope):
+                    return False  # ``.to(device)``: maybe a GPU now (``.to(torch.long)`` is not)
                 qualified = model.qualify(func, scope)
                 if qualified is None:
                     return self.on_cpu(func.value, scope, depth + 1)
@@ -258,17 +291,39 @@ class Tensors:
             if qualified.startswith("numpy."):
                 return True
             if model.array_function(qualified) is not None:
-                # A factory or op: on the CPU without ``device=`` and without a tensor argument
-                # that could be on a GPU (``torch.stack(rows)`` is where ``rows`` are).
                 if any(a.keyword is not None and a.keyword.value == "device" for a in expr.args):
                     return False
-                return all(
-                    not self.is_tensor(a.value, scope) or self.on_cpu(a.value, scope, depth + 1)
+                if qualified in _FACTORIES:
+                    # Built from Python data or sizes: on the CPU, unless from a tensor that
+                    # may be on a GPU (``torch.as_tensor(t)``).
+                    return all(
+                        not self.is_tensor(a.value, scope) or self.on_cpu(a.value, scope, depth + 1)
+                        for a in expr.args
+                    )
+                # An op (``torch.cat([a, b])``, ``torch.where(m, x, y)``) is where its tensor
+                # inputs are: on the CPU only when each is known to be.
+                inputs = [
+                    e.value
                     for a in expr.args
-                )
+                    if a.keyword is None
+                    for e in (
+                        a.value.elements if isinstance(a.value, cst.List | cst.Tuple) else [a]
+                    )
+                    if not isinstance(e.value, cst.Integer | cst.Float | cst.SimpleString)
+                ]
+                return bool(inputs) and all(self.on_cpu(v, scope, depth + 1) for v in inputs)
             return False
         if isinstance(expr, cst.Subscript):
             return self.on_cpu(expr.value, scope, depth + 1)
+        if isinstance(expr, cst.BinaryOperation | cst.Comparison):
+            # ``full - completion`` is where its tensor operands are.
+            operands = (
+                [expr.left, expr.right]
+                if isinstance(expr, cst.BinaryOperation)
+                else [expr.left, *(c.comparator for c in expr.comparisons)]
+            )
+            tensors = [o for o in operands if self.is_tensor(o, scope)]
+            return bool(tensors) and all(self.on_cpu(o, scope, depth + 1) for o in tensors)
         if isinstance(expr, cst.Name):
             bindings = [
                 b
@@ -287,6 +342,32 @@ class Tensors:
                 for p in parts
             )
         return False
+
+
+def _casts_only(model: SemanticModel, call: cst.Call, scope: Scope) -> bool:
+    """``t.to(torch.long)``, ``t.to(dtype=x)``: a cast that leaves the tensor where it is."""
+    if not isinstance(call.func, cst.Attribute) or call.func.attr.value != "to" or not call.args:
+        return False
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value != "dtype":
+                return False
+            continue
+        qualified = model.qualify(arg.value, scope) or ""
+        if not (qualified.startswith("torch.") and qualified.count(".") == 1):
+            return False
+    return True
+
+
+def _owner(name: str, scope: Scope) -> object:
+    """Where the head of a dotted name is bound: its class for ``self.x`` (``self`` of a
+    method), else the scope that binds the head name (None when nothing here binds it)."""
+    head = name.split(".", 1)[0]
+    function = scope.function
+    if function is not None and head == function.self_name and function.class_name is not None:
+        return ("class", function.class_name)
+    bindings = scope.lookup(head)
+    return id(bindings[0].scope) if bindings else None
 
 
 def iterated_part(iterable: cst.BaseExpression, index: int | None) -> cst.BaseExpression | None:

@@ -202,6 +202,7 @@ def _judge(ctx: Context, tensors: Tensors, loop: LoopInfo, step: TorchStep) -> _
         if not _size_of(part)
         and tensors.is_tensor(part, scope)
         and not tensors.direct_model_output(part, scope)
+        and not tensors.pieces(part, scope)
     ]
     accesses: list[ElementAccess] = []
     if not iterated:
@@ -211,7 +212,7 @@ def _judge(ctx: Context, tensors: Tensors, loop: LoopInfo, step: TorchStep) -> _
         accesses = [
             a
             for a in element_subscripts(model, loop, lambda v: tensors.is_tensor(v, scope))
-            if not any(isinstance(e.slice, cst.Slice) for e in a.node.slice)
+            if not any(_per_slice(e.slice) for e in a.node.slice)
         ]
         # ``tokenizer.decode(ids[i])``, ``reward_fn(completions[i])``: the row goes to code that
         # is not torch, once per example; that consumer converts it, not a torch call per element.
@@ -229,8 +230,13 @@ def _judge(ctx: Context, tensors: Tensors, loop: LoopInfo, step: TorchStep) -> _
     if carries_a_value(model, loop, accesses):
         return None  # a recurrence: each iteration needs the one before
     values = [*iterated, *(a.node.value for a in accesses)]
-    if all(tensors.on_cpu(v, scope) for v in values) and not _step_syncs(model, step, loop):
+    on_cpu = all(tensors.on_cpu(v, scope) for v in values)
+    if on_cpu and not _step_syncs(model, step, loop):
         return None  # CPU-side preparation that overlaps the GPU's work
+    if on_cpu and not any(a.stored for a in accesses):
+        # Reading CPU tensors (``for row, mask in zip(ids.cpu(), masks.cpu())``) after the
+        # step's one copy to the host: no sync and no kernel per row, Python once per example.
+        return None
     shown = values[0]
     tensor = code_of(model, shown)
     read = _host_read(model, loop)
@@ -239,7 +245,7 @@ def _judge(ctx: Context, tensors: Tensors, loop: LoopInfo, step: TorchStep) -> _
         # example (TNK203's vectorized form), often of what must leave the device anyway (token
         # lists for reward functions after ``generate``): not a sync per element.
         return None
-    if read is not None:
+    if read is not None and not on_cpu:
         return _Found(
             read,
             f"`{callee(model, read)}` once per element of the tensor `{tensor}` (line {line}) "
@@ -309,6 +315,14 @@ def _items_leave_torch(model: SemanticModel, tensors: Tensors, loop: LoopInfo) -
             continue  # ``x.ids``: an attribute's name, not the item
         uses.append(current)
     return bool(uses) and all(_leaves_torch(model, tensors, use, loop.scope) for use in uses)
+
+
+def _per_slice(index: cst.BaseSlice) -> bool:
+    """``x[:, i]``, ``mask[..., i]``: each iteration works on a whole slice (a head, a column of
+    every row), batched; not one element."""
+    return isinstance(index, cst.Slice) or (
+        isinstance(index, cst.Index) and isinstance(index.value, cst.Ellipsis)
+    )
 
 
 def _inside(loop: LoopInfo, reported: set[LoopInfo]) -> bool:
@@ -399,6 +413,8 @@ def _bound_by(
             return "collection"
         if name == "reversed" and args:
             return _bound_by(model, tensors, loop, args[0])
+        if name == "range" and len(args) == 3:
+            return None  # ``range(0, n, chunk)``: micro-batches, each a slice of the batch
         if name == "range" and args:
             bound = args[1] if len(args) > 1 else args[0]
             return _sized_by(tensors, bound, loop, 0)
