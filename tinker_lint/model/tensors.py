@@ -187,7 +187,9 @@ class Tensors:
             values = [
                 b.expr
                 for b in scope.lookup(expr.value)
-                if b.kind == "value" and isinstance(b.expr, cst.BaseExpression)
+                if b.kind == "value"
+                and isinstance(b.expr, cst.BaseExpression)
+                and self._precedes(b.expr, expr)
             ]
             return bool(values) and all(self.pieces(v, scope, depth + 1) for v in values)
         return False
