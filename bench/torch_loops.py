@@ -18,6 +18,11 @@ case against the form the rule's message recommends (its "x" column: how many ti
   against `torch.nonzero(w > 0)`; `[x.item() for x in t]` against `t.tolist()`; `t[i] = v` for
   each value of a list against one `t[:n] = torch.tensor(values)`, and for a list of positions
   against one indexed assignment `t[positions] = value`;
+- loops over a tensor's first dimension (TNK404), for --batch rows of [16, 64] logits: a
+  per-row `F.cross_entropy` against one call over the flattened batch, and a per-row
+  `log_softmax` + `gather` against the batched one and against gather - `logsumexp`;
+- an EMA over 200 parameter tensors of 256 floats (TNK404 under --preview): one `mul_().add_()` per tensor
+  against `torch._foreach_mul_` + `_foreach_add_` and `torch._foreach_lerp_`;
 - `torch.tensor(values).to("cpu")` against `torch.tensor(values, device="cpu")` (TNK407): only
   the CPU side; the host-to-device copy the rule is about cannot be measured without a GPU;
 - GAE over T steps (a recurrence, which TNK404 leaves alone): the loop over tensor elements,
@@ -313,6 +318,116 @@ def bench_tensor_loops(size: int, repeats: int) -> list[Case]:
     return cases
 
 
+def bench_row_loops(rows: int, repeats: int, length: int = 16, vocab: int = 64) -> list[Case]:
+    """Loops over a tensor's first dimension (TNK404): a per-row loss and a per-row
+    log-softmax over ``rows`` rows of [length, vocab] logits, against one call over the batch."""
+    import torch
+    import torch.nn.functional as F
+
+    generator = torch.Generator().manual_seed(rows)
+    logits = torch.randn(rows, length, vocab, generator=generator)
+    labels = torch.randint(vocab, (rows, length), generator=generator)
+
+    def loss_per_row() -> Any:
+        losses = [F.cross_entropy(row, target) for row, target in zip(logits, labels, strict=True)]
+        return torch.stack(losses).mean()
+
+    def loss_batched() -> Any:
+        return F.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+    def logps_per_row() -> Any:
+        per_row = []
+        for row, target in zip(logits, labels, strict=True):
+            per_row.append(torch.gather(row.log_softmax(-1), -1, target[:, None]).squeeze(-1))
+        return torch.stack(per_row)
+
+    def logps_batched() -> Any:
+        return torch.gather(logits.log_softmax(-1), -1, labels[..., None]).squeeze(-1)
+
+    def logps_gather_logsumexp() -> Any:
+        picked = torch.gather(logits, -1, labels[..., None]).squeeze(-1)
+        return picked - torch.logsumexp(logits, -1)
+
+    assert torch.allclose(loss_per_row(), loss_batched(), atol=1e-5)
+    assert torch.allclose(logps_per_row(), logps_batched(), atol=1e-5)
+    assert torch.allclose(logps_gather_logsumexp(), logps_batched(), atol=1e-4)
+    shape = f"{rows} rows of [{length}, {vocab}] logits"
+    return [
+        Case(
+            f"{shape}: loss",
+            "for row, t in zip(logits, labels): F.cross_entropy(row, t)",
+            median_seconds(loss_per_row, repeats),
+            rows,
+        ),
+        Case(
+            f"{shape}: loss",
+            "F.cross_entropy(logits.flatten(0, 1), labels.flatten())",
+            median_seconds(loss_batched, repeats),
+            rows,
+            True,
+        ),
+        Case(
+            f"{shape}: token log-probs",
+            "per row: gather(row.log_softmax(-1), -1, t)",
+            median_seconds(logps_per_row, repeats),
+            rows,
+        ),
+        Case(
+            f"{shape}: token log-probs",
+            "gather(logits.log_softmax(-1), -1, labels)",
+            median_seconds(logps_batched, repeats),
+            rows,
+            True,
+        ),
+        Case(
+            f"{shape}: token log-probs",
+            "gather(logits, -1, labels) - logsumexp(logits, -1)",
+            median_seconds(logps_gather_logsumexp, repeats),
+            rows,
+        ),
+    ]
+
+
+def bench_parameter_updates(tensors: int, repeats: int, numel: int = 256) -> list[Case]:
+    """An EMA of ``tensors`` parameter tensors (TNK404 under --preview): one loop iteration per
+    tensor, against `torch._foreach_mul_` + `_foreach_add_` and `torch._foreach_lerp_`."""
+    import torch
+
+    generator = torch.Generator().manual_seed(tensors)
+    params = [torch.randn(numel, generator=generator) for _ in range(tensors)]
+    ema = [p.clone() for p in params]
+    decay = 0.999
+
+    def per_parameter() -> None:
+        for e, p in zip(ema, params, strict=True):
+            e.mul_(decay).add_(p, alpha=1 - decay)
+
+    def foreach_mul_add() -> None:
+        torch._foreach_mul_(ema, decay)
+        torch._foreach_add_(ema, params, alpha=1 - decay)
+
+    def foreach_lerp() -> None:
+        torch._foreach_lerp_(ema, params, 1 - decay)
+
+    group = f"EMA of {tensors} parameter tensors of {numel} floats"
+    return [
+        Case(
+            group,
+            "for e, p in zip(ema, params): e.mul_(d).add_(p, alpha=1 - d)",
+            median_seconds(per_parameter, repeats),
+            tensors,
+        ),
+        Case(
+            group,
+            "torch._foreach_mul_ + torch._foreach_add_",
+            median_seconds(foreach_mul_add, repeats),
+            tensors,
+            True,
+        ),
+        Case(group, "torch._foreach_lerp_", median_seconds(foreach_lerp, repeats), tensors),
+    ]
+
+
 def bench_built_then_moved(size: int, repeats: int) -> list[Case]:
     import torch
 
@@ -453,6 +568,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     cases = bench_datasets(args.rows, args.batch, args.repeats)
     for size in args.sizes:
         cases += bench_tensor_loops(size, args.repeats)
+    cases += bench_row_loops(args.batch, args.repeats)
+    cases += bench_parameter_updates(200, args.repeats)
     cases += bench_built_then_moved(2048, args.repeats)
     cases += bench_gae(args.steps, args.repeats)
     print(format_table(cases))

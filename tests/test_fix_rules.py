@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 from packaging.version import Version
@@ -691,3 +692,132 @@ def test_tnk403_fix_is_unsafe_when_the_loop_writes_the_source_in_place_afterward
         '    staging = batch["x"]\n', '    staging = batch["x"]\n    staging[0] = 1\n'
     )
     assert fixes(before, TNK403) == [("TNK403", 4, 9, "safe")]
+
+
+# TNK407
+# ------------------------------------------------------------------------------------------
+TORCH = Settings(select=("TNK407",))
+
+
+def _in_step(line: str) -> str:
+    return f"""
+import torch
+
+def train(model, loader, optimizer, device):
+    dev = torch.device("cuda")
+    for batch in loader:
+        x = {line}
+        model(batch, x).loss.backward()
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("torch.zeros(len(batch)).to(dev)", "torch.zeros(len(batch), device=dev)"),
+        ("torch.ones(4, 4).cuda()", 'torch.ones(4, 4, device="cuda")'),
+        ("torch.arange(16).to(batch.device)", "torch.arange(16, device=batch.device)"),
+        ('torch.tensor([0.5, 2.0]).to("cuda")', 'torch.tensor([0.5, 2.0], device="cuda")'),
+        (
+            "torch.zeros(8).to(dev, dtype=torch.float16)",
+            "torch.zeros(8, device=dev, dtype=torch.float16)",
+        ),
+        ("torch.eye(3).to(dev, torch.bfloat16)", "torch.eye(3, device=dev, dtype=torch.bfloat16)"),
+        ('torch.full((2,), 7).to(device="cuda")', 'torch.full((2,), 7, device="cuda")'),
+    ],
+)
+def test_tnk407_builds_the_tensor_on_the_device(before: str, after: str) -> None:
+    assert fixes(_in_step(before), TORCH) == [("TNK407", 6, 13, "safe")]
+    assert fixed(_in_step(before), settings=TORCH) == _src(_in_step(after))
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        # The device's generator: the same seed gives other numbers.
+        ("torch.randn(8).to(dev)", "torch.randn(8, device=dev)"),
+        # A parameter: `.to(x)` also takes a dtype or a tensor.
+        ("torch.zeros(8).to(device)", "torch.zeros(8, device=device)"),
+    ],
+)
+def test_tnk407_random_factories_and_unknown_devices_are_unsafe(before: str, after: str) -> None:
+    assert fixes(_in_step(before), TORCH) == [("TNK407", 6, 13, "unsafe")]
+    assert fixed(_in_step(before), settings=TORCH) == _src(_in_step(before))
+    assert fixed(_in_step(before), unsafe=True, settings=TORCH) == _src(_in_step(after))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "torch.zeros(8).to(dev, non_blocking=True)",  # another argument of the move
+        "torch.arange(8).to(dev, dtype=torch.float16)",  # arange in float16 can step differently
+        "torch.tensor([0.1]).to(dev, dtype=torch.float16)",  # rounded twice after building
+        "torch.zeros(8, dtype=torch.float64).to(dev, dtype=torch.float32)",  # two dtypes
+        "torch.ones(8).cuda(non_blocking=True)",
+    ],
+)
+def test_tnk407_no_fix_when_the_move_does_more(line: str) -> None:
+    assert fixes(_in_step(line), TORCH) == [("TNK407", 6, 13, None)]
+
+
+def test_tnk407_fix_end_to_end_on_the_fixture(tmp_path) -> None:
+    from tinker_lint.cli import main
+
+    source = (
+        Path(__file__).parent.parent / "fixtures" / "tnk4xx" / "tnk407_tensor_built_then_moved.py"
+    )
+    target = tmp_path / "train.py"
+    target.write_text(source.read_text())
+    code = main(
+        ["--fix", "--unsafe-fixes", "--no-cache", "--isolated", "--select", "TNK407", str(target)]
+    )
+    original = source.read_text()
+    expected = original.replace(
+        "mask = torch.ones(len(batch)).to(device)  # expect",
+        "mask = torch.ones(len(batch), device=device)  # expect",
+    ).replace(
+        "scale = torch.tensor([0.5, 2.0]).cuda()  # expect",
+        'scale = torch.tensor([0.5, 2.0], device="cuda")  # expect',
+    )
+    assert expected != original
+    assert target.read_text() == expected
+    assert code == 0
+
+
+def test_tnk407_keeps_a_call_written_one_argument_per_line() -> None:
+    code = """
+    import torch
+
+    def train(model, loader, optimizer):
+        for batch in loader:
+            x = torch.zeros(
+                len(batch),
+                4,
+            ).to("cuda", dtype=torch.half)
+            w = torch.zeros(
+                len(batch),
+            ).to("cuda")
+            model(batch, x, w).loss.backward()
+            optimizer.step()
+    """
+    assert fixed(code, settings=TORCH) == _src(
+        """
+        import torch
+
+        def train(model, loader, optimizer):
+            for batch in loader:
+                x = torch.zeros(
+                    len(batch),
+                    4,
+                    device="cuda",
+                    dtype=torch.half,
+                )
+                w = torch.zeros(
+                    len(batch),
+                    device="cuda",
+                )
+                model(batch, x, w).loss.backward()
+                optimizer.step()
+        """
+    )

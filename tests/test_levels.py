@@ -51,6 +51,7 @@ DECIDED = {
     "TNK401": "warning",
     "TNK402": "warning",
     "TNK403": "note",
+    "TNK404": "warning",
     "TNK405": "warning",
     "TNK406": "warning",
     "TNK407": "note",

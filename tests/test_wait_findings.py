@@ -131,9 +131,11 @@ def test_noqa_on_tnk103_does_not_bring_back_tnk101():
 
 
 def test_only_tnk103_declares_a_superseded_code():
+    # TNK404 replaces TNK401 at a host read inside a per-element loop (tests/test_tnk4xx.py).
     assert {rule.code: rule.supersedes for rule in PYTHON_RULES if rule.supersedes} == {
         "TNK102": ("TNK101",),
         "TNK103": ("TNK101",),
+        "TNK404": ("TNK401",),
     }
 
 

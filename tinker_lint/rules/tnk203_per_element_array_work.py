@@ -11,6 +11,11 @@ from tinker_lint.model.cost import CostShape, Scale
 from tinker_lint.model.model_input import TOKEN_BUILD_WORDS, TokenBuild, token_by_token_builds
 from tinker_lint.model.semantic import CallSite, LoopInfo, SemanticModel
 from tinker_lint.model.steps import StepContext
+from tinker_lint.model.tensor_loops import (
+    element_subscripts,
+    reads_another_element,
+    stored_subscript_values,
+)
 from tinker_lint.model.types import Kind
 from tinker_lint.prefilter.needs import Needs, parts, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
@@ -196,54 +201,14 @@ def indexes_array_by_element(
     level = shape.levels[-1]
     if _is_array(model, level.iterable, loop):
         return shape, level.iterable
-    targets = _loop_targets(loop)
-    if not targets:
-        return None
-    stored: set[str] = set()
-    indexed: list[tuple[str, cst.Subscript]] = []
-    for node in model.walk(loop.body):
-        if isinstance(node, cst.Subscript) and _index_reads(node) & targets:
-            if _is_array(model, node.value, loop):
-                name = code_of(model, node.value)
-                indexed.append((name, node))
-        elif isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Subscript):
-            stored.add(code_of(model, node.target.value))
-    for name, node in indexed:
-        if name in stored and any(n == name and s is not node for n, s in indexed):
-            return None  # ``adv[t] = ... adv[t + 1]``: each element needs the one before
-    return (shape, indexed[0][1].value) if indexed else None
+    accesses = element_subscripts(model, loop, lambda value: _is_array(model, value, loop))
+    if reads_another_element(accesses, stored_subscript_values(model, loop)):
+        return None  # ``adv[t] = ... adv[t + 1]``: each element needs the one before
+    return (shape, accesses[0].node.value) if accesses else None
 
 
 def _is_array(model: SemanticModel, expr: cst.BaseExpression, loop: LoopInfo) -> bool:
     return any(t.kind is Kind.ARRAY for t in model.types(expr, loop.scope))
-
-
-def _loop_targets(loop: LoopInfo) -> set[str]:
-    node = loop.node
-    targets: list[cst.BaseExpression] = []
-    if isinstance(node, cst.For):
-        targets.append(node.target)
-    elif isinstance(node, cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp):
-        clause: cst.CompFor | None = node.for_in
-        while clause is not None:
-            targets.append(clause.target)
-            clause = clause.inner_for_in
-    names: set[str] = set()
-    for target in targets:
-        for sub in _names_in(target):
-            names.add(sub)
-    return names
-
-
-def _names_in(node: cst.CSTNode) -> Iterator[str]:
-    if isinstance(node, cst.Name):
-        yield node.value
-    for child in node.children:
-        yield from _names_in(child)
-
-
-def _index_reads(node: cst.Subscript) -> set[str]:
-    return {name for element in node.slice for name in _names_in(element.slice)}
 
 
 def _token_build_message(ctx: Context, build: TokenBuild, step: StepContext) -> str:

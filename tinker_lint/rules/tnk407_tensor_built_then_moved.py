@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 import libcst as cst
 
 from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.prefilter.mentions import TORCH_STEP
 from tinker_lint.prefilter.needs import Needs, words
-from tinker_lint.rules.base import Context, Example, Finding, Rule
+from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule
+from tinker_lint.rules.fixes.tnk407 import plan_device_argument
 from tinker_lint.rules.hotloop import code_of
 from tinker_lint.rules.torchloop import calls_on_every_step, every_torch_step
 
@@ -54,7 +56,16 @@ every step of a torch training loop. Not: `torch.tensor(x)` of data that lives o
 environment's output, token ids from a tokenizer, a list built in the loop), a factory with
 `device=` already, or work outside the loop.
 """
-    fix_description = "Pass the device to the factory: `torch.zeros(n, device=device)`."
+    fix_description = (
+        "Pass the device to the factory: `torch.zeros(n, device=device)`. `--fix` does it: "
+        "`torch.zeros(n).to(dev)` becomes `torch.zeros(n, device=dev)`, `.cuda()` becomes "
+        '`device="cuda"`, a dtype passed to `.to()` moves to `dtype=` for `zeros`, `ones`, '
+        "`empty` and `eye`. It is an unsafe fix for the random factories (the device's "
+        "generator gives other numbers for the same seed) and for a device the module does not "
+        "show to be one (`.to(x)` also takes a dtype or a tensor); there is no fix when `.to()` "
+        "passes other arguments (`non_blocking=True`)."
+    )
+    autofix = Autofix("Pass `device=` to the factory instead of `.to()`", plan_device_argument)
     INVALID = (
         Example(
             """\
@@ -66,6 +77,14 @@ for batch in loader:
     optimizer.step()
 """,
             expect=((4, 12),),
+            fixed="""\
+import torch
+
+for batch in loader:
+    mask = torch.ones(len(batch), device="cuda")
+    model(batch, mask).loss.backward()
+    optimizer.step()
+""",
         ),
     )
     VALID = (
@@ -95,11 +114,13 @@ for batch in loader:
 
         for site, step in calls_on_every_step(ctx, wanted):
             built = built_by[site]
+            qualified = model.qualify(built.func, site.scope) or ""
             yield Finding(
                 site.node,
                 f"`{code_of(model, built.func)}()` builds a tensor on the CPU and copies it to "
                 f"the device {every_torch_step(ctx, step)}: pass `device=` "
                 "instead",
+                partial(plan_device_argument, model, site, built, qualified),
             )
 
 

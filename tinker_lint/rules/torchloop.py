@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import cast
 
-from tinker_lint.model.semantic import CallSite
+import libcst as cst
+
+from tinker_lint.model.semantic import CallSite, LoopInfo, SemanticModel
 from tinker_lint.model.torch_steps import TorchStep
 from tinker_lint.rules.base import Context
 
@@ -32,3 +35,38 @@ def every_torch_step(ctx: Context, step: TorchStep) -> str:
     hook = step.hook
     name = hook.name if hook is not None else "the hook"
     return f"on every step of the training loop (`{name}()` runs once per step)"
+
+
+def loop_step(model: SemanticModel, loop: LoopInfo) -> TorchStep | None:
+    """The torch step a (not itself stepping) loop runs on every iteration of, or None: asked as
+    of a call standing where the loop starts (``TorchSteps.of_call`` judges places by their
+    enclosing loops, cadence guards and function, which a loop has as a call would)."""
+    enclosing: list[LoopInfo] = []
+    parent = loop.parent
+    while parent is not None:
+        enclosing.append(parent)
+        parent = parent.parent
+    probe = CallSite(
+        cast(cst.Call, _place(model, loop)),  # only its place in the tree is asked (eval_only)
+        loop.scope,
+        loop.function,
+        tuple(reversed(enclosing)),
+        loop.guarded,
+        loop.guard_depth,
+    )
+    return model.torch_steps.of_call(probe)
+
+
+def _place(model: SemanticModel, loop: LoopInfo) -> cst.CSTNode:
+    """Where to ask from: the loop, or the outermost ``with`` block between it and the loop
+    around it. A ``with torch.no_grad():`` block inside a training loop (an EMA update after
+    ``optimizer.step()``) runs on every step; it is not eval-only code."""
+    if loop.parent is None:
+        return loop.node
+    place: cst.CSTNode = loop.node
+    node = model.parent(loop.node)
+    while node is not None and node is not loop.parent.node:
+        if isinstance(node, cst.With):
+            place = node
+        node = model.parent(node)
+    return place
