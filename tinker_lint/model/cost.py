@@ -38,7 +38,7 @@ from tinker_lint.model.batches import (
     names_collection,
     small,
 )
-from tinker_lint.model.bindings import argument, parameters
+from tinker_lint.model.bindings import argument, parameters, target_names
 from tinker_lint.model.scopes import CallSite, FunctionInfo, LoopInfo, Scope
 from tinker_lint.model.sdk import Role
 from tinker_lint.model.types import Kind
@@ -458,7 +458,7 @@ class CostShapes:
         if cached is not None:
             return cached
         node = step_loop.node
-        items = _target_names(node.target) if isinstance(node, cst.For) else set()
+        items = target_names(node.target) if isinstance(node, cst.For) else set()
         one = bool(items) and not any(names_collection(name) for name in items)
         if one:
             for loop in self.model.loops:
@@ -596,7 +596,7 @@ def _items_are_sequences(model: SemanticModel, loop: LoopInfo, base: cst.BaseExp
     items = set()
     index_loop = False
     if isinstance(node, cst.For):
-        items = _target_names(node.target)
+        items = target_names(node.target)
         index_loop = (
             isinstance(node.iter, cst.Call)
             and isinstance(node.iter.func, cst.Name)
@@ -615,7 +615,7 @@ def _items_are_sequences(model: SemanticModel, loop: LoopInfo, base: cst.BaseExp
                     model.module.code_for_node(value.value) == base_code
                     and len(current.targets) == 1
                 ):
-                    items |= _target_names(current.targets[0].target)
+                    items |= target_names(current.targets[0].target)
     for current in model.walk(body):
         if isinstance(current, cst.Call) and isinstance(current.func, cst.Name):
             if (
@@ -634,14 +634,6 @@ def _items_are_sequences(model: SemanticModel, loop: LoopInfo, base: cst.BaseExp
 
 def _is_one_of(expr: cst.BaseExpression, names: set[str]) -> bool:
     return isinstance(expr, cst.Name) and expr.value in names
-
-
-def _target_names(target: cst.CSTNode) -> set[str]:
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, cst.Tuple | cst.List):
-        return {n for element in target.elements for n in _target_names(element.value)}
-    return set()
 
 
 def _root_names(model: SemanticModel, node: cst.CSTNode) -> set[str]:

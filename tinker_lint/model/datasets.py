@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -336,17 +336,7 @@ class Datasets:
         return self._agree(values, depth) if values else None
 
     def _calls_of(self, function: FunctionInfo) -> list[CallSite]:
-        return self._callers.get(function, [])
-
-    @cached_property
-    def _callers(self) -> dict[FunctionInfo, list[CallSite]]:
-        model = self.model
-        found: dict[FunctionInfo, list[CallSite]] = {}
-        for site in model.calls:
-            target = model.resolve_function(site.node.func, site.scope)
-            if target is not None:
-                found.setdefault(target, []).append(site)
-        return found
+        return self.model.torch_steps.callers_of(function)
 
     def attribute_bindings(self, expr: cst.Attribute, scope: Scope) -> list[Binding]:
         """Where ``self.x`` got its values, for ``self`` of a class of this module."""
@@ -668,34 +658,6 @@ class Datasets:
                     values.append((read, read_scope, None))
                 # The reads themselves are the uses: follow each as its own value.
                 return
-
-
-def place(model: SemanticModel, node: cst.CSTNode) -> CallSite:
-    """Where ``node`` (a subscript, say) runs, as the record of a call there: its function, its
-    enclosing loops in that function and its cadence guards, so that the step questions
-    (``torch_steps.of_call``), which only read where a call is, can be asked of it."""
-    loops: list[LoopInfo] = []
-    guards = 0
-    current: cst.CSTNode = node
-    function: FunctionInfo | None = None
-    guarded = model.index.guarded_statements
-    while True:
-        parent = model.parent(current)
-        if parent is None:
-            break
-        if id(current) in model.guarded_blocks or id(current) in guarded:
-            guards += 1
-        loop = model.loop_of_node.get(id(parent))
-        if loop is not None and not (isinstance(parent, cst.For) and current is parent.iter):
-            loops.append(loop)
-        if isinstance(parent, cst.FunctionDef):
-            function = model.function_of_node.get(id(parent))
-            break
-        current = parent
-    scope = function.scope if function is not None else model.module_scope
-    loops.reverse()
-    # A subscript is not a call; the step questions read only the fields set here.
-    return CallSite(cast(cst.Call, node), scope, function, tuple(loops), guards > 0, guards)
 
 
 def _load_dataset(call: cst.Call) -> HF | None:

@@ -30,7 +30,7 @@ import libcst as cst
 from tinker_lint.model.bindings import argument, parameters
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.names import ARRAY_SCALAR_METHODS
-from tinker_lint.model.scopes import Binding, CallSite, FunctionInfo, Scope
+from tinker_lint.model.scopes import Binding, Scope
 from tinker_lint.model.types import Kind
 
 if TYPE_CHECKING:
@@ -154,23 +154,13 @@ class Tensors:
             return False
         if name not in parameters(function):
             return False
-        calls = self._callers.get(function, [])
+        calls = self.model.torch_steps.callers_of(function)
         found = False
         for site in calls:
             arg = argument(function, site, name)
             if arg is None or not self.is_tensor(arg, site.scope, depth + 1):
                 return False
             found = True
-        return found
-
-    @cached_property
-    def _callers(self) -> dict[FunctionInfo, list[CallSite]]:
-        model = self.model
-        found: dict[FunctionInfo, list[CallSite]] = {}
-        for site in model.calls:
-            target = model.resolve_function(site.node.func, site.scope)
-            if target is not None:
-                found.setdefault(target, []).append(site)
         return found
 
     def pieces(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> bool:

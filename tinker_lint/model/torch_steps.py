@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
@@ -101,7 +101,7 @@ class TorchSteps:
             ),
         )
 
-    def _step_in(self, loop: LoopInfo) -> CallSite | None:
+    def step_in(self, loop: LoopInfo) -> CallSite | None:
         """The step call ``loop``'s body makes at its own level (not in a nested loop, which
         would make that nested loop the step), directly or through a function of the module."""
         for site in loop.calls:
@@ -135,7 +135,7 @@ class TorchSteps:
         """``of_call`` without the eval-only test: in a hot loop of its function, or in a function
         that a place running every step calls, up to ``_MAX_CALL_DEPTH`` calls away."""
         for loop in reversed(site.loops):
-            step_call = self._step_in(loop)
+            step_call = self.step_in(loop)
             if step_call is not None:  # the innermost hot loop decides (outer ones: amortised)
                 return None if self._occasional(site, loop) else TorchStep(step_call, loop)
         function = site.function
@@ -369,3 +369,31 @@ def _raises(block: cst.CSTNode) -> bool:
         return False
     last = block.body[-1]
     return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)
+
+
+def place(model: SemanticModel, node: cst.CSTNode) -> CallSite:
+    """Where ``node`` (a subscript, say) runs, as the record of a call there: its function, its
+    enclosing loops in that function and its cadence guards, so that the step questions
+    (``torch_steps.of_call``), which only read where a call is, can be asked of it."""
+    loops: list[LoopInfo] = []
+    guards = 0
+    current: cst.CSTNode = node
+    function: FunctionInfo | None = None
+    guarded = model.index.guarded_statements
+    while True:
+        parent = model.parent(current)
+        if parent is None:
+            break
+        if id(current) in model.guarded_blocks or id(current) in guarded:
+            guards += 1
+        loop = model.loop_of_node.get(id(parent))
+        if loop is not None and not (isinstance(parent, cst.For) and current is parent.iter):
+            loops.append(loop)
+        if isinstance(parent, cst.FunctionDef):
+            function = model.function_of_node.get(id(parent))
+            break
+        current = parent
+    scope = function.scope if function is not None else model.module_scope
+    loops.reverse()
+    # A subscript is not a call; the step questions read only the fields set here.
+    return CallSite(cast(cst.Call, node), scope, function, tuple(loops), guards > 0, guards)

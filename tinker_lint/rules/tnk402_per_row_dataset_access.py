@@ -6,10 +6,11 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.datasets import DATASET_ORIGINS, HF, place
+from tinker_lint.model.datasets import DATASET_ORIGINS, HF
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.scopes import Binding, CallSite, LoopInfo, Scope
 from tinker_lint.model.semantic import SemanticModel
+from tinker_lint.model.torch_steps import place
 from tinker_lint.prefilter.mentions import DATASETS
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule

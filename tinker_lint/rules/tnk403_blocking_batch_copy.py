@@ -8,7 +8,7 @@ from functools import partial
 
 import libcst as cst
 
-from tinker_lint.model.bindings import argument
+from tinker_lint.model.bindings import argument, target_names
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.scopes import CallSite, LoopInfo, Scope
 from tinker_lint.model.semantic import SemanticModel
@@ -327,7 +327,7 @@ def feed_of(
     function = site.function
     if function is not None and not any(b.kind in ("value", "unpack") for b in bindings):
         # A parameter: what the training loop passes for it (one level, as ``of_call``).
-        for caller in model.torch_steps._callers.get(function, ()):
+        for caller in model.torch_steps.callers_of(function):
             passed = argument(function, caller, name)
             if passed is not None and caller.loops:
                 found = feed_of(model, passed, caller, depth + 1)
@@ -340,21 +340,13 @@ def _loop_targets(loop: LoopInfo) -> set[str]:
     node = loop.node
     names: set[str] = set()
     if isinstance(node, cst.For):
-        names = _target_names(node.target)
+        names = target_names(node.target)
     elif isinstance(node, cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp):
         clause: cst.CompFor | None = node.for_in
         while clause is not None:
-            names |= _target_names(clause.target)
+            names |= target_names(clause.target)
             clause = clause.inner_for_in
     return names
-
-
-def _target_names(target: cst.CSTNode) -> set[str]:
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, cst.Tuple | cst.List):
-        return {n for element in target.elements for n in _target_names(element.value)}
-    return set()
 
 
 def _reassigned_before(model: SemanticModel, name: str, loop: LoopInfo, site: CallSite) -> bool:
@@ -387,7 +379,7 @@ def _loop_feed(model: SemanticModel, loop: LoopInfo, site: CallSite, depth: int)
         return Feed(iterable, loop.scope)
     if _on_device(model, base, loop.scope):
         return None  # ``for x in xs`` after ``xs = xs.to(device)``: moved before the loop
-    if model.torch_steps._step_in(loop) is not None:
+    if model.torch_steps.step_in(loop) is not None:
         return Feed(iterable, loop.scope)  # the training loop's own items
     # ``for k, v in batch.items()``: the parts of a batch.
     inner = feed_of(model, base, site, depth + 1)
@@ -500,7 +492,7 @@ def _feeds_generate(model: SemanticModel, site: CallSite) -> bool:
         return False
     targets: set[str] = set()
     for target in statement.targets:
-        targets |= _target_names(target.target)
+        targets |= target_names(target.target)
     for other in site.loops[-1].calls:
         if _is_generate(other.node) and any(
             isinstance(arg.value, cst.Name) and arg.value.value in targets
@@ -526,7 +518,7 @@ def _setup_of_a_run(model: SemanticModel, step: TorchStep) -> bool:
     if via is None:
         return False
     steps = model.torch_steps
-    return any(loop.function is via and steps._step_in(loop) is not None for loop in model.loops)
+    return any(loop.function is via and steps.step_in(loop) is not None for loop in model.loops)
 
 
 def _written_after(model: SemanticModel, source: cst.BaseExpression, site: CallSite) -> str | None:

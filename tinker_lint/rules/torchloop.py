@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import cast
 
 import libcst as cst
 
 from tinker_lint.model.semantic import CallSite, LoopInfo, SemanticModel
-from tinker_lint.model.torch_steps import TorchStep
+from tinker_lint.model.torch_steps import TorchStep, place
 from tinker_lint.rules.base import Context
 
 
@@ -39,22 +38,9 @@ def every_torch_step(ctx: Context, step: TorchStep) -> str:
 
 def loop_step(model: SemanticModel, loop: LoopInfo) -> TorchStep | None:
     """The torch step a (not itself stepping) loop runs on every iteration of, or None: asked as
-    of a call standing where the loop starts (``TorchSteps.of_call`` judges places by their
-    enclosing loops, cadence guards and function, which a loop has as a call would)."""
-    enclosing: list[LoopInfo] = []
-    parent = loop.parent
-    while parent is not None:
-        enclosing.append(parent)
-        parent = parent.parent
-    probe = CallSite(
-        cast(cst.Call, _place(model, loop)),  # only its place in the tree is asked (eval_only)
-        loop.scope,
-        loop.function,
-        tuple(reversed(enclosing)),
-        loop.guarded,
-        loop.guard_depth,
-    )
-    return model.torch_steps.of_call(probe)
+    of a call standing where the loop starts (``torch_steps.place``: its enclosing loops, cadence
+    guards and function, which is all ``of_call`` reads of a call)."""
+    return model.torch_steps.of_call(place(model, _place(model, loop)))
 
 
 def _place(model: SemanticModel, loop: LoopInfo) -> cst.CSTNode:
