@@ -103,7 +103,10 @@ class TorchSteps:
 
     def step_in(self, loop: LoopInfo) -> CallSite | None:
         """The step call ``loop``'s body makes at its own level (not in a nested loop, which
-        would make that nested loop the step), directly or through a function of the module."""
+        would make that nested loop the step), directly or through a function of the module.
+        Not a loop that repeats fixed work to time it (``_repeats_fixed_work``)."""
+        if _repeats_fixed_work(loop, self):
+            return None
         for site in loop.calls:
             if site.loops[-1] is not loop:
                 continue
@@ -397,3 +400,30 @@ def place(model: SemanticModel, node: cst.CSTNode) -> CallSite:
     loops.reverse()
     # A subscript is not a call; the step questions read only the fields set here.
     return CallSite(cast(cst.Call, node), scope, function, tuple(loops), guards > 0, guards)
+
+
+def _repeats_fixed_work(loop: LoopInfo, steps: TorchSteps) -> bool:
+    """``for _ in range(n):`` around a backward with no optimizer step and no ``next(...)``: the
+    same forward and backward repeated, as a profiler or a warm-up does (ultralytics'
+    ``profile()``), not training: nothing new comes in and nothing is updated, so its syncs are
+    the measurement. A loop that steps, or draws its next batch, is training."""
+    node = loop.node
+    if not (
+        isinstance(node, cst.For)
+        and isinstance(node.target, cst.Name)
+        and node.target.value == "_"
+        and isinstance(node.iter, cst.Call)
+        and isinstance(node.iter.func, cst.Name)
+        and node.iter.func.value == "range"
+    ):
+        return False
+    backward = False
+    for site in loop.calls:
+        func = site.node.func
+        if isinstance(func, cst.Name) and func.value == "next":
+            return False
+        if steps.is_step_call(site):
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "backward"):
+                return False  # an optimizer or scaler step: training
+            backward = True
+    return backward
