@@ -38,11 +38,26 @@ def finish_batch(numbers: list[int]) -> None:
     busy_c_call(numbers)  # C_CALLER: its call site
 
 
+def _scrambled(n: int) -> list[int]:
+    return [(i * 2654435761) % 1_000_003 for i in range(n)]
+
+
+def _sort_size_for(seconds: float) -> int:
+    """How many scrambled ints one ``sorted`` call takes ``seconds`` to sort here (measured on a
+    sample, scaled linearly: n log n grows a little faster, which only lengthens the hold)."""
+    sample = _scrambled(200_000)
+    start = time.perf_counter()
+    sorted(sample)
+    per_item = (time.perf_counter() - start) / len(sample)
+    return max(200_000, min(8_000_000, int(seconds / max(per_item, 1e-9))))
+
+
 def c_call() -> None:
     FakeSdkHolder()
-    # Scrambled, so sorting them takes about a second here (a multiplicative hash builds faster
-    # than random.randrange).
-    numbers = [(i * 2654435761) % 1_000_003 for i in range(1_200_000)]
+    # Scrambled (a multiplicative hash builds faster than random.randrange), and as many as
+    # sorting takes about a second on this machine, fast or loaded: the hold must outlast the
+    # tests' 0.5 s backstop by a margin, whatever the machine.
+    numbers = _scrambled(_sort_size_for(1.0))
     time.sleep(0.3)
     finish_batch(numbers)
     time.sleep(0.3)
