@@ -261,10 +261,10 @@ def test_synchronous_dataloader_says_what_the_dataset_does_and_when_to_pin() -> 
         f"the device on line 70), {PERSISTENT}"
     )
     # ``pin_memory=True`` already: no second part.
-    assert message_at(name, 79, "TNK405") == (
+    assert message_at(name, 208, "TNK405") == (
         "`DataLoader(...)` loads every sample in the training process (`num_workers=0`): "
-        "`TokenizedLines.__getitem__` calls a tokenizer (line 41), and the training loop on line "
-        f"80 waits for it: {WORKERS_FIX}, {PERSISTENT}"
+        "`ImageDataset.__getitem__` calls `Image.open()` (line 25), and the training loop on line "
+        f"209 waits for it: {WORKERS_FIX}, {PERSISTENT}"
     )
     assert message_at(name, 93, "TNK405") == (
         "`DataLoader(...)` loads every sample in a single worker process (`num_workers=1`): "

@@ -9,8 +9,8 @@ TNK405).
   functions and the arguments its calls pass for a parameter.
 - A map-style torch dataset whose ``__getitem__`` does per-sample work the training process waits
   for: disk reads (``torch.load``, ``np.load``, ``Image.open``, ``cv2.imread``, ``open``,
-  ``torchaudio.load``, ...), a tokenizer call, a ``load_*`` function, or a read of a
-  ``datasets.Dataset`` row, itself or through the methods and functions of the module it calls;
+  ``torchaudio.load``, ...), a ``load_*`` function, or a read of a ``datasets.Dataset`` row (not
+  a tokenizer call alone: one encode per sample is small beside a step), itself or through the methods and functions of the module it calls;
   and torchvision's ``ImageFolder``/``DatasetFolder``, which open an image file per sample. A class
   whose ``__getitem__`` indexes what ``__init__`` loaded is in memory, and an ``IterableDataset``
   manages its own reading: neither is heavy.
@@ -132,9 +132,6 @@ _FILE_DATASETS = frozenset(
         "torchvision.datasets.folder.ImageFolder",
         "torchvision.datasets.folder.DatasetFolder",
     }
-)
-_TOKENIZER_METHODS = frozenset(
-    {"encode", "encode_plus", "batch_encode_plus", "apply_chat_template", "tokenize"}
 )
 _ITERABLE_BASES = frozenset({"torch.utils.data.IterableDataset", "datasets.IterableDataset"})
 _DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
@@ -450,7 +447,7 @@ class Datasets:
         return False
 
     def _heavy(self, site: CallSite) -> str | None:
-        """ "calls `Image.open()`" when ``site`` reads a file, decodes or tokenizes, else None."""
+        """ "calls `Image.open()`" when ``site`` reads or decodes a file, else None."""
         model = self.model
         func = site.node.func
         qualified = model.qualify(func, site.scope) or ""
@@ -464,14 +461,10 @@ class Datasets:
             and "open" not in model.imports.aliases
         ):
             return "calls `open()`"  # the builtin
-        if model.calls_tokenizer(site.node, site.scope):
-            return "calls a tokenizer"
-        if (
-            isinstance(func, cst.Attribute)
-            and func.attr.value in _TOKENIZER_METHODS
-            and model.is_tokenizer(func.value, site.scope)
-        ):
-            return f"calls a tokenizer's `{func.attr.value}()`"
+        # A tokenizer call is not heavy work by itself: one example's encode takes a fraction of
+        # a millisecond to a few, against the forward and backward of the model it feeds (a
+        # loader built per request and tokenizing one chat per sample, tinkerbell's HF backend,
+        # would gain nothing from workers, which start per loader).
         # ``load_image(path)`` of another module: a loader by its name (the module's own
         # functions are followed instead).
         last = (dotted_name(func) or "").rsplit(".", 1)[-1]

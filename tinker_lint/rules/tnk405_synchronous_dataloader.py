@@ -30,7 +30,7 @@ class SynchronousDataloader(Rule):
     level = "warning"
     needs_tinker = False
     summary = (
-        "Give a `DataLoader` workers when its dataset reads, decodes or tokenizes each sample: "
+        "Give a `DataLoader` workers when its dataset reads or decodes a file for each sample: "
         "with `num_workers=0` the GPU waits while the training process prepares every batch"
     )
     message = (
@@ -50,12 +50,12 @@ Workers cost process start-up and pickling: for an in-memory dataset (a list, a 
 a class whose `__getitem__` indexes what `__init__` loaded) they can make loading slower. So the
 rule reports only a `DataLoader` whose dataset is shown, in the module, to do per-sample work in
 `__getitem__` (or in what it calls): a file read or decode (`torch.load`, `np.load`,
-`Image.open`, `cv2.imread`, `open`, `torchaudio.load`, torchvision's `ImageFolder`), a tokenizer
-call, a `load_*` function, or a row read of a `datasets.Dataset`; with `num_workers` unset, `0` or
-`1`; and whose batches a torch training loop of the module iterates. The second part of the fix,
+`Image.open`, `cv2.imread`, `open`, `torchaudio.load`, torchvision's `ImageFolder`), a `load_*`
+function, or a row read of a `datasets.Dataset`; with `num_workers` unset, `0` or `1`; and whose batches a torch training loop of the module iterates. The second part of the fix,
 `pin_memory=True`, is given when that loop copies its batches to the device.
 
-Not reported: unknown or in-memory datasets, `num_workers=args.workers` (a variable) or
+Not reported: a `__getitem__` whose only work is tokenizing (one encode per sample is small beside
+the step of the model it feeds, and workers start per loader), unknown or in-memory datasets, `num_workers=args.workers` (a variable) or
 `**kwargs`, `IterableDataset`s (they manage their own reading), loaders handed to
 `accelerator.prepare` or `fabric.setup_dataloaders` (configured elsewhere), loaders read only by
 evaluation loops, and training on the CPU (every batch moved with `.to("cpu")`).
