@@ -31,7 +31,14 @@ import libcst as cst
 
 from tinker_lint.model.bindings import argument, parameters
 from tinker_lint.model.imports import dotted_name
-from tinker_lint.model.scopes import Binding, CallSite, FunctionInfo, LoopInfo, Scope
+from tinker_lint.model.scopes import (
+    Binding,
+    CallSite,
+    FunctionInfo,
+    LoopInfo,
+    Scope,
+    self_attribute_bindings,
+)
 
 if TYPE_CHECKING:
     from tinker_lint.model.semantic import SemanticModel
@@ -337,15 +344,7 @@ class Datasets:
 
     def attribute_bindings(self, expr: cst.Attribute, scope: Scope) -> list[Binding]:
         """Where ``self.x`` got its values, for ``self`` of a class of this module."""
-        function = scope.function
-        if (
-            function is not None
-            and isinstance(expr.value, cst.Name)
-            and expr.value.value == function.self_name
-            and function.class_name is not None
-        ):
-            return self.model.class_attrs.get(function.class_name, {}).get(expr.attr.value, [])
-        return []
+        return self_attribute_bindings(expr, scope, self.model.class_attrs)
 
     # ======================================================================================
     # Torch datasets

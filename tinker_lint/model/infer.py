@@ -37,6 +37,7 @@ from tinker_lint.model.scopes import (
     is_tinker_name,
     qualify,
     resolve_function,
+    self_attribute_bindings,
 )
 from tinker_lint.model.sdk import Returns, SdkMethod
 from tinker_lint.model.summaries import Summary
@@ -265,15 +266,7 @@ class TypeInference:
 
     def _attr_bindings(self, expr: cst.Attribute, scope: Scope) -> list[Binding]:
         """Where ``self.x`` got its values, for ``self`` of a class of this module."""
-        function = scope.function
-        if (
-            function is not None
-            and isinstance(expr.value, cst.Name)
-            and expr.value.value == function.self_name
-            and function.class_name is not None
-        ):
-            return self.index.class_attrs.get(function.class_name, {}).get(expr.attr.value, [])
-        return []
+        return self_attribute_bindings(expr, scope, self.index.class_attrs)
 
     def _named_tokenizer(self, name: str, bindings: list[Binding]) -> bool:
         """Whether a value with no inferred type is a tokenizer by its name (spec: "a name

@@ -170,6 +170,23 @@ def resolve_function(
     return None
 
 
+def self_attribute_bindings(
+    expr: cst.Attribute, scope: Scope, class_attrs: dict[str, dict[str, list[Binding]]]
+) -> list[Binding]:
+    """Where ``self.x`` got its values, for ``self`` of a class of this module (``class_attrs``:
+    the module's ``self.x = ...`` bindings by class and attribute); nothing for any other
+    attribute."""
+    function = scope.function
+    if (
+        function is not None
+        and isinstance(expr.value, cst.Name)
+        and expr.value.value == function.self_name
+        and function.class_name is not None
+    ):
+        return class_attrs.get(function.class_name, {}).get(expr.attr.value, [])
+    return []
+
+
 def functions_reaching(
     functions: list[FunctionInfo],
     methods: dict[str, dict[str, FunctionInfo]],
