@@ -101,7 +101,15 @@ async def serialized_async(tc: Any) -> None:
         await tc.optim_step(None).result_async()  # wait: async-optim
 
 
+async def blocking_in_async(tc: Any) -> None:
+    """The serialized loop in ``async def`` with ``.result()``: each wait blocks the event loop."""
+    for _ in range(STEPS):
+        tc.forward_backward([], "cross_entropy").result()  # wait: blocking-fwd
+        tc.optim_step(None).result()  # wait: blocking-optim
+
+
 SCENARIOS = {
+    "blocking_in_async": blocking_in_async,
     "serialized": serialized,
     "pipelined": pipelined,
     "serialized_async": serialized_async,

@@ -237,3 +237,27 @@ def test_trace_of_the_pipelined_loop_sees_two_requests_in_flight(tmp_path: Path)
     assert [b["op"] for b in bubbles] == ["forward_backward"] * (STEPS - 1)
     linked = [(x["code"], x["row"], x["bubbles"]) for x in report["linked"]]
     assert linked == [("TNK102", WAIT["pipelined-fwd"], 0)]
+
+
+@pytest.mark.network
+def test_trace_of_a_blocking_loop_under_the_cookbook_tracing_charges_tnk101_and_tnk104(
+    tmp_path: Path, cookbook: Path
+) -> None:
+    """The serialized loop in ``async def`` with ``.result()`` (TNK104 at both waits, TNK101 and
+    TNK102 beside it), run under the real cookbook tracing: `tinker-lint trace` reads the
+    cookbook's trace_events.jsonl (L2) with the recorder's file (L3) and charges every bubble to
+    the findings at the wait that saw the previous request complete."""
+    log_dir = tmp_path / "run"
+    files = _run("blocking_in_async", log_dir, cookbook)
+    assert "trace_events.jsonl" in files
+    report = _trace(log_dir, "--findings", str(_findings_of_the_scenarios(tmp_path)))
+    assert report["evidence"] == ["L2", "L3", "L4"]
+    assert report["training"]["max_depth"] == 1
+    assert len(report["training"]["bubbles"]) == 2 * STEPS - 1
+    linked = [(x["code"], x["row"], x["bubbles"]) for x in report["linked"]]
+    assert linked == [
+        ("TNK101", WAIT["blocking-fwd"], STEPS),
+        ("TNK104", WAIT["blocking-fwd"], STEPS),
+        ("TNK102", WAIT["blocking-optim"], STEPS - 1),
+        ("TNK104", WAIT["blocking-optim"], STEPS - 1),
+    ]
