@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import time
 from concurrent.futures import Future
 from pathlib import Path
@@ -29,7 +30,9 @@ import tinker
 from tinker.lib.internal_client_holder import _internal_client_holder_thread_singleton
 from tinker.lib.public_interfaces.api_future import AwaitableConcurrentFuture
 
-BUSY = 0.03  # seconds of server work per request
+# Seconds of server work per request (``SCENARIO_BUSY``: longer, so that a blocked event loop
+# outlasts the watchdog's threshold).
+BUSY = float(os.environ.get("SCENARIO_BUSY", "0.03"))
 STEPS = 4
 
 
@@ -121,12 +124,19 @@ def main() -> None:
     parser.add_argument("scenario", choices=sorted(SCENARIOS))
     parser.add_argument("log_dir", type=Path)
     parser.add_argument("--cookbook", action="store_true")
+    parser.add_argument("--watch", action="store_true", help="run the watchdog too")
     args = parser.parse_args()
     args.log_dir.mkdir(parents=True, exist_ok=True)
     tc = install_fake_server()
     from tinker_lint.runtime import record
 
     record.record(args.log_dir / record.OUTPUT_NAME)
+    if args.watch:
+        from tinker_lint.runtime import stop, watch
+
+        # A stall opens after 0.1 s (the requests take longer); no faulthandler backstop: the
+        # waits release the GIL, and pytest's own faulthandler must keep it.
+        watch(out=args.log_dir / record.OUTPUT_NAME, threshold=0.1, backstop=0, summary=False)
     if args.cookbook:
         from tinker_cookbook.utils import trace
 
@@ -138,6 +148,8 @@ def main() -> None:
         loop(tc)
     if args.cookbook:
         trace.trace_shutdown()
+    if args.watch:
+        stop()
     record.stop()
     with open(args.log_dir / "server_truth.jsonl", "w", encoding="utf-8") as f:
         for row in SERVER.truth:

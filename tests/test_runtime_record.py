@@ -59,10 +59,18 @@ def cookbook(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return where / "site"
 
 
-def _run(scenario: str, log_dir: Path, cookbook: Path | None = None) -> dict[str, list[Any]]:
+def _run(
+    scenario: str,
+    log_dir: Path,
+    cookbook: Path | None = None,
+    *flags: str,
+    busy: float | None = None,
+) -> dict[str, list[Any]]:
     path = [str(ROOT)] + ([str(cookbook)] if cookbook is not None else [])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
-    command = [sys.executable, "-m", "tests.runtime_scenarios", scenario, str(log_dir)]
+    if busy is not None:
+        env["SCENARIO_BUSY"] = str(busy)
+    command = [sys.executable, "-m", "tests.runtime_scenarios", scenario, str(log_dir), *flags]
     if cookbook is not None:
         command.append("--cookbook")
     done = subprocess.run(
@@ -261,3 +269,27 @@ def test_trace_of_a_blocking_loop_under_the_cookbook_tracing_charges_tnk101_and_
         ("TNK102", WAIT["blocking-optim"], STEPS - 1),
         ("TNK104", WAIT["blocking-optim"], STEPS - 1),
     ]
+
+
+def test_trace_charges_the_watchdog_s_stall_to_the_blocking_waits(tmp_path: Path) -> None:
+    """Join key 2: with the watchdog on, the event loop blocked by ``.result()`` inside
+    ``async def`` is one stall of the main loop ("blocked by a sync call"), its sampled stack on both
+    waits: every finding there is charged with it, TNK104 included. The watchdog appends the
+    stall's events when it ends, behind the recorder's later ones: one process writing out of
+    order, not a resumed run (no health note)."""
+    log_dir = tmp_path / "run"
+    _run("blocking_in_async", log_dir, None, "--watch", busy=0.3)
+    report = _trace(log_dir, "--findings", str(_findings_of_the_scenarios(tmp_path)))
+    assert report["health"] == {}
+    assert report["stalls"]["count"] == 1
+    assert report["stalls"]["seconds"] >= 2 * STEPS * 0.3 * 0.9
+    linked = [(x["code"], x["row"], x["stalls"], x["stall_labels"]) for x in report["linked"]]
+    assert linked == [
+        ("TNK101", WAIT["blocking-fwd"], 1, ["loop_blocked_sync"]),
+        ("TNK104", WAIT["blocking-fwd"], 1, ["loop_blocked_sync"]),
+        ("TNK102", WAIT["blocking-optim"], 1, ["loop_blocked_sync"]),
+        ("TNK104", WAIT["blocking-optim"], 1, ["loop_blocked_sync"]),
+    ]
+    assert {x["evidence"] for x in report["linked"]} == {
+        "recorded wait call site, on a watchdog stall's stack"
+    }

@@ -151,7 +151,7 @@ def test_findings_are_printed_with_the_bubbles_after_their_wait(
     code, out, _ = run(capsys, str(log_dir), "--findings", str(findings_file))
     assert code == 1
     assert out.splitlines()[-3:] == [
-        "static findings at a recorded wait: 2",
+        "static findings linked to a measured cost: 2",
         "  TNK101 train.py:42: 2 bubble(s) after this wait; 2 wait(s), 0.610 s blocked; client "
         "turnaround 0.020 s; nothing queued 22% of the training window (evidence: recorded wait "
         "call site)",
@@ -178,10 +178,10 @@ def test_findings_without_recorded_waits_say_so(
     code, out, _ = run(capsys, str(log_dir), "--findings", str(findings_file))
     assert code == 1
     assert (
-        "  - no recorded wait call sites (the recorder's spans in tinker_lint_runtime.jsonl): "
+        "  - no recorded wait call sites or watchdog stalls (tinker_lint_runtime.jsonl): "
         "no finding is linked to a measured cost" in out.splitlines()
     )
-    assert out.splitlines()[-1] == "static findings at a recorded wait: 0"
+    assert out.splitlines()[-1] == "static findings linked to a measured cost: 0"
 
 
 @pytest.mark.parametrize("content", ["{", '{"a": 1}', '[{"code": "TNK101"}]'])

@@ -278,3 +278,22 @@ def test_capture_records_are_ops_from_submission_to_completion(tmp_path: Path) -
         ("optim_step", pytest.approx(0.5), -1),
     ]
     assert (capture.unfinished, capture.errors, capture.health.unusable) == (1, 1, 1)
+
+
+def _runtime(records: list[dict[str, object]]) -> readers.TraceEvents:
+    result = readers.TraceEvents(readers.FileHealth(readers.RUNTIME))
+    return readers.trace_from_records(records, result, real_pids=True)
+
+
+def test_one_process_writing_the_runtime_file_out_of_order_is_not_a_resume() -> None:
+    """The watchdog writes a stall's B when the stall ends, behind the recorder's later events:
+    the same OS pid going back in time is one process. Another pid going back is a second one."""
+    later = {"name": "wait", "ph": "X", "pid": 7, "tid": 1, "ts": 5_000_000.0, "dur": 10.0}
+    stall_b = {"name": "stall", "ph": "B", "pid": 7, "tid": 2, "ts": 1_000_000.0, "args": {}}
+    stall_e = {"name": "stall", "ph": "E", "pid": 7, "tid": 2, "ts": 5_100_000.0, "args": {}}
+    one = _runtime([later, stall_b, stall_e])
+    assert len(one.segments) == 1 and one.health.notes() == []
+    assert [one.spans.name(i) for i in range(len(one.spans))] == ["wait", "stall"]
+    other = {**later, "pid": 8, "ts": 1_000_000.0}
+    two = _runtime([later, other])
+    assert len(two.segments) == 2

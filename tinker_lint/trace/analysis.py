@@ -26,6 +26,7 @@ from typing import Any
 from tinker_lint.trace import readers
 from tinker_lint.trace.readers import (
     INFLIGHT_PREFIX,
+    STALL_NAMES,
     TRAINING_OPS,
     Capture,
     FileHealth,
@@ -46,7 +47,6 @@ from tinker_lint.trace.timeline import (
     zero_intervals,
 )
 
-STALL_NAMES = frozenset({"stall", "watchdog_starved"})
 GIL_DUMP = "gil_held_dump"
 
 

@@ -86,12 +86,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write(f"tinker-lint trace: error: {error}\n")
             return EXIT_ERROR
         waits = logs.runtime.waits if logs.runtime is not None else []
-        if not waits:
+        stalls = logs.runtime.stalls if logs.runtime is not None else []
+        if not waits and not stalls:
             analysis.not_computable.append(
-                "no recorded wait call sites (the recorder's spans in tinker_lint_runtime.jsonl): "
+                "no recorded wait call sites or watchdog stalls (tinker_lint_runtime.jsonl): "
                 "no finding is linked to a measured cost"
             )
-        linked = link(findings, analysis, waits)
+        linked = link(findings, analysis, waits, stalls)
     if args.output_format == "json":
         write_json(analysis, sys.stdout, linked)
     elif args.output_format == "github":

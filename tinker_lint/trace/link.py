@@ -4,9 +4,9 @@
 this package never imports the rules or the engine) and the measured events, and charges each
 finding with what the run shows at its line. Implemented: join key 1, the most exact one: a
 finding's line equals a recorded wait's call site; the bubbles whose previous op completed during
-that wait belong to it. Keys 2 (a line on a stall's stack) and 3 (the span->source index) are
-for the watchdog's stacks and an ast index of ``@scope`` spans: they join here, as more
-``Evidence`` kinds, without touching the callers.
+that wait belong to it. Join key 2: a finding's line is the holder's line of a watchdog stall, or
+on its sampled stack (inclusive: TNK104 at a ``.result()`` call site, TNK2xx at the hot loop's call
+of a helper); the stall belongs to it. Key 3 (a span->source index for L2-only runs) is not built.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from typing import Any
 
 from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.trace.analysis import Analysis
-from tinker_lint.trace.readers import WaitSite
+from tinker_lint.trace.readers import StallSite, WaitSite
 
 WAIT_SITE = "recorded wait call site"
+STALL_STACK = "on a watchdog stall's stack"
 
 
 @dataclass(frozen=True)
@@ -32,13 +33,21 @@ class Linked:
     wait_seconds: float
     bubbles: int  # bubbles whose previous op completed during one of those waits
     turnaround: float  # their client turnaround, summed
+    stalls: int = 0  # watchdog stalls that name the finding's line
+    stall_seconds: float = 0.0
+    stall_labels: tuple[str, ...] = ()  # their kinds, sorted, each once
 
     def summary(self, analysis: Analysis) -> str:
         """``TNK101 train.py:42: 4 bubbles after this wait; ...`` for the report."""
-        parts = [f"{self.bubbles} bubble(s) after this wait"]
-        parts.append(f"{self.waits} wait(s), {self.wait_seconds:.3f} s blocked")
-        if self.bubbles:
-            parts.append(f"client turnaround {self.turnaround:.3f} s")
+        parts = []
+        if self.waits:
+            parts.append(f"{self.bubbles} bubble(s) after this wait")
+            parts.append(f"{self.waits} wait(s), {self.wait_seconds:.3f} s blocked")
+            if self.bubbles:
+                parts.append(f"client turnaround {self.turnaround:.3f} s")
+        if self.stalls:
+            kinds = ", ".join(self.stall_labels)
+            parts.append(f"{self.stalls} stall(s), {self.stall_seconds:.3f} s ({kinds})")
         training = analysis.training
         if training is not None and training.window > 0:
             parts.append(
@@ -94,6 +103,9 @@ def to_json(linked: Linked) -> dict[str, Any]:
         "wait_seconds": linked.wait_seconds,
         "bubbles": linked.bubbles,
         "turnaround": linked.turnaround,
+        "stalls": linked.stalls,
+        "stall_seconds": linked.stall_seconds,
+        "stall_labels": list(linked.stall_labels),
     }
 
 
@@ -107,11 +119,15 @@ def same_file(recorded: str, finding_path: str) -> bool:
 
 
 def link(
-    findings: Sequence[Diagnostic], analysis: Analysis, waits: Sequence[WaitSite]
+    findings: Sequence[Diagnostic],
+    analysis: Analysis,
+    waits: Sequence[WaitSite],
+    stalls: Sequence[StallSite] = (),
 ) -> list[Linked]:
-    """Each finding with a recorded wait at its line, charged with that wait's bubbles. Waits and
-    ops must share a clock: the recorder writes both on ``perf_counter``; bubbles from capture
-    without a clock anchor are not charged (their wait cannot be found)."""
+    """Each finding with a recorded wait at its line (charged with that wait's bubbles), or a
+    watchdog stall whose holder line or sampled stack holds its line. Waits and ops must share a
+    clock: the recorder writes both on ``perf_counter``; bubbles from capture without a clock
+    anchor are not charged (their wait cannot be found)."""
     training = analysis.training
     bubbles = training.bubbles if training is not None and training.on_trace_clock else ()
     linked = []
@@ -121,7 +137,14 @@ def link(
             for wait in waits
             if wait.line == finding.line and same_file(wait.file, finding.path)
         ]
-        if not here:
+        stalled = [
+            stall
+            for stall in stalls
+            if any(
+                line == finding.line and same_file(file, finding.path) for file, line in stall.lines
+            )
+        ]
+        if not here and not stalled:
             continue
         # A wait observes the previous op's completion: the completion falls inside the wait.
         after = [
@@ -132,11 +155,14 @@ def link(
         linked.append(
             Linked(
                 finding,
-                WAIT_SITE,
+                ", ".join(e for e, found in ((WAIT_SITE, here), (STALL_STACK, stalled)) if found),
                 len(here),
                 sum(wait.end - wait.start for wait in here),
                 len(after),
                 sum(bubble.turnaround for bubble in after),
+                len(stalled),
+                sum(stall.end - stall.start for stall in stalled),
+                tuple(sorted({stall.label or stall.name for stall in stalled})),
             )
         )
     return linked

@@ -244,6 +244,48 @@ class WaitSite:
     end: float
 
 
+@dataclass(frozen=True)
+class StallSite:
+    """A stall the watchdog recorded (a loop's ``stall`` span, or ``watchdog_starved``), with the
+    lines it names: where the holder was (``args.line``) and the project's lines its stack samples
+    passed through (``args.top_lines``, inclusive: a call site counts with its callees)."""
+
+    name: str
+    label: str
+    rule: str
+    start: float
+    end: float
+    lines: tuple[tuple[str, int], ...]  # (file, line), the holder's line first
+
+
+STALL_NAMES = frozenset({"stall", "watchdog_starved"})
+
+
+def stall_site(name: str, start: float, end: float, args: dict[str, Any]) -> StallSite | None:
+    if name not in STALL_NAMES:
+        return None
+    lines: list[tuple[str, int]] = []
+    for item in [args.get("line"), *(args.get("top_lines") or [])]:
+        if not isinstance(item, dict):
+            continue
+        file, line = item.get("file"), item.get("line")
+        if not isinstance(file, str) or not isinstance(line, int) or isinstance(line, bool):
+            continue
+        if (file, line) not in lines:
+            lines.append((file, line))
+    if not lines:
+        return None
+    label, rule = args.get("label"), args.get("rule")
+    return StallSite(
+        name,
+        label if isinstance(label, str) else "",
+        rule if isinstance(rule, str) else "",
+        start,
+        end,
+        tuple(lines),
+    )
+
+
 def wait_site(name: str, start: float, end: float, args: dict[str, Any]) -> WaitSite | None:
     file, line, function = args.get("file"), args.get("line"), args.get("function", "")
     if not isinstance(file, str) or not isinstance(line, int) or isinstance(line, bool):
@@ -311,6 +353,8 @@ class TraceEvents:
     client_union: UnionAccumulator = field(default_factory=UnionAccumulator)
     # Spans whose args name a call site (the recorder's waits): kept whole, they are few.
     waits: list[WaitSite] = field(default_factory=list)
+    # The watchdog's stalls that name lines (few: one per stall).
+    stalls: list[StallSite] = field(default_factory=list)
     # (perf_counter seconds, time.time() seconds): the recorder's or watchdog's clock anchor.
     clock_anchor: tuple[float, float] | None = None
 
@@ -321,8 +365,13 @@ class TraceEvents:
 class _EventReader:
     """The state of one pass over a Chrome-trace JSONL file."""
 
-    def __init__(self, result: TraceEvents) -> None:
+    def __init__(self, result: TraceEvents, real_pids: bool = False) -> None:
         self.result = result
+        # tinker-lint's runtime file carries OS process ids: a process is its pid, and one
+        # process's writers (the recorder, the watchdog, which writes a stall's B when the stall
+        # ends) may append out of order. The cookbook's pids are fake and restart at 0.
+        self.real_pids = real_pids
+        self.max_ts_pid: int | None = None
         self.segment = 0
         self.offset_us = 0.0  # added to a backwards segment's ts to lay it after the previous
         self.max_ts_us: float | None = None
@@ -442,8 +491,14 @@ class _EventReader:
         if ts_us is None:
             health.unusable += 1
             return
-        if self.max_ts_us is not None and ts_us < self.max_ts_us - BACKWARDS_RESUME_US:
+        if (
+            self.max_ts_us is not None
+            and ts_us < self.max_ts_us - BACKWARDS_RESUME_US
+            and not (self.real_pids and pid == self.max_ts_pid)
+        ):
             self.new_segment(ts_us)
+        if self.max_ts_us is None or ts_us >= self.max_ts_us:
+            self.max_ts_pid = pid
         ts = (ts_us + self.offset_us) / 1e6
         if phase != "B":
             self.see_ts(ts_us)
@@ -471,8 +526,10 @@ class _EventReader:
             self.result.spans.add(
                 name, ts, ts + duration / 1e6, depth, track_id, _int(args, "step")
             )
-            # The recorder writes each wait as one complete event, its call site in ``args``.
+            # The recorder writes each wait as one complete event, its call site in ``args``;
+            # the watchdog a stall of every thread (``watchdog_starved``).
             self.keep_wait(name, ts, ts + duration / 1e6, args)
+            self.keep_stall(name, ts, ts + duration / 1e6, args)
         elif phase in ("i", "I"):
             track_id = self.owner(self.track(pid, tid, args))
             self.result.instants.append(Instant(name, ts, track_id, args))
@@ -505,10 +562,16 @@ class _EventReader:
         end = max(ts, start)
         self.result.spans.add(name, start, end, depth, self.owner(stack_id), _int(args, "step"))
         self.keep_wait(name, start, end, args)
+        self.keep_stall(name, start, end, args)
         if stack_id >= 0:
             self.result.client_union.add(start, end)
         if not stack:
             self.forget(stack_id)
+
+    def keep_stall(self, name: str, start: float, end: float, args: dict[str, Any]) -> None:
+        site = stall_site(name, start, end, args)
+        if site is not None:
+            self.result.stalls.append(site)
 
     def keep_wait(self, name: str, start: float, end: float, args: dict[str, Any]) -> None:
         if "file" in args:
@@ -564,12 +627,15 @@ def _int(args: dict[str, Any], key: str) -> int:
 
 def read_trace_events(path: Path, name: str = TRACE_EVENTS) -> TraceEvents:
     result = TraceEvents(FileHealth(name))
-    return trace_from_records((record for _, record in iter_records(path, result.health)), result)
+    records = (record for _, record in iter_records(path, result.health))
+    return trace_from_records(records, result, real_pids=name == RUNTIME)
 
 
-def trace_from_records(records: Iterable[dict[str, Any]], result: TraceEvents) -> TraceEvents:
+def trace_from_records(
+    records: Iterable[dict[str, Any]], result: TraceEvents, real_pids: bool = False
+) -> TraceEvents:
     """The event reader over already-parsed records (a file's, or a test's)."""
-    reader = _EventReader(result)
+    reader = _EventReader(result, real_pids)
     for record in records:
         reader.read(record, result.health)
     reader.finish()

@@ -116,7 +116,7 @@ def write_text(analysis: Analysis, out: TextIO, linked: Sequence[Linked] | None 
     for line in text_lines(analysis):
         out.write(line + "\n")
     if linked is not None:
-        out.write(f"static findings at a recorded wait: {len(linked)}\n")
+        out.write(f"static findings linked to a measured cost: {len(linked)}\n")
         for item in linked:
             out.write(f"  {item.summary(analysis)}\n")
 
