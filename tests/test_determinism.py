@@ -29,8 +29,6 @@ from tests.fixture_expectations import FIXTURES, FIXTURES_ROOT, ROOT, expectatio
 SEEDS = (0, 4242)
 # The cookbook's training loops and what they call: the sub-packages with most of its findings.
 COOKBOOK_SAMPLE = (
-    "distillation",
-    "preference",
     "rl",
     "supervised",
     "recipes/rl_loop.py",
