@@ -340,27 +340,19 @@ def _last_step_test(test: cst.BaseExpression) -> bool:
         [comparison] = test.comparisons
         sides = (test.left, comparison.comparator)
         if isinstance(comparison.operator, cst.Equal | cst.GreaterThanEqual) and any(
-            _minus_one(side) for side in sides
+            _one_off(side, cst.Subtract) for side in sides
         ):
             return True
         if isinstance(comparison.operator, cst.Equal):
-            return any(_plus_one(side) for side in sides)  # ``idx + 1 == len(loader)``
+            return any(_one_off(side, cst.Add) for side in sides)  # ``idx + 1 == len(loader)``
     return False
 
 
-def _plus_one(expr: cst.BaseExpression) -> bool:
+def _one_off(expr: cst.BaseExpression, operator: type[cst.BaseBinaryOp]) -> bool:
+    """``x + 1`` (``operator`` ``cst.Add``) or ``x - 1`` (``cst.Subtract``)."""
     return (
         isinstance(expr, cst.BinaryOperation)
-        and isinstance(expr.operator, cst.Add)
-        and isinstance(expr.right, cst.Integer)
-        and expr.right.value == "1"
-    )
-
-
-def _minus_one(expr: cst.BaseExpression) -> bool:
-    return (
-        isinstance(expr, cst.BinaryOperation)
-        and isinstance(expr.operator, cst.Subtract)
+        and isinstance(expr.operator, operator)
         and isinstance(expr.right, cst.Integer)
         and expr.right.value == "1"
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 import libcst as cst
 
@@ -13,7 +14,7 @@ from tinker_lint.prefilter.mentions import TORCH_STEP
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import callee, code_of
-from tinker_lint.rules.torchloop import every_torch_step
+from tinker_lint.rules.torchloop import calls_on_every_step, every_torch_step
 
 # Methods that copy a tensor to the host, so the CPU waits for the GPU to finish everything queued.
 _TO_HOST = frozenset({"item", "tolist", "cpu", "numpy"})
@@ -121,13 +122,8 @@ for step, batch in enumerate(loader):
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
-        steps = model.torch_steps
-        for site in model.calls:
-            what = host_read(model, site)
-            if what is None:
-                continue
-            step = steps.of_call(site)
-            if step is None or not _reported(model, site):
+        for site, what, step in calls_on_every_step(ctx, partial(host_read, model)):
+            if not _reported(model, site):
                 continue
             yield Finding(
                 site.node,

@@ -18,7 +18,7 @@ from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule
 from tinker_lint.rules.fixes.tnk403 import TITLE, plan_non_blocking
 from tinker_lint.rules.hotloop import code_of
-from tinker_lint.rules.torchloop import every_torch_step
+from tinker_lint.rules.torchloop import calls_on_every_step, every_torch_step
 
 # Calls that make a CPU tensor of their first argument: a batch wrapped in one is still the batch.
 _CPU_MAKERS = frozenset({"torch.from_numpy", "torch.as_tensor", "torch.tensor", "numpy.asarray"})
@@ -132,13 +132,8 @@ for inputs, labels in loader:
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
-        steps = model.torch_steps
-        for site in model.calls:
-            source = copied_to_device(model, site)
-            if source is None:
-                continue
-            step = steps.of_call(site)
-            if step is None or _feeds_generate(model, site) or _setup_of_a_run(model, step):
+        for site, source, step in calls_on_every_step(ctx, partial(copied_to_device, model)):
+            if _feeds_generate(model, site) or _setup_of_a_run(model, step):
                 continue
             feed = feed_of(model, source, site)
             if feed is None:

@@ -80,10 +80,10 @@ torch.cuda.empty_cache()
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
 
-        def wanted(site: CallSite) -> bool:
-            return empties_cache(model, site) and not in_oom_handler(model, site)
+        def found(site: CallSite) -> bool | None:
+            return (empties_cache(model, site) and not in_oom_handler(model, site)) or None
 
-        for site, step in calls_on_every_step(ctx, wanted):
+        for site, _, step in calls_on_every_step(ctx, found):
             yield Finding(
                 site.node,
                 f"`{code_of(model, site.node)}` {every_torch_step(ctx, step)}: "

@@ -104,16 +104,8 @@ for batch in loader:
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
-        built_by: dict[CallSite, cst.Call] = {}
-
-        def wanted(site: CallSite) -> bool:
-            built = built_then_moved(model, site)
-            if built is not None:
-                built_by[site] = built
-            return built is not None
-
-        for site, step in calls_on_every_step(ctx, wanted):
-            built = built_by[site]
+        found = partial(built_then_moved, model)
+        for site, built, step in calls_on_every_step(ctx, found):
             qualified = model.qualify(built.func, site.scope) or ""
             yield Finding(
                 site.node,

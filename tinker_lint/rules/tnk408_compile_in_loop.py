@@ -62,12 +62,11 @@ for batch in loader:
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
 
-        def wanted(site: CallSite) -> bool:
-            return model.qualify(site.node.func, site.scope) == "torch.compile" and not _once(
-                model, site
-            )
+        def found(site: CallSite) -> bool | None:
+            compiles = model.qualify(site.node.func, site.scope) == "torch.compile"
+            return (compiles and not _once(model, site)) or None
 
-        for site, step in calls_on_every_step(ctx, wanted):
+        for site, _, step in calls_on_every_step(ctx, found):
             yield Finding(
                 site.node,
                 f"`{code_of(model, site.node.func)}()` {every_torch_step(ctx, step)}: "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import libcst as cst
 
@@ -10,19 +11,22 @@ from tinker_lint.model.semantic import CallSite, LoopInfo, SemanticModel
 from tinker_lint.model.torch_steps import TorchStep, place
 from tinker_lint.rules.base import Context
 
+T = TypeVar("T")
+
 
 def calls_on_every_step(
-    ctx: Context, wanted: Callable[[CallSite], bool]
-) -> Iterator[tuple[CallSite, TorchStep]]:
-    """The calls ``wanted`` keeps (asked first: it is the cheap question) that run on every step
-    of a torch training loop, each with that step."""
+    ctx: Context, found: Callable[[CallSite], T | None]
+) -> Iterator[tuple[CallSite, T, TorchStep]]:
+    """Each call ``found`` answers (asked first: it is the cheap question; None: not this rule's
+    call) that runs on every step of a torch training loop, with the answer and that step."""
     steps = ctx.model.torch_steps
     for site in ctx.model.calls:
-        if not wanted(site):
+        what = found(site)
+        if what is None:
             continue
         step = steps.of_call(site)
         if step is not None:
-            yield site, step
+            yield site, what, step
 
 
 def every_torch_step(ctx: Context, step: TorchStep) -> str:
