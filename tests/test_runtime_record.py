@@ -28,9 +28,9 @@ STEPS = runtime_scenarios.STEPS
 pytestmark = pytest.mark.slow  # a fresh interpreter per scenario
 
 
-def _wait_lines() -> dict[str, int]:
+def _wait_lines(source: Path = SCENARIOS) -> dict[str, int]:
     """``# wait: NAME`` comment -> its line in the scenarios file."""
-    lines = SCENARIOS.read_text(encoding="utf-8").splitlines()
+    lines = source.read_text(encoding="utf-8").splitlines()
     found = {}
     for number, line in enumerate(lines, 1):
         match = re.search(r"# wait: (\S+)", line)
@@ -187,21 +187,22 @@ def test_under_the_cookbook_tracing_both_files_keep_their_meaning(
     assert len(_waits(ours)) == 2 * STEPS
 
 
-def _trace(log_dir: Path, *args: str) -> dict[str, Any]:
-    """`tinker-lint trace LOG_DIR --output-format json ...`, as a user runs it."""
+def _trace(log_dir: Path, *args: str, status: int = 1) -> dict[str, Any]:
+    """`tinker-lint trace LOG_DIR --output-format json ...`, as a user runs it; it exits 1 when
+    it finds bubbles or stalls."""
     command = [sys.executable, "-m", "tinker_lint", "trace", str(log_dir)]
     command += ["--output-format", "json", *args]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, check=False)
-    assert done.returncode == 1, done.stderr  # bubbles were found
+    assert done.returncode == status, done.stderr
     report: dict[str, Any] = json.loads(done.stdout)
     return report
 
 
-def _findings_of_the_scenarios(tmp_path: Path) -> Path:
+def _findings_of_the_scenarios(tmp_path: Path, source: Path = SCENARIOS) -> Path:
     """The linter's JSON findings on the scenarios file (relative paths, as CI writes them)."""
     command = [sys.executable, "-m", "tinker_lint", "--isolated", "--output-format", "json"]
-    command.append(str(SCENARIOS.relative_to(ROOT)))
+    command.append(str(source.relative_to(ROOT)))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, check=False)
     assert done.returncode == 1, done.stderr
@@ -293,3 +294,37 @@ def test_trace_charges_the_watchdog_s_stall_to_the_blocking_waits(tmp_path: Path
     assert {x["evidence"] for x in report["linked"]} == {
         "recorded wait call site, on a watchdog stall's stack"
     }
+
+
+@pytest.mark.network
+def test_trace_links_findings_by_the_cookbook_span_around_them(
+    tmp_path: Path, cookbook: Path
+) -> None:
+    """Join key 3: a run with the cookbook's trace alone (`tests/traced_loop.py`: no recorder, no
+    watchdog). The cookbook times training ops at submission, so there are no bubbles to charge
+    and the run exits 0; the TNK101 and TNK102 findings inside ``train_step``'s ``train`` block
+    are charged with that span's instances and time, which the fake server's work fills."""
+    source = ROOT / "tests" / "traced_loop.py"
+    log_dir = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(cookbook)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.traced_loop", str(log_dir)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    findings = _findings_of_the_scenarios(tmp_path, source)
+    report = _trace(log_dir, "--findings", str(findings), status=0)
+    assert report["evidence"] == ["L2"]
+    wait = _wait_lines(source)
+    linked = [(x["code"], x["row"], x["span"], x["span_instances"]) for x in report["linked"]]
+    assert linked == [
+        ("TNK101", wait["traced-fwd"], "train_step>train", STEPS),
+        ("TNK102", wait["traced-optim"], "train_step>train", STEPS),
+    ]
+    busy = 2 * STEPS * runtime_scenarios.BUSY
+    assert all(busy * 0.9 <= x["span_seconds"] < busy + 2.0 for x in report["linked"])

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from tests.trace_logs import TRACE_EPOCH_US, Loop, TraceWriter, write_lines
 from tinker_lint.cli import main
 from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.report.json import to_json
+
+SARIF_SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -179,7 +182,8 @@ def test_findings_without_recorded_waits_say_so(
     assert code == 1
     assert (
         "  - no recorded wait call sites or watchdog stalls (tinker_lint_runtime.jsonl): "
-        "no finding is linked to a measured cost" in out.splitlines()
+        "findings are linked only by the cookbook span around their line, if any"
+        in out.splitlines()
     )
     assert out.splitlines()[-1] == "static findings linked to a measured cost: 0"
 
@@ -233,3 +237,64 @@ def test_github_annotations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
             "nothing queued 22%25 of the training window (evidence: recorded wait call site)",
         ]
     )
+
+
+def test_sarif_is_valid_sarif_2_1_0_with_the_linked_finding_at_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log_dir = Loop(2).write(tmp_path / "run", capture=False, recorder=True, wait_file="/p/train.py")
+    findings_file = tmp_path / "findings.json"
+    findings_file.write_text(json.dumps([to_json(Diagnostic("train.py", 42, 7, "TNK101", "m"))]))
+    code, out, _ = run(
+        capsys, str(log_dir), "--output-format", "sarif", "--findings", str(findings_file)
+    )
+    assert code == 1
+    document = json.loads(out)
+    jsonschema.Draft4Validator(SARIF_SCHEMA).validate(document)
+    (sarif_run,) = document["runs"]
+    assert [rule["id"] for rule in sarif_run["tool"]["driver"]["rules"]] == [
+        "trace-bubbles",
+        "trace-stalls",
+        "TNK101",
+    ]
+    results = sarif_run["results"]
+    assert [(r["ruleId"], r["ruleIndex"]) for r in results] == [
+        ("trace-bubbles", 0),
+        ("TNK101", 2),
+    ]
+    assert results[0]["properties"]["bubbles"] == 3
+    (location,) = results[1]["locations"]
+    assert location["physicalLocation"] == {
+        "artifactLocation": {"uri": "train.py", "uriBaseId": "%SRCROOT%"},
+        "region": {"startLine": 42, "startColumn": 7},
+    }
+    assert results[1]["message"]["text"].startswith("TNK101 train.py:42: 2 bubble(s) after")
+    assert (results[1]["properties"]["waits"], results[1]["properties"]["bubbles"]) == (2, 2)
+
+
+@pytest.mark.parametrize(
+    ("flags", "status"),
+    [
+        ((), 1),  # the serialized 2-step loop has 3 bubbles
+        (("--max-bubbles", "2"), 1),
+        (("--max-bubbles", "3"), 0),
+        (("--max-bubbles", "3", "--max-stalls", "5"), 0),
+        (("--exit-zero",), 0),
+    ],
+)
+def test_thresholds_decide_the_exit_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: tuple[str, ...], status: int
+) -> None:
+    code, _, _ = run(capsys, str(Loop(2).write(tmp_path / "run")), *flags)
+    assert code == status
+
+
+@pytest.mark.parametrize("value", ["-1", "many", "1.5"])
+def test_a_threshold_that_is_not_a_count_is_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        run(capsys, str(Loop(2).write(tmp_path / "run")), "--max-bubbles", value)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --max-bubbles: expected a count (0, 1, 2...), got '{value}'" in err

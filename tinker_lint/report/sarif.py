@@ -13,22 +13,14 @@ shows it) and each warning the run printed (a path skipped, a configuration prob
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TextIO
-from urllib.parse import quote
 
 from tinker_lint import __version__
 from tinker_lint.codes import ALL_CODES, level_of, name_of
 from tinker_lint.diagnostics import Diagnostic, Edit, docs_url
 from tinker_lint.docs import rule_page, rule_summary
-
-SCHEMA_URI = (
-    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-)
-INFORMATION_URI = "https://github.com/tinker-lint/tinker-lint"
-SRCROOT = "%SRCROOT%"
+from tinker_lint.report.sarif_paths import INFORMATION_URI, SCHEMA_URI, SRCROOT, artifact, root_uri
 
 
 def _rule(code: str) -> dict[str, object]:
@@ -40,16 +32,6 @@ def _rule(code: str) -> dict[str, object]:
         "help": {"text": rule_summary(code), "markdown": rule_page(code)},
         "defaultConfiguration": {"level": level_of(code)},
     }
-
-
-def _artifact(path: str) -> dict:
-    """Relative paths stay relative to the run's directory (%SRCROOT%), as code scanning wants."""
-    if os.path.isabs(path):
-        return {"uri": Path(path).as_uri()}
-    posix = path.replace(os.sep, "/")
-    if posix.startswith("../"):
-        return {"uri": Path(os.path.abspath(path)).as_uri()}
-    return {"uri": quote(posix), "uriBaseId": SRCROOT}
 
 
 def _region(line: int, col: int, end_line: int, end_col: int, cell: int | None = None) -> dict:
@@ -74,7 +56,7 @@ def _replacement(edit: Edit, cell: int | None = None) -> dict:
 
 
 def _result(d: Diagnostic, index: dict[str, int]) -> dict:
-    location = {"artifactLocation": _artifact(d.path)}
+    location = {"artifactLocation": artifact(d.path)}
     location["region"] = _region(d.line, d.col, d.end_line or d.line, d.end_col or d.col, d.cell)
     message = d.message if d.cell is None else f"cell {d.cell}: {d.message}"
     result: dict = {
@@ -91,7 +73,7 @@ def _result(d: Diagnostic, index: dict[str, int]) -> dict:
                 "description": {"text": d.fix.message},
                 "artifactChanges": [
                     {
-                        "artifactLocation": _artifact(d.path),
+                        "artifactLocation": artifact(d.path),
                         "replacements": [_replacement(e, d.cell) for e in d.fix.edits],
                     }
                 ],
@@ -110,7 +92,7 @@ def _notifications(diagnostics: Sequence[Diagnostic], warnings: Sequence[str]) -
             "level": "warning",
             "message": {"text": f"{d.path}: {d.message}"},
             "descriptor": {"id": d.code},
-            "locations": [{"physicalLocation": {"artifactLocation": _artifact(d.path)}}],
+            "locations": [{"physicalLocation": {"artifactLocation": artifact(d.path)}}],
         }
         for d in diagnostics
         if d.code in NOT_CHECKED
@@ -127,7 +109,7 @@ def to_sarif(
 ) -> dict:
     codes = ALL_CODES
     index = {code: i for i, code in enumerate(codes)}
-    root = Path(cwd or os.getcwd()).resolve().as_uri().rstrip("/") + "/"
+    root = root_uri(cwd)
     run = {
         "tool": {
             "driver": {

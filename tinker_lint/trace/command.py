@@ -1,7 +1,8 @@
 """``tinker-lint trace LOG_PATH``: read what a training run left and say what it cost.
 
-Exit codes, as the linter's: 0 nothing found, 1 something found (a bubble: a training op submitted
-with none in flight; or a stall), 2 bad input (LOG_PATH missing, or holding none of the files).
+Exit codes, as the linter's: 0 nothing found, 1 something found (more bubbles than
+``--max-bubbles``: a training op submitted with none in flight; or more stalls than
+``--max-stalls``), 2 bad input (LOG_PATH missing, or holding none of the files).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from tinker_lint.trace import readers
-from tinker_lint.trace.analysis import NoLogs, analyse, read_log_dir
+from tinker_lint.trace.analysis import Analysis, NoLogs, analyse, read_log_dir
 from tinker_lint.trace.link import BadFindings, link, read_findings
 from tinker_lint.trace.report import (
     capture_events,
@@ -21,8 +22,10 @@ from tinker_lint.trace.report import (
     write_github,
     write_json,
     write_perfetto,
+    write_sarif,
     write_text,
 )
+from tinker_lint.trace.span_index import SourceSpan, source_spans
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 
@@ -34,20 +37,32 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_ERROR)
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a count (0, 1, 2...), got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="tinker-lint trace",
         description="Read a training run's logs (the cookbook's metrics.jsonl, timing_spans.jsonl, "
         "trace_events.jsonl, capture/*.jsonl, and tinker_lint_runtime.jsonl) and report step time, "
         "coverage, training requests in flight, time with nothing queued and pipeline bubbles.",
-        epilog="Exit codes: 0 nothing found, 1 bubbles or stalls found, 2 bad input.",
+        epilog="Exit codes: 0 nothing found, 1 bubbles or stalls found (more than --max-bubbles "
+        "or --max-stalls), 2 bad input.",
     )
     parser.add_argument("log_path", metavar="LOG_PATH", help="the run's log directory")
     parser.add_argument(
         "--output-format",
-        choices=("text", "json", "github"),
+        choices=("text", "json", "github", "sarif"),
         default="text",
-        help="github: GitHub Actions annotations (bubbles, stalls, linked findings at their line)",
+        help="github: GitHub Actions annotations (bubbles, stalls, linked findings at their "
+        "line); sarif: SARIF 2.1.0 for code scanning (the same results)",
     )
     parser.add_argument(
         "--perfetto",
@@ -60,10 +75,51 @@ def build_parser() -> argparse.ArgumentParser:
         "--findings",
         metavar="FILE",
         help="the output of `tinker-lint --output-format json`: each finding at a wait the "
-        "recorder saw (tinker_lint_runtime.jsonl) is printed with the bubbles after that wait",
+        "recorder saw (tinker_lint_runtime.jsonl) is printed with the bubbles after that wait, "
+        "each on a watchdog stall's stack with the stall, and any other inside a cookbook span "
+        "(trace_events.jsonl) with that span's time; the files it names are read from the "
+        "current directory",
+    )
+    parser.add_argument(
+        "--max-bubbles",
+        type=_count,
+        default=0,
+        metavar="N",
+        help="exit 1 only with more than N bubbles (default 0). A pipelined loop still has one "
+        "where a step waits for something else: the cookbook's pipelined supervised run shows "
+        "one, at its Gantt chart write",
+    )
+    parser.add_argument(
+        "--max-stalls",
+        type=_count,
+        default=0,
+        metavar="N",
+        help="exit 1 only with more than N watchdog stalls (default 0)",
     )
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     return parser
+
+
+class _SpanSources:
+    """The cookbook span regions of each file a finding names, read (never imported) when join
+    key 3 first asks for them. A file that cannot be read is said, not skipped silently."""
+
+    def __init__(self, analysis: Analysis) -> None:
+        self.analysis = analysis
+        self.read: dict[str, list[SourceSpan]] = {}
+
+    def __call__(self, path: str) -> list[SourceSpan]:
+        if path not in self.read:
+            try:
+                text = Path(path).read_text(encoding="utf-8", errors="replace")
+            except OSError as error:
+                self.analysis.not_computable.append(
+                    f"cannot read {path} ({error.strerror}): its findings are not matched to the "
+                    "cookbook span around their line; run from the directory the linter ran in"
+                )
+                text = ""
+            self.read[path] = source_spans(text)
+        return self.read[path]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -90,13 +146,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not waits and not stalls:
             analysis.not_computable.append(
                 "no recorded wait call sites or watchdog stalls (tinker_lint_runtime.jsonl): "
-                "no finding is linked to a measured cost"
+                "findings are linked only by the cookbook span around their line, if any"
+                if logs.trace is not None
+                else "no recorded wait call sites or watchdog stalls "
+                "(tinker_lint_runtime.jsonl) and no trace_events.jsonl: no finding is linked "
+                "to a measured cost"
             )
-        linked = link(findings, analysis, waits, stalls)
+        linked = link(findings, analysis, waits, stalls, logs.trace, _SpanSources(analysis))
     if args.output_format == "json":
         write_json(analysis, sys.stdout, linked)
     elif args.output_format == "github":
         write_github(analysis, sys.stdout, linked)
+    elif args.output_format == "sarif":
+        write_sarif(analysis, sys.stdout, linked)
     else:
         write_text(analysis, sys.stdout, linked)
     if args.perfetto:
@@ -125,6 +187,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return EXIT_ERROR
         sys.stderr.write(f"tinker-lint trace: wrote {count} events to {args.perfetto}\n")
-    if analysis.findings and not args.exit_zero:
+    if args.exit_zero:
+        return EXIT_CLEAN
+    bubble_count = len(analysis.training.bubbles) if analysis.training is not None else 0
+    stall_count = analysis.stalls.stalls if analysis.stalls is not None else 0
+    if bubble_count > args.max_bubbles or stall_count > args.max_stalls:
         return EXIT_FOUND
     return EXIT_CLEAN

@@ -6,23 +6,29 @@ finding with what the run shows at its line. Implemented: join key 1, the most e
 finding's line equals a recorded wait's call site; the bubbles whose previous op completed during
 that wait belong to it. Join key 2: a finding's line is the holder's line of a watchdog stall, or
 on its sampled stack (inclusive: TNK104 at a ``.result()`` call site, TNK2xx at the hot loop's call
-of a helper); the stall belongs to it. Key 3 (a span->source index for L2-only runs) is not built.
+of a helper); the stall belongs to it. Join key 3, for a finding neither key links (a run with the
+cookbook's trace but no recorder or watchdog): the innermost cookbook span whose source holds the
+finding's line (``span_index``), charged with its instances in the trace and with the bubbles whose
+previous op completed inside one. It is coarse: every finding in a span shares its cost.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
 
 from tinker_lint.diagnostics import Diagnostic
-from tinker_lint.trace.analysis import Analysis
-from tinker_lint.trace.readers import StallSite, WaitSite
+from tinker_lint.trace.analysis import Analysis, BubbleFigure
+from tinker_lint.trace.readers import StallSite, TraceEvents, WaitSite
+from tinker_lint.trace.span_index import SourceSpan, innermost
 
 WAIT_SITE = "recorded wait call site"
 STALL_STACK = "on a watchdog stall's stack"
+TRACED_SPAN = "inside a traced span (coarse: the findings in it share its cost)"
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,9 @@ class Linked:
     stalls: int = 0  # watchdog stalls that name the finding's line
     stall_seconds: float = 0.0
     stall_labels: tuple[str, ...] = ()  # their kinds, sorted, each once
+    span: str | None = None  # join key 3: the span holding the line (``parent>name``)
+    span_instances: int = 0
+    span_seconds: float = 0.0
 
     def summary(self, analysis: Analysis) -> str:
         """``TNK101 train.py:42: 4 bubbles after this wait; ...`` for the report."""
@@ -49,6 +58,15 @@ class Linked:
             kinds = ", ".join(self.stall_labels)
             parts.append(f"{self.stalls} stall(s), {self.stall_seconds:.3f} s ({kinds})")
         training = analysis.training
+        if self.span is not None:
+            parts.append(
+                f"inside span `{self.span}`: {self.span_instances} instance(s), "
+                f"{self.span_seconds:.3f} s"
+            )
+            if analysis.coverage is not None and analysis.coverage[1] > 0:
+                parts[-1] += f" ({self.span_seconds / analysis.coverage[1]:.0%} of the run)"
+            if training is not None and training.on_trace_clock:
+                parts.append(f"{self.bubbles} bubble(s) after an op completed inside it")
         if training is not None and training.window > 0:
             parts.append(
                 f"nothing queued {training.nothing_queued_share:.0%} of the training window"
@@ -106,6 +124,9 @@ def to_json(linked: Linked) -> dict[str, Any]:
         "stalls": linked.stalls,
         "stall_seconds": linked.stall_seconds,
         "stall_labels": list(linked.stall_labels),
+        "span": linked.span,
+        "span_instances": linked.span_instances,
+        "span_seconds": linked.span_seconds,
     }
 
 
@@ -123,14 +144,19 @@ def link(
     analysis: Analysis,
     waits: Sequence[WaitSite],
     stalls: Sequence[StallSite] = (),
+    trace: TraceEvents | None = None,
+    spans_of: Callable[[str], Sequence[SourceSpan]] | None = None,
 ) -> list[Linked]:
     """Each finding with a recorded wait at its line (charged with that wait's bubbles), or a
-    watchdog stall whose holder line or sampled stack holds its line. Waits and ops must share a
-    clock: the recorder writes both on ``perf_counter``; bubbles from capture without a clock
-    anchor are not charged (their wait cannot be found)."""
+    watchdog stall whose holder line or sampled stack holds its line; else, with the trace and
+    the span regions of the finding's file (``spans_of(path)``, asked only then), the span holding
+    it.
+    Waits and ops must share a clock: the recorder writes both on ``perf_counter``; bubbles from
+    capture without a clock anchor are not charged (their wait cannot be found)."""
     training = analysis.training
     bubbles = training.bubbles if training is not None and training.on_trace_clock else ()
     linked = []
+    instances_of: dict[SourceSpan, list[tuple[float, float]]] = {}  # one pass per span region
     for finding in sorted(findings):
         here = [
             wait
@@ -145,6 +171,9 @@ def link(
             )
         ]
         if not here and not stalled:
+            spanned = _in_span(finding, trace, spans_of, bubbles, instances_of)
+            if spanned is not None:
+                linked.append(spanned)
             continue
         # A wait observes the previous op's completion: the completion falls inside the wait.
         after = [
@@ -166,3 +195,70 @@ def link(
             )
         )
     return linked
+
+
+def _in_span(
+    finding: Diagnostic,
+    trace: TraceEvents | None,
+    spans_of: Callable[[str], Sequence[SourceSpan]] | None,
+    bubbles: Sequence[BubbleFigure],
+    instances_of: dict[SourceSpan, list[tuple[float, float]]],
+) -> Linked | None:
+    if trace is None or spans_of is None:
+        return None
+    region = innermost(list(spans_of(finding.path)), finding.line)
+    if region is None:
+        return None
+    if region not in instances_of:
+        instances_of[region] = span_instances(trace, region)
+    instances = instances_of[region]
+    if not instances:
+        return None
+    inside = [
+        bubble
+        for bubble in bubbles
+        if any(start <= bubble.completed_at <= end for start, end in instances)
+    ]
+    return Linked(
+        finding,
+        TRACED_SPAN,
+        0,
+        0.0,
+        len(inside),
+        sum(bubble.turnaround for bubble in inside),
+        span=region.label(),
+        span_instances=len(instances),
+        span_seconds=sum(end - start for start, end in instances),
+    )
+
+
+def span_instances(trace: TraceEvents, region: SourceSpan) -> list[tuple[float, float]]:
+    """The closed client spans named like ``region``, and, when the source shows the span it
+    opens in, directly inside one of that name on the same track (spec D5: names are reused)."""
+    spans, tracks = trace.spans, trace.tracks
+    client = [i for i in range(len(spans)) if not tracks[spans.track_id[i]].is_future]
+    named = [i for i in client if spans.name(i) == region.name]
+    if region.parent is None:
+        return [(spans.start[i], spans.end[i]) for i in named]
+    # The parents by track, by start: an instance's parent is the latest one starting before it
+    # at one depth less (spans on a track nest).
+    parents: dict[int, list[int]] = {}
+    for i in client:
+        if spans.name(i) == region.parent:
+            parents.setdefault(spans.track_id[i], []).append(i)
+    starts: dict[int, list[float]] = {}
+    for track, indices in parents.items():
+        indices.sort(key=lambda i: (spans.start[i], i))
+        starts[track] = [spans.start[i] for i in indices]
+    found = []
+    for i in named:
+        track = spans.track_id[i]
+        candidates = parents.get(track, [])
+        position = bisect.bisect_right(starts.get(track, []), spans.start[i]) - 1
+        while position >= 0:
+            j = candidates[position]
+            if spans.end[j] >= spans.end[i] and spans.depth[j] == spans.depth[i] - 1:
+                found.append((spans.start[i], spans.end[i]))
+                break
+            position -= 1
+    return found

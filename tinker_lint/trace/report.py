@@ -1,4 +1,5 @@
-"""``tinker-lint trace`` output: text for people, JSON for tools, and a merged Perfetto trace."""
+"""``tinker-lint trace`` output: text for people, JSON for tools, GitHub annotations and SARIF for
+CI, and a merged Perfetto trace."""
 
 from __future__ import annotations
 
@@ -7,6 +8,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from tinker_lint import __version__
+from tinker_lint.codes import ALL_CODES, name_of
+from tinker_lint.diagnostics import docs_url
+from tinker_lint.report.sarif_paths import INFORMATION_URI, SCHEMA_URI, SRCROOT, artifact, root_uri
 from tinker_lint.trace import link, readers
 from tinker_lint.trace.analysis import Analysis, Concurrency, LogSet, to_json
 from tinker_lint.trace.link import Linked
@@ -289,3 +294,108 @@ def github_lines(analysis: Analysis, linked: Sequence[Linked] | None = None) -> 
 def write_github(analysis: Analysis, out: TextIO, linked: Sequence[Linked] | None = None) -> None:
     for line in github_lines(analysis, linked):
         out.write(line + "\n")
+
+
+# --- SARIF ---------------------------------------------------------------------------------------
+
+# The run-level results: what the trace measured, with no source line of its own.
+BUBBLES_RULE = "trace-bubbles"
+STALLS_RULE = "trace-stalls"
+_TRACE_RULES = {
+    BUBBLES_RULE: "training ops submitted with none in flight (the server sat idle)",
+    STALLS_RULE: "stalls the watchdog saw (an event loop late, or the GIL held)",
+}
+
+
+def to_sarif(
+    analysis: Analysis, linked: Sequence[Linked] | None = None, *, cwd: str | None = None
+) -> dict[str, Any]:
+    """SARIF 2.1.0: a result per linked finding at its line (the rule's code, the measured cost
+    in the message and the properties), one for the bubbles and one for the stalls (no
+    location), and what could not be computed as notifications."""
+    codes = sorted({item.finding.code for item in linked or ()})
+    rules: list[dict[str, Any]] = [
+        {"id": rule, "name": rule, "shortDescription": {"text": text}}
+        for rule, text in _TRACE_RULES.items()
+    ] + [
+        {
+            "id": code,
+            "name": name_of(code) if code in ALL_CODES else code,
+            "helpUri": docs_url(code),
+        }
+        for code in codes
+    ]
+    index: dict[str, int] = {rule["id"]: i for i, rule in enumerate(rules)}
+    results: list[dict[str, Any]] = []
+    training, stalls = analysis.training, analysis.stalls
+    if training is not None and training.bubbles:
+        message = (
+            f"{len(training.bubbles)} bubble(s): a training op submitted with none in flight; "
+            f"nothing queued {_seconds(training.nothing_queued)} of {_seconds(training.window)} "
+            f"({training.nothing_queued_share:.1%}, a lower bound on server idle)"
+        )
+        properties = {
+            "bubbles": len(training.bubbles),
+            "nothing_queued_seconds": training.nothing_queued,
+            "window_seconds": training.window,
+        }
+        results.append(_run_result(BUBBLES_RULE, index, message, properties))
+    if stalls is not None and stalls.stalls:
+        message = (
+            f"{stalls.stalls} stall(s), {_seconds(stalls.seconds)} in all, longest "
+            f"{_seconds(stalls.longest)}"
+        )
+        properties = {"stalls": stalls.stalls, "seconds": stalls.seconds}
+        results.append(_run_result(STALLS_RULE, index, message, properties))
+    for item in linked or ():
+        region = {"startLine": item.finding.line, "startColumn": item.finding.col}
+        physical = {"artifactLocation": artifact(item.finding.path), "region": region}
+        results.append(
+            {
+                "ruleId": item.finding.code,
+                "ruleIndex": index[item.finding.code],
+                "level": "warning",
+                "message": {"text": item.summary(analysis)},
+                "locations": [{"physicalLocation": physical}],
+                "properties": link.to_json(item),
+            }
+        )
+    invocation = {
+        "executionSuccessful": True,
+        "toolExecutionNotifications": [
+            {"level": "note", "message": {"text": f"not computable: {note}"}}
+            for note in analysis.not_computable
+        ],
+    }
+    run = {
+        "tool": {
+            "driver": {
+                "name": "tinker-lint trace",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": rules,
+            }
+        },
+        "invocations": [invocation],
+        "originalUriBaseIds": {SRCROOT: {"uri": root_uri(cwd)}},
+        "results": results,
+    }
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def _run_result(
+    rule: str, index: dict[str, int], message: str, properties: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "ruleId": rule,
+        "ruleIndex": index[rule],
+        "level": "warning",
+        "message": {"text": message},
+        "properties": properties,
+    }
+
+
+def write_sarif(analysis: Analysis, out: TextIO, linked: Sequence[Linked] | None = None) -> None:
+    json.dump(to_sarif(analysis, linked), out, indent=2)
+    out.write("\n")
