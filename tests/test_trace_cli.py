@@ -44,6 +44,8 @@ def test_serialized_loop_text_report_and_exit_one(
         "  at 0.410 s: optim_step submitted 10.0 ms after forward_backward completed in wait_fwd",
         "  at 0.700 s: forward_backward submitted 200.0 ms after optim_step completed in wait_optim",
         "  at 1.010 s: optim_step submitted 10.0 ms after forward_backward completed in wait_fwd",
+        "  on Tinker each can miss a whole clock cycle (about 10 s in the docs): up to 30 s for "
+        "these",
         "nothing queued while the client was in: get_batch 100.0 ms, compute_metrics 95.0 ms, "
         "train_step 10.0 ms, wait_fwd 10.0 ms, wait_optim 5.0 ms",  # ties by name
         "stalls: 0, 0.0 ms in all, longest 0.0 ms; GIL-hold dumps: 0",

@@ -17,6 +17,7 @@ from tinker_lint.trace.analysis import Analysis, Concurrency, LogSet, to_json
 from tinker_lint.trace.link import Linked
 
 BUBBLES_LISTED = 10  # the rest are counted: a long serialized run has one per submit
+CLOCK_CYCLE_SECONDS = 10.0  # the Tinker docs' figure ("discrete clock cycles (~10 seconds each)")
 
 
 def write_json(analysis: Analysis, out: TextIO, linked: Sequence[Linked] | None = None) -> None:
@@ -95,6 +96,12 @@ def text_lines(analysis: Analysis) -> Iterator[str]:
             )
         if len(training.bubbles) > BUBBLES_LISTED:
             yield f"  ... and {len(training.bubbles) - BUBBLES_LISTED} more"
+        # The seconds above are a lower bound: the server works in clock cycles, and a cycle that
+        # starts with nothing queued is missed whole (spec §2, the Tinker docs' clock_cycles.py).
+        yield (
+            f"  on Tinker each can miss a whole clock cycle (about {CLOCK_CYCLE_SECONDS:.0f} s "
+            f"in the docs): up to {len(training.bubbles) * CLOCK_CYCLE_SECONDS:.0f} s for these"
+        )
         if training.idle_blame:
             blamed = ", ".join(
                 f"{name} {_seconds(seconds)}" for name, seconds in training.idle_blame.items()
