@@ -6,6 +6,7 @@ server's own requests in order (each request answered as ``answers`` says, else 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from typing import Any
 
 from tests.checkout import checkout_env
 
-TIMEOUT = 60.0
+TIMEOUT = 15.0
 
 Message = dict[str, Any]
 
@@ -37,6 +38,7 @@ class LspClient:
             env=checkout_env(),
         )
         self._next_id = 0
+        self.initialized: Any = None  # the server's answer to ``initialize``
         self._condition = threading.Condition()
         self.responses: dict[int, Message] = {}
         self.received: list[Message] = []  # notifications and the server's requests, in order
@@ -80,9 +82,14 @@ class LspClient:
                 continue
             if "id" in message:  # the server asks something: answer it, as an editor would
                 answer = self.answers.get(message["method"], lambda _params: None)
-                self._send(
-                    {"jsonrpc": "2.0", "id": message["id"], "result": answer(message.get("params"))}
-                )
+                with contextlib.suppress(OSError, ValueError):  # unless the test closed stdin
+                    self._send(
+                        {
+                            "jsonrpc": "2.0",
+                            "id": message["id"],
+                            "result": answer(message.get("params")),
+                        }
+                    )
             with self._condition:
                 self.received.append(message)
                 self._condition.notify_all()
@@ -173,6 +180,7 @@ class LspClient:
             },
         )
         self.notify("initialized", {})
+        self.initialized = result
         return result
 
     def open(self, path: Path, text: str | None = None, version: int = 1) -> int:
@@ -251,3 +259,30 @@ def wait_until(condition: Callable[[], bool], timeout: float = TIMEOUT) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("timed out")
         time.sleep(0.02)
+
+
+def apply_edits(text: str, edits: list[Any]) -> str:
+    """``text`` with LSP ``TextEdit``s applied (UTF-16 columns), as an editor applies them: all
+    positions are in the text before any edit."""
+    import re
+
+    starts = [0, *(m.end() for m in re.finditer(r"\r\n|\r|\n", text))]
+
+    def offset(position: dict[str, int]) -> int:
+        if position["line"] >= len(starts):
+            return len(text)
+        start = starts[position["line"]]
+        units = 0
+        index = start
+        while units < position["character"] and index < len(text) and text[index] not in "\r\n":
+            units += 2 if ord(text[index]) > 0xFFFF else 1
+            index += 1
+        return index
+
+    spans = sorted(
+        ((offset(e["range"]["start"]), offset(e["range"]["end"]), e["newText"]) for e in edits),
+        reverse=True,
+    )
+    for start, end, new in spans:
+        text = text[:start] + new + text[end:]
+    return text

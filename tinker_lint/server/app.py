@@ -272,12 +272,13 @@ class TinkerLintServer(LanguageServer):
         if changed:
             self._changed([os.path.abspath(path)])
 
-    async def files_changed(self, paths: Sequence[str]) -> None:
+    async def files_changed(self, paths: Sequence[str], *, created: bool = False) -> None:
         """Files changed on disk (the client's watcher, or a save): the configuration, or the
-        helpers of open files."""
+        helpers of open files. A new module may be the one an import of any open file names
+        (one that named nothing found, so depended on no file): every open file is linted."""
         for path in paths:
             await self.in_worker(self.linter.disk_changed, path)
-        if any(_is_config(path) for path in paths):
+        if created or any(_is_config(path) for path in paths):
             self._outdated(list(self.linted))
         else:
             self._changed([os.path.abspath(path) for path in paths])
@@ -361,7 +362,8 @@ def build() -> TinkerLintServer:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     async def watched(ls: TinkerLintServer, params: types.DidChangeWatchedFilesParams) -> None:
         paths = [to_fs_path(change.uri) for change in params.changes]
-        await ls.files_changed([p for p in paths if p])
+        created = any(c.type == types.FileChangeType.Created for c in params.changes)
+        await ls.files_changed([p for p in paths if p], created=created)
 
     @server.feature(
         types.TEXT_DOCUMENT_DIAGNOSTIC,

@@ -89,10 +89,12 @@ class Linter:
 
     # --- the project -------------------------------------------------------------------------
     def set_buffer(self, path: str, text: str | None) -> bool:
-        """The editor's text of a project file (None: closed, its disk's bytes again); whether it
-        differs from what the index read (then the files that depend on it are to be linted)."""
+        """The editor's text of a project file (None: closed, its disk's bytes again); whether
+        what the index reads for it changed (then the files that depend on it are to be linted
+        again): a file opened as it is on disk, or closed as saved, changes nothing."""
         absolute = os.path.abspath(path)
-        if self._buffers.get(absolute) == text:
+        before = self._buffers.get(absolute)
+        if before == text:
             return False
         if text is None:
             del self._buffers[absolute]
@@ -100,7 +102,9 @@ class Linter:
         else:
             self._buffers[absolute] = text
             self.index.set_buffer(absolute, text.encode("utf-8", "surrogatepass"))
-        return True
+        return (before if before is not None else _disk_text(absolute)) != (
+            text if text is not None else _disk_text(absolute)
+        )
 
     def disk_changed(self, path: str) -> None:
         """A file changed on disk (the client's watcher): what was made from it is made again,
@@ -231,6 +235,14 @@ def _compiles(text: str, path: str) -> bool:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
+
+
+def _disk_text(path: str) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _is_requirements(path: str) -> bool:
