@@ -418,6 +418,18 @@ def test_pull_diagnostics_when_the_client_declares_them(project: Path) -> None:
         report = client.request("textDocument/diagnostic", {"textDocument": {"uri": uri(path)}})
         assert report["kind"] == "full"
         assert _brief(report["items"]) == [("TNK101", _range(3, 86, 3, 92), 1)]
+        # A helper edited: the client is told to pull again, and the caller's pull sees it.
+        loop, steps = project / "pkg" / "loop.py", project / "pkg" / "steps.py"
+        client.open(loop)
+        pulled = client.request("textDocument/diagnostic", {"textDocument": {"uri": uri(loop)}})
+        assert pulled["items"] == []
+        client.open(steps)
+        client.request("textDocument/diagnostic", {"textDocument": {"uri": uri(steps)}})
+        mark = client.change(steps, STEPS_WAITS, 2)
+        client.request("textDocument/diagnostic", {"textDocument": {"uri": uri(steps)}})
+        client.wait_for("workspace/diagnostic/refresh", after=mark)
+        pulled = client.request("textDocument/diagnostic", {"textDocument": {"uri": uri(loop)}})
+        assert _brief(pulled["items"]) == [("TNK101", _range(5, 14, 5, 33), 1)]
         # Pulled, so never pushed as well (it would show twice).
         assert not [m for m in client.received if m["method"] == "textDocument/publishDiagnostics"]
         assert client.stop() == 0
