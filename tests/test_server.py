@@ -136,6 +136,7 @@ def test_initialize_declares_what_the_server_does(server: LspClient) -> None:
     }
     assert capabilities["executeCommandProvider"] == {"commands": ["tinker-lint.fixAll"]}
     assert capabilities["diagnosticProvider"]["interFileDependencies"] is True
+    assert capabilities["hoverProvider"] is True
     # The client can watch files for it: asked to, for helpers, configurations and pins.
     registered = server.wait_for("client/registerCapability")
     (registration,) = registered["registrations"]
@@ -329,6 +330,36 @@ def test_editing_a_helper_unsaved_changes_its_callers_findings(
     assert steps.read_text(encoding="utf-8") == STEPS_SUBMITS
     # Closed unsaved: the helper is the disk's again, and so are the caller's findings.
     assert server.diagnostics(loop, after=server.close(steps)) == []
+
+
+def test_hover_tells_the_rule_over_its_code_and_over_a_finding(
+    server: LspClient, project: Path
+) -> None:
+    from tinker_lint.docs import rule_summary
+
+    path = project / "pkg" / "hover.py"
+    text = "import tinker  # noqa: TNK101, TNK4\n" + FIXME
+    path.write_text(text, encoding="utf-8")
+    server.diagnostics(path, after=server.open(path), version=1)
+
+    def hover(line: int, character: int) -> Any:
+        position = {"line": line, "character": character}
+        params = {"textDocument": {"uri": uri(path)}, "position": position}
+        return server.request("textDocument/hover", params)
+
+    assert hover(0, 25) == {
+        "contents": {
+            "kind": "markdown",
+            "value": f"**TNK101** `wait-before-submit` (error)\n\n{rule_summary('TNK101')}\n\n"
+            f"[TNK101]({_href('TNK101')})",
+        }
+    }
+    # Over the TNK105 finding, after the emoji (UTF-16 column 40 is code point 39).
+    assert hover(2, 40)["contents"]["value"].startswith(
+        "**TNK105** `deprecated-async-method` (warning)"
+    )
+    assert hover(0, 33) is None  # TNK4 is a prefix, not a rule
+    assert hover(0, 2) is None  # nothing there
 
 
 def _watched(server: LspClient, path: Path, kind: int) -> int:

@@ -260,6 +260,36 @@ class TinkerLintServer(LanguageServer):
             changes={uri: [e for e in text_edits if isinstance(e, types.TextEdit)]}
         )
 
+    async def hover(self, params: types.HoverParams) -> types.Hover | None:
+        """A rule's name, level, advice and page: over its code where it is written (``# noqa:
+        TNK101``), else over a finding."""
+        from tinker_lint.codes import REGISTRY
+
+        uri = params.text_document.uri
+        document = self.workspace.text_documents.get(uri)
+        if document is None:
+            return None
+        lines = convert.split_lines(document.source)
+        row = params.position.line
+        if row >= len(lines):
+            return None
+        column = convert.code_point_column(lines[row], params.position.character, self.encoding)
+        code = convert.code_at(lines[row], column)
+        if code is None:
+            linted = await self.lint(uri)
+            here = [
+                d
+                for d in (linted.diagnostics if linted is not None else [])
+                if (d.line - 1, d.col - 1)
+                <= (row, column)
+                <= ((d.end_line or d.line) - 1, d.end_col - 1)
+            ]
+            code = here[0].code if here else None
+        if code is None or code not in REGISTRY:
+            return None
+        content = types.MarkupContent(types.MarkupKind.Markdown, convert.rule_hover(code))
+        return types.Hover(contents=content)
+
     # --- files -------------------------------------------------------------------------------
     async def closed(self, uri: str) -> None:
         self.linted.pop(uri, None)
@@ -388,6 +418,10 @@ def build() -> TinkerLintServer:
         ls: TinkerLintServer, params: types.CodeActionParams
     ) -> list[types.CodeAction] | None:
         return await ls.code_actions(params)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: TinkerLintServer, params: types.HoverParams) -> types.Hover | None:
+        return await ls.hover(params)
 
     @server.command(FIX_ALL_COMMAND)
     async def fix_all(ls: TinkerLintServer, *args: Any) -> None:

@@ -79,3 +79,40 @@ def fix_title(found: Diagnostic) -> str:
     assert found.fix is not None
     title = f"{found.code}: {found.fix.message}"
     return title if found.fix.applicability == SAFE else f"{title} (unsafe)"
+
+
+_CODE_WORD = re.compile(r"TNK\d{3}")
+
+
+def code_at(line: str, column: int) -> str | None:
+    """The tinker-lint code written at the 0-based code-point ``column`` of ``line`` (in a
+    ``# noqa: TNK101``, a ``per-file-ignores`` list, a docstring), if there is one."""
+    for match in _CODE_WORD.finditer(line):
+        if match.start() <= column <= match.end():
+            return match.group()
+    return None
+
+
+def code_point_column(line: str, column: int, encoding: str = UTF16) -> int:
+    """The 0-based code-point column of LSP's ``column`` (in ``encoding``'s units) in ``line``."""
+    if encoding == UTF32 or line.isascii():
+        return min(column, len(line))
+    units = 0
+    for index, char in enumerate(line):
+        if units >= column:
+            return index
+        if encoding == UTF8:
+            units += len(char.encode("utf-8", "surrogatepass"))
+        else:
+            units += 2 if ord(char) > 0xFFFF else 1
+    return len(line)
+
+
+def rule_hover(code: str) -> str:
+    """Markdown for a code: its name, level, what to do, and its page."""
+    from tinker_lint.docs import rule_name, rule_summary
+
+    return (
+        f"**{code}** `{rule_name(code)}` ({level_of(code)})\n\n{rule_summary(code)}\n\n"
+        f"[{code}]({docs_url(code)})"
+    )
