@@ -362,6 +362,18 @@ def test_hover_tells_the_rule_over_its_code_and_over_a_finding(
     assert hover(0, 2) is None  # nothing there
 
 
+def test_the_lints_warnings_go_to_the_clients_log(server: LspClient, project: Path) -> None:
+    path = project / "pkg" / "typo.py"
+    path.write_text("x = 1  # noqa: TNK999\n" + FIXME, encoding="utf-8")
+    mark = server.open(path)
+    logged = server.wait_for("window/logMessage", lambda p: "TNK999" in p["message"], after=mark)
+    assert logged == {
+        "type": 2,
+        "message": f"tinker-lint: {path}:1: unknown rule code `TNK999` in `# noqa` (it silences "
+        "nothing)",
+    }
+
+
 def _watched(server: LspClient, path: Path, kind: int) -> int:
     """The client's watcher tells of a file created (1), changed (2) or deleted (3) on disk."""
     mark = server.mark()

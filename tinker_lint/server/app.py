@@ -147,7 +147,7 @@ class TinkerLintServer(LanguageServer):
             linted = await self.lint(uri)
             if linted is None or uri in self.pending:
                 continue  # closed, or changed again while it was linted: the newer text wins
-            version = self.linted[uri][0]
+            version = self.linted.get(uri, (None, linted))[0]
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri, self.diagnostics(linted), version)
             )
@@ -180,7 +180,7 @@ class TinkerLintServer(LanguageServer):
         if linted is None or not linted.python:
             return None
         only = params.context.only
-        version = self.linted[uri][0]
+        version = self.linted.get(uri, (None, linted))[0]
         lines = convert.split_lines(linted.text)
         first, last = params.range.start.line + 1, params.range.end.line + 1
         here = [d for d in linted.diagnostics if d.line <= last and (d.end_line or d.line) >= first]
@@ -234,7 +234,7 @@ class TinkerLintServer(LanguageServer):
         fixed = await self.in_worker(self.linter.fix_all, linted)
         if fixed is None:
             return
-        version = self.linted[uri][0]
+        version = self.linted.get(uri, (None, linted))[0]
         lines = convert.split_lines(linted.text)
         edit = self._edit(uri, version, lines, (fixed,))
         await self.workspace_apply_edit_async(

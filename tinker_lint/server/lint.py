@@ -36,6 +36,7 @@ from tinker_lint.io.settings import Settings
 from tinker_lint.noqa import _CODE, NOQA
 from tinker_lint.project.index import project_index
 from tinker_lint.run.resolve import SettingsResolver
+from tinker_lint.run.runner import VERSION_UNKNOWN_WARNING
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # Python's line ends (not str.splitlines's)
@@ -135,7 +136,10 @@ class Linter:
 
             result = lint_text(text, path, settings, project=self.index)
             depends = frozenset(result.depends)
-            return Linted(path, text, result.diagnostics, result.warnings, settings, None, depends)
+            warnings = list(result.warnings)
+            if settings.tinker_version_assumed:
+                warnings.append(VERSION_UNKNOWN_WARNING)  # as the command says it, once a run
+            return Linted(path, text, result.diagnostics, warnings, settings, None, depends)
         from tinker_lint.run.runner import run_source
 
         run = run_source(text.encode("utf-8", "surrogatepass"), path, settings)
