@@ -450,12 +450,23 @@ def test_a_huge_file_gets_the_commands_tnk003(server: LspClient, project: Path) 
 
 def test_pull_diagnostics_when_the_client_declares_them(project: Path) -> None:
     capabilities = {
+        "general": {"positionEncodings": ["utf-8", "utf-16"]},
         "textDocument": {"diagnostic": {"dynamicRegistration": False}},
         "workspace": {"diagnostics": {"refreshSupport": True}},
     }
     client = LspClient(cwd=project)
     try:
-        client.initialize(project, capabilities)
+        # The client prefers UTF-8 columns: they are bytes, the emoji four, the accent two.
+        assert (
+            client.initialize(project, capabilities)["capabilities"]["positionEncoding"] == "utf-8"
+        )
+        fixme = project / "pkg" / "fixme.py"
+        client.open(fixme)
+        report = client.request("textDocument/diagnostic", {"textDocument": {"uri": uri(fixme)}})
+        assert [(d["code"], d["range"]) for d in report["items"]] == [
+            ("TNK105", _range(1, 33, 1, 103)),
+            ("TNK101", _range(7, 82, 7, 88)),
+        ]
         path = project / "pkg" / "guarded.py"
         client.open(path)
         report = client.request("textDocument/diagnostic", {"textDocument": {"uri": uri(path)}})
