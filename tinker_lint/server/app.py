@@ -23,7 +23,7 @@ import os
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -46,8 +46,6 @@ WATCHED = (
     "**/uv.lock",
     "**/poetry.lock",
 )
-
-Result = TypeVar("Result")
 
 
 class TinkerLintServer(LanguageServer):
@@ -91,8 +89,9 @@ class TinkerLintServer(LanguageServer):
             return None
         version, text = document.version, document.source
         known = self.linted.get(uri)
-        fresh = known is not None and known[0] == version and known[1].text == text
-        if known is not None and fresh and uri not in self.stale:
+        # Its text was linted, and none of its helpers changed since.
+        current = known is not None and known[0] == version and known[1].text == text
+        if known is not None and current and uri not in self.stale:
             return known[1]
         self.stale.discard(uri)
         path = path_of(uri, self.workspace.root_path)
