@@ -414,6 +414,32 @@ def test_a_syntax_error_mid_edit(server: LspClient, project: Path) -> None:
     assert [d["code"] for d in found] == ["TNK105", "TNK101"]
 
 
+def test_edits_faster_than_lints_end_on_the_newest_text(server: LspClient, project: Path) -> None:
+    path = project / "pkg" / "typing.py"
+    path.write_text(FIXME, encoding="utf-8")
+    server.diagnostics(path, after=server.open(path), version=1)
+    mark = server.mark()
+    cut = FIXME.index("\n\n\ndef train")
+    for version in range(2, 12):  # as fast as one types: each text a little longer
+        server.change(path, FIXME[:cut] + "\n" + "#" * version + "\n", version)
+    found = server.diagnostics(path, after=mark, version=11)
+    assert _brief(found) == [("TNK105", _range(1, 30, 1, 100), 2)]
+    published = [
+        m["params"]["version"]
+        for m in server.received[mark:]
+        if m["method"] == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri(path)
+    ]
+    assert published[-1] == 11 and published == sorted(published)
+    # A request about a document that was never opened is answered, with nothing.
+    never = {
+        "textDocument": {"uri": uri(project / "pkg" / "never.py")},
+        "range": _range(0, 0, 0, 0),
+    }
+    assert (
+        server.request("textDocument/codeAction", {**never, "context": {"diagnostics": []}}) is None
+    )
+
+
 def test_a_configuration_error_is_shown_and_reloaded(server: LspClient, project: Path) -> None:
     sub = project / "bad"
     sub.mkdir()
