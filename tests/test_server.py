@@ -463,6 +463,19 @@ def test_a_configuration_error_is_shown_and_reloaded(server: LspClient, project:
     assert [d["code"] for d in found] == ["TNK101"]
 
 
+def test_a_dependency_file_is_judged_as_the_command_judges_it(
+    server: LspClient, project: Path
+) -> None:
+    path = project / "requirements.txt"
+    text = "tinker==0.38.0\ntransformers==5.3.0\n"
+    path.write_text(text, encoding="utf-8")
+    found = server.diagnostics(path, after=server.open(path, text), version=1)
+    assert _brief(found) == [("TNK302", _range(1, 0, 1, 19), 1)]
+    assert found[0]["message"].startswith("`transformers==5.3.0` pins transformers 5.3.0")
+    # No Python code actions on it.
+    assert _actions(server, path, 1) == []
+
+
 def test_a_huge_file_gets_the_commands_tnk003(server: LspClient, project: Path) -> None:
     path = project / "pkg" / "huge.py"
     # Over the default max-file-chars (1,000,000), with Tinker calls the rules would judge.
