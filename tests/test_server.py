@@ -535,6 +535,14 @@ def test_the_server_exits_when_its_client_goes(project: Path) -> None:
     try:
         client.initialize(project)
         assert client.process.stdin is not None
+        # A message that is not JSON, and one without the fields it needs: said, and served on.
+        client.process.stdin.write(b"Content-Length: 5\r\n\r\n{bad}")
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri(project / "x.py")}})
+        never = {"textDocument": {"uri": uri(project / "x.py")}, "range": _range(0, 0, 0, 0)}
+        assert (
+            client.request("textDocument/codeAction", {**never, "context": {"diagnostics": []}})
+            is None
+        )
         client.process.stdin.close()  # the editor is gone without a word
         assert client.process.wait(30) == 1  # gone without shutdown: 1, as after a bare exit
     finally:
