@@ -476,6 +476,20 @@ def test_a_dependency_file_is_judged_as_the_command_judges_it(
     assert _actions(server, path, 1) == []
 
 
+def test_a_file_the_configuration_excludes_gets_nothing(server: LspClient, project: Path) -> None:
+    sub = project / "excluding"
+    (sub / "generated").mkdir(parents=True)
+    (sub / "pyproject.toml").write_text(
+        '[tool.tinker-lint]\nexclude = ["generated"]\ntinker-version = "0.38.0"\n', encoding="utf-8"
+    )
+    excluded, kept = sub / "generated" / "loop.py", sub / "loop.py"
+    for path in (excluded, kept):
+        path.write_text(FIXME, encoding="utf-8")
+    assert server.diagnostics(excluded, after=server.open(excluded), version=1) == []
+    found = server.diagnostics(kept, after=server.open(kept), version=1)
+    assert [d["code"] for d in found] == ["TNK105", "TNK101"]
+
+
 def test_a_huge_file_gets_the_commands_tnk003(server: LspClient, project: Path) -> None:
     path = project / "pkg" / "huge.py"
     # Over the default max-file-chars (1,000,000), with Tinker calls the rules would judge.
