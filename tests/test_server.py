@@ -520,6 +520,22 @@ def test_pull_diagnostics_when_the_client_declares_them(project: Path) -> None:
             ("TNK105", _range(1, 33, 1, 103)),
             ("TNK101", _range(7, 82, 7, 88)),
         ]
+        # A client that takes no versioned edits gets plain ones (``changes``), in its units.
+        (fix, *_) = client.request(
+            "textDocument/codeAction",
+            {
+                "textDocument": {"uri": uri(fixme)},
+                "range": _range(1, 0, 1, 0),
+                "context": {"diagnostics": []},
+            },
+        )
+        assert fix["edit"] == {
+            "changes": {
+                uri(fixme): [
+                    {"range": _range(1, 27, 1, 71), "newText": "training_client.forward_backward"}
+                ]
+            }
+        }
         path = project / "pkg" / "guarded.py"
         client.open(path)
         report = client.request("textDocument/diagnostic", {"textDocument": {"uri": uri(path)}})
