@@ -46,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="`tinker-lint rule CODE` explains a rule; `tinker-lint rule --all` lists them; "
         "`tinker-lint doctor` checks the installed environment for known-bad versions; "
         "`tinker-lint trace LOG_PATH` reports what a run's logs say the loop cost; "
+        "`tinker-lint server` is a Language Server for editors (docs/server.md); "
         "`tinker-lint clean` removes the results cache.",
     )
     parser.add_argument(
@@ -222,6 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from tinker_lint.trace.command import main as trace_main
 
         return trace_main(argv[1:])
+    if argv[:1] == ["server"]:
+        return _server(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     stdin = "-" in args.paths or (args.stdin_filename is not None and not args.paths)
@@ -280,6 +283,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if run.diagnostics and not args.exit_zero:
         return EXIT_FOUND
     return EXIT_CLEAN
+
+
+def _server(argv: list[str]) -> int:
+    """``tinker-lint server``: the Language Server (docs/server.md), from the ``server`` extra."""
+    import importlib.util
+
+    missing = [name for name in ("pygls", "lsprotocol") if importlib.util.find_spec(name) is None]
+    if missing:
+        sys.stderr.write(
+            f"tinker-lint: error: `tinker-lint server` needs {' and '.join(missing)}: "
+            "install tinker-lint[server] (pip install 'tinker-lint[server]')\n"
+        )
+        return EXIT_ERROR
+    from tinker_lint.server.app import main as server_main
+
+    return server_main(argv)
 
 
 def _cannot_read(error: OSError, path: str) -> int:

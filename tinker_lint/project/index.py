@@ -99,6 +99,53 @@ class ProjectIndex:
         self._sketching: list[str] = []
         self._loading: list[str] = []
         self._files: dict[tuple[str, str], str | None] = {}  # (directory, module) -> file
+        # An editor's unsaved text of a file (the language server), read in place of its bytes on
+        # disk: absolute path -> (the bytes, a number that changes with each new text).
+        self._buffers: dict[str, tuple[bytes, int]] = {}
+        self._edits = 0
+
+    # --- what changed (a long-lived index: the language server) ------------------------------
+    def set_buffer(self, path: str, raw: bytes | None) -> None:
+        """Read ``raw`` for the file at ``path`` from now on, as an editor holds it unsaved (None:
+        its bytes on disk again); what was made from the file, in any module, is made again."""
+        absolute = os.path.abspath(path)
+        if raw is None:
+            self._buffers.pop(absolute, None)
+        else:
+            self._edits += 1
+            self._buffers[absolute] = (raw, self._edits)
+        self.forget(absolute)
+
+    def forget(self, path: str) -> None:
+        """The file at ``path`` changed, appeared or went away on disk: drop its facts and
+        sketches and those of every module made from it. Each entry is keyed by its own file's
+        stat only, so a module whose helper changed would otherwise keep the helper's old
+        summary. Where modules are found is looked up again (a new file may now be the one)."""
+        absolute = os.path.abspath(path)
+        for table in (self._facts, self._sketches):
+            stale = [
+                key
+                for key, (_, made) in table.items()
+                if key == absolute or (made is not None and absolute in made.depends)
+            ]
+            for key in stale:
+                del table[key]
+        self._files.clear()
+
+    def _read(self, path: str) -> bytes:
+        """A project file's bytes (at most one more than a helper may have): an editor's unsaved
+        text if it has one, else the disk's. Raises ``OSError``."""
+        buffered = self._buffers.get(path)
+        if buffered is not None:
+            return buffered[0][: _MAX_HELPER_BYTES + 1]
+        with open(path, "rb") as handle:
+            return handle.read(_MAX_HELPER_BYTES + 1)
+
+    def _stat(self, path: str) -> Stat:
+        buffered = self._buffers.get(path)
+        if buffered is not None:
+            return -1, buffered[1]  # no file's stat: (mtime, size) are never negative
+        return _stat(path)
 
     def view(self, path: str) -> FileView:
         """What the file at ``path`` sees of its project."""
@@ -114,13 +161,17 @@ class ProjectIndex:
         """What CPython's tree of a project module says its functions do (by name), with the
         helpers it imports in turn; made once (again if the file changed)."""
         return _made_once(
-            self._sketches, self._sketching, path, lambda: self._sketch(path, view), _EMPTY_SKETCH
+            self._sketches,
+            self._sketching,
+            path,
+            self._stat(path),
+            lambda: self._sketch(path, view),
+            _EMPTY_SKETCH,
         )
 
     def _sketch(self, path: str, view: FileView) -> ModuleSketch:
         try:
-            with open(path, "rb") as handle:
-                raw = handle.read(_MAX_HELPER_BYTES + 1)
+            raw = self._read(path)
         except OSError:
             return _EMPTY_SKETCH
         # Whatever it holds, a caller's findings depend on these bytes (an edit may add a wait).
@@ -190,13 +241,17 @@ class ProjectIndex:
         """The facts of the module at ``path`` (absolute), made once (again if the file changed
         since); None while it is being made (a cycle) or beyond ``MAX_DEPTH``."""
         return _made_once(
-            self._facts, self._loading, path, lambda: self._summarise(path, view), None
+            self._facts,
+            self._loading,
+            path,
+            self._stat(path),
+            lambda: self._summarise(path, view),
+            None,
         )
 
     def _summarise(self, path: str, view: FileView) -> ModuleFacts | None:
         try:
-            with open(path, "rb") as handle:
-                raw = handle.read(_MAX_HELPER_BYTES + 1)
+            raw = self._read(path)
         except OSError:
             return None
         digest = hashlib.sha256(raw).hexdigest()
@@ -518,12 +573,12 @@ def _made_once(
     table: dict[str, tuple[Stat, Made]],
     making: list[str],
     path: str,
+    stat: Stat,
     make: Callable[[], Made],
     cut: Made,
 ) -> Made:
-    """What ``make`` gives for the module at ``path``, made once (again if the file changed);
+    """What ``make`` gives for the module at ``path``, made once (again if its ``stat`` changed);
     ``cut`` while it is being made (an import cycle) or ``MAX_DEPTH`` modules down."""
-    stat = _stat(path)
     cached = table.get(path)
     if cached is not None and cached[0] == stat:
         return cached[1]

@@ -1,0 +1,148 @@
+"""How fast ``tinker-lint server`` answers an edit, against the flake8 route, and its memory.
+
+    python3 bench/server_latency.py [--cookbook DIR] [--edits 20] [--flake8-runs 5] [--no-memory]
+
+1. Starts the server (``python -m tinker_lint server``, this checkout), opens the cookbook's
+   ``rl/train.py`` and waits for its diagnostics (cold: libcst's import, the helpers' summaries).
+2. Warms up with 3 edits, then makes ``--edits`` more, one at a time, each a different small
+   change in the middle of the file (a statement added to a function), and times each from the
+   ``didChange`` sent to the ``publishDiagnostics`` for that version: median and p90.
+3. Times ``flake8 --select TNK`` on the same file (what python-lsp-server runs on each check: a
+   new process), median of ``--flake8-runs``.
+4. Opens every other Python file of the cookbook, waits for all their diagnostics, and reads the
+   server's resident memory (VmRSS, VmHWM) from /proc.
+
+Run it alone on the machine: the figures are wall-clock times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.lsp_client import LspClient  # noqa: E402  (the tests' LSP client)
+
+COOKBOOK = Path("/work/corpora/tinker_cookbook-0.6.1")
+TRAIN = Path("tinker_cookbook/rl/train.py")
+
+
+def _edited(text: str, number: int) -> str:
+    """The text with one statement added at the top of a function body in the middle of the
+    file: a change the analysis has to look at (not a comment the pre-filter could skip)."""
+    lines = text.splitlines(keepends=True)
+    defs = [i for i, line in enumerate(lines) if line.lstrip().startswith(("def ", "async def "))]
+    target = defs[len(defs) // 2 + number % max(1, len(defs) // 2)]
+    # After the signature (it may span lines): the first line that ends with ':'.
+    end = target
+    while not lines[end].rstrip().endswith(":"):
+        end += 1
+    indent = " " * (len(lines[target]) - len(lines[target].lstrip()) + 4)
+    return "".join([*lines[: end + 1], f"{indent}_edit_{number} = {number}\n", *lines[end + 1 :]])
+
+
+def _timed_edits(client: LspClient, path: Path, text: str, first: int, count: int) -> list[float]:
+    times = []
+    for n in range(count):
+        version = first + n
+        sent = time.perf_counter()
+        mark = client.change(path, _edited(text, n), version)
+        client.diagnostics(path, after=mark, version=version)
+        times.append(time.perf_counter() - sent)
+    return times
+
+
+def _p90(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
+
+
+def _rss_mb(pid: int) -> tuple[float, float]:
+    fields = {}
+    with open(f"/proc/{pid}/status", encoding="utf-8") as status:
+        for line in status:
+            name, _, value = line.partition(":")
+            fields[name] = value.strip()
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+def _flake8(path: Path, runs: int) -> list[float]:
+    times = []
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    )
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "flake8", "--isolated", "--select", "TNK", str(path)],
+            env=env,
+            capture_output=True,
+            check=False,
+        )
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cookbook", type=Path, default=COOKBOOK)
+    parser.add_argument("--edits", type=int, default=20)
+    parser.add_argument("--flake8-runs", type=int, default=5)
+    parser.add_argument("--no-memory", action="store_true", help="skip opening the whole cookbook")
+    args = parser.parse_args(argv)
+    path = args.cookbook / TRAIN
+    if not path.is_file():
+        sys.stderr.write(f"server_latency: {path}: not found (--cookbook DIR)\n")
+        return 2
+    text = path.read_text(encoding="utf-8")
+    client = LspClient(cwd=args.cookbook)
+    try:
+        started = time.perf_counter()
+        client.initialize(args.cookbook)
+        found = client.diagnostics(path, after=client.open(path, text), version=1)
+        cold = time.perf_counter() - started
+        print(f"{TRAIN} ({len(text.splitlines()):,} lines): {len(found)} findings")
+        print(f"  server, start + first diagnostics: {cold * 1000:.0f} ms")
+        _timed_edits(client, path, text, 2, 3)  # warm-up
+        times = _timed_edits(client, path, text, 5, args.edits)
+        print(
+            f"  server, didChange -> publishDiagnostics over {args.edits} edits: "
+            f"median {statistics.median(times) * 1000:.0f} ms, p90 {_p90(times) * 1000:.0f} ms, "
+            f"max {max(times) * 1000:.0f} ms"
+        )
+        flake8 = _flake8(path, args.flake8_runs)
+        print(
+            f"  flake8 --select TNK (a new process per check), median of {args.flake8_runs}: "
+            f"{statistics.median(flake8) * 1000:.0f} ms"
+        )
+        rss, peak = _rss_mb(client.process.pid)
+        print(f"  server memory with 1 file open: {rss:.0f} MB (peak {peak:.0f} MB)")
+        if not args.no_memory:
+            others = sorted(p for p in args.cookbook.rglob("*.py") if p != path)
+            started = time.perf_counter()
+            marks = {}
+            for other in others:
+                marks[other] = client.open(other)
+            for other in others:
+                client.diagnostics(other, after=marks[other], version=1)
+            elapsed = time.perf_counter() - started
+            rss, peak = _rss_mb(client.process.pid)
+            print(
+                f"  the whole cookbook open ({len(others) + 1} files, linted in {elapsed:.1f} s): "
+                f"{rss:.0f} MB resident (peak {peak:.0f} MB)"
+            )
+        client.stop()
+    finally:
+        client.kill()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
