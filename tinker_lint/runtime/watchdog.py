@@ -437,6 +437,9 @@ class Watchdog:
 
     def _stall_events(self, stall: Stall) -> None:
         common = {
+            # One stall writes a span per loop it stalled and the watchdog's own lateness: the
+            # number (per process, from 1) lets a reader count it once.
+            "stall": len(self.stalls),
             "label": stall.label,
             "kind": LABELS[stall.label],
             "rule": RULES[stall.label],
