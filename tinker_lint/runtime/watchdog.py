@@ -50,6 +50,7 @@ LABELS = {
     "sdk_serialization": "SDK serialization stall",
     "loop_blocked_sync": "event loop blocked by a sync call",
     "loop_blocked_cpu": "event loop blocked by CPU work",
+    "cpu_oversubscribed": "process not scheduled (free-threaded: no GIL to hold)",
 }
 # The static rules each kind of stall points to (docs/watchdog.md, "Classification").
 RULES = {
@@ -58,6 +59,7 @@ RULES = {
     "sdk_serialization": "TNK30x",
     "loop_blocked_sync": "TNK104",
     "loop_blocked_cpu": "TNK2xx",
+    "cpu_oversubscribed": "no rule",
 }
 
 
@@ -172,6 +174,9 @@ class Watchdog:
         self._main_ident = threading.main_thread().ident
         self._sdk_checked: object = None
         self._sdk_thread_ident: int | None = None
+        # Free-threaded builds (3.13t): no thread holds a GIL, so the watchdog's own lateness
+        # means the CPUs were oversubscribed, and a backstop dump names no holder.
+        self.gil_enabled = gil_enabled()
 
     # -- loops -----------------------------------------------------------------------------------
 
@@ -247,7 +252,7 @@ class Watchdog:
                 "args": {
                     **anchor(),
                     "python": sys.version.split()[0],
-                    "gil_enabled": gil_enabled(),
+                    "gil_enabled": self.gil_enabled,
                     "options": {
                         k: getattr(self.options, k)
                         for k in ("interval", "threshold", "backstop", "pyspy")
@@ -559,7 +564,8 @@ def classify(stall: Stall, dog: Watchdog) -> None:
     sdk_ident = sdk.ident if sdk else dog._sdk_thread_ident
     main = dog._main_ident
     gil_ident = pyspy_holder(stall.pyspy_text)  # exact, when py-spy ran
-    if stall.dump is not None:
+    gil = dog.gil_enabled
+    if stall.dump is not None and gil:
         ident = gil_ident
         if ident not in stall.dump:
             ident = stacks.holder(stall.dump, main, frozenset({threading.get_ident()}), root)
@@ -583,12 +589,16 @@ def classify(stall: Stall, dog: Watchdog) -> None:
     # waiting for the GIL looks parked, so the SDK thread's own samples cannot tell); else the SDK
     # loop itself was blocked.
     sdk_only = not user and "sdk" in stall.loops
-    if stall.starved or (sdk_only and main_samples and not mostly_blocking(main_samples)):
+    starving = stall.starved or (sdk_only and main_samples and not mostly_blocking(main_samples))
+    if gil and starving:
         stall.label = "gil_starved" if sdk_ident else "gil_held"
         stall.holder = thread_name(gil_ident, main, sdk_ident) if gil_ident else "MainThread"
         stall.line = first(main_samples.sites) if main_samples else None
         if stall.starved:
             stall.note = "no dump: the hold was shorter than the backstop; line seen after it"
+        return
+    if not stall.loops:  # free-threaded, only the watchdog late: nobody held anything
+        stall.label, stall.holder, stall.line = "cpu_oversubscribed", "no thread", None
         return
     loop_idents = {w.name: w.ident for w in dog._loops}
     ident = loop_idents.get(user[0], main) if user else sdk_ident
@@ -646,6 +656,8 @@ def stall_message(stall: Stall, root: str) -> str:
     samples = sum(s.count for s in stall.samples.values())
     if stall.label in ("gil_starved", "gil_held", "sdk_serialization"):
         detail = f"GIL held by {stall.holder} at {stacks.where(stall.line, root)}"
+    elif stall.label == "cpu_oversubscribed":
+        detail = "more runnable threads than CPUs; raise the threshold on a shared machine"
     else:
         detail = f"{stall.holder} at {stacks.where(stall.line, root)}"
     evidence = []
