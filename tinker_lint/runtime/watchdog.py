@@ -716,13 +716,24 @@ def finish_pyspy(process: subprocess.Popen[str]) -> str:
 
 
 def pyspy_holder(text: str) -> int | None:
-    """The thread py-spy marks ``(active+gil)``: ``Thread 0x7F... (active+gil): "MainThread"``."""
+    """The Python thread ident of the thread py-spy marks ``(active+gil)``. py-spy 0.4 names a
+    thread by its OS thread id, in decimal (``Thread 8069 (active+gil): "MainThread"``), mapped
+    here through ``Thread.native_id``; older releases by its pthread id in hex (``Thread
+    0x7F5C8DDF6740``), which is the ident."""
     for line in text.splitlines():
-        if "+gil" in line and line.startswith("Thread "):
-            try:
-                return int(line.split()[1], 16)
-            except (IndexError, ValueError):
-                return None
+        if "+gil" not in line or not line.startswith("Thread "):
+            continue
+        token = line.split()[1]
+        try:
+            if token.lower().startswith("0x"):
+                return int(token, 16)
+            native = int(token)
+        except ValueError:
+            return None
+        for thread in threading.enumerate():
+            if thread.native_id == native:
+                return thread.ident
+        return None
     return None
 
 
