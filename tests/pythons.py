@@ -9,6 +9,7 @@ import functools
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,15 @@ _PROBE = (
 )
 
 
+def _claimed(path: str) -> tuple[int, ...]:
+    """The version a candidate's path claims (``versions/3.13.0/bin``, ``python3.13``), to try
+    the newest first; the interpreter itself is asked before it is used."""
+    match = re.search(r"/versions/3\.(\d+)(?:\.(\d+))?[^/]*/bin/python3$", path) or re.search(
+        r"python3\.(\d+)()$", path
+    )
+    return (3, int(match[1]), int(match[2] or 0)) if match else (0,)
+
+
 def _candidates() -> list[str]:
     pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
     found = sorted(glob.glob(str(pyenv / "versions" / "3.*" / "bin" / "python3")))
@@ -28,15 +38,17 @@ def _candidates() -> list[str]:
         on_path = shutil.which(f"python3.{minor}")
         if on_path is not None:
             found.append(on_path)
-    return found
+    # Newest claimed first; among equals, pyenv's own binaries (found first) before PATH's shims.
+    return sorted(found, key=_claimed, reverse=True)
 
 
 @functools.cache
 def newest_cpython() -> tuple[str, str] | None:
     """(path, version) of the newest CPython with a GIL newer than the running one, else None.
     A candidate that does not run (a pyenv shim of a version not selected) is passed over."""
-    best: tuple[tuple[int, ...], str] | None = None
     for path in _candidates():
+        if _claimed(path) <= sys.version_info[:3]:
+            break  # the rest claim no newer version
         try:
             done = subprocess.run(
                 [path, "-c", _PROBE], capture_output=True, text=True, timeout=20, check=False
@@ -47,9 +59,6 @@ def newest_cpython() -> tuple[str, str] | None:
         # Free-threaded builds have no GIL to hold: the hog scenarios mean something else there.
         if done.returncode != 0 or implementation != "CPython" or not gil:
             continue
-        key = tuple(version)
-        if key > sys.version_info[:3] and (best is None or key > best[0]):
-            best = (key, path)
-    if best is None:
-        return None
-    return best[1], ".".join(map(str, best[0]))
+        if tuple(version) > sys.version_info[:3]:
+            return path, ".".join(map(str, version))
+    return None
