@@ -373,11 +373,13 @@ def test_a_c_call_holding_the_gil_is_pinned_to_its_line_by_the_backstop(tmp_path
     ran_under(evs, python)
     c_line, caller_line = marker_line("C_CALL"), marker_line("C_CALLER")
     starved = [e for e in evs if e["name"] == "watchdog_starved"]
-    assert len(starved) == 1
-    assert starved[0]["dur"] >= 0.3e6  # the watchdog's own lateness measured the hold
-    assert starved[0]["args"]["label"] == "gil_starved"
-    assert starved[0]["args"]["holder"] == "MainThread"
-    assert starved[0]["args"]["line"]["line"] == c_line
+    # On an oversubscribed machine the process itself can go unscheduled past the threshold: such
+    # a stall names no holder's line (docs/watchdog.md, Pitfalls; seen twice in 12 runs next to a
+    # busy loop). The C call's is the one stall at its line.
+    (hold,) = [e for e in starved if (e["args"]["line"] or {}).get("line") == c_line]
+    assert hold["dur"] >= 0.3e6  # the watchdog's own lateness measured the hold
+    assert hold["args"]["label"] == "gil_starved"
+    assert hold["args"]["holder"] == "MainThread"
     (dump,) = [e for e in evs if e["name"] == "gil_held_dump"]
     main_stacks = [s for s in dump["args"]["stacks"].values() if s[0]["line"] == c_line]
     assert [f["line"] for f in main_stacks[0][:2]] == [c_line, caller_line]
@@ -385,13 +387,18 @@ def test_a_c_call_holding_the_gil_is_pinned_to_its_line_by_the_backstop(tmp_path
         f"SDK thread starved by GIL (TNK2xx); GIL held by MainThread at "
         f"tests/watchdog_scenarios.py:{c_line} in busy_c_call [faulthandler dump]" in done.stderr
     )
-    assert summary(evs)["stalls"] == 1
+    ends = [
+        e
+        for e in evs
+        if e["name"] == "watchdog_starved" or (e["name"] == "stall" and e["ph"] == "E")
+    ]
+    assert summary(evs)["stalls"] == len({e["args"]["stall"] for e in ends})
 
 
 @pytest.mark.slow
 def test_a_pure_python_loop_stalls_the_main_loop_with_samples_on_its_line(tmp_path, python):
     # Through the front door, python -m tinker_lint.watch, with the scenario's own arguments; with
-    # --pyspy and a stand-in py-spy on PATH (the real one is not installed here).
+    # --pyspy and a stand-in py-spy on PATH (the real one: tests/test_watchdog_pyspy.py).
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "py-spy"
