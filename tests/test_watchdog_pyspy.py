@@ -83,9 +83,11 @@ def test_the_real_py_spy_dump_names_the_hog_s_line(tmp_path):
     (end,) = stall_ends(evs)
     assert (end["args"]["label"], end["args"]["line"]["line"]) == ("loop_blocked_cpu", line)
     dump = end["args"]["pyspy"]
-    # Taken when the stall opened, while the loop ran: the main thread holds the GIL at the hog's
-    # line, under the coroutine that awaited it.
-    holder = re.search(r'^Thread (\d+) \(active\+gil\): "MainThread"\n((?:    .*\n)+)', dump, re.M)
+    # Taken when the stall opened, while the loop ran: the main thread is at the hog's line, under
+    # the coroutine that awaited it. Its state is py-spy's view of that instant: "active+gil", or
+    # "active" while the watchdog thread samples, or "idle" while the OS has it off the CPU (seen
+    # next to two busy loops).
+    holder = re.search(r'^Thread (\d+) \([a-z+]+\): "MainThread"\n((?:    .*\n)+)', dump, re.M)
     assert holder is not None, dump
     frames = holder[2].splitlines()
     # One instant of the two-line loop: its ``while`` (the marker) or its body, the next line.
