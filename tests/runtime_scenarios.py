@@ -192,9 +192,9 @@ async def quiet(tc: Any) -> None:
             await optim  # wait: quiet-optim
 
 
-# The watchdog's options per scenario (the rest: a stall after 0.1 s, no backstop). A hog's
-# backstop (0.5 s) must fire inside its C call; the default threshold keeps a loaded machine's
-# scheduling gaps (up to 0.25 s seen on the shared 2-core machine) out of the quiet run's stalls.
+# The watchdog's options for these scenarios (the others: main() below). The backstop (0.5 s) must
+# fire inside the 1 s C call; the default threshold (0.25 s), not 0.1 s, keeps a loaded machine's
+# scheduling gaps out of the quiet run's stalls.
 WATCH_OPTIONS: dict[str, dict[str, float]] = {
     "gil_hog": {"threshold": 0.25, "backstop": 0.5},
     "quiet": {"threshold": 0.25, "backstop": 0.5},
@@ -226,8 +226,8 @@ def main() -> None:
     if args.watch:
         from tinker_lint.runtime import stop, watch
 
-        # A stall opens after 0.1 s (the requests take longer); no faulthandler backstop: the
-        # waits release the GIL, and pytest's own faulthandler must keep it.
+        # Unless WATCH_OPTIONS says otherwise, a stall opens after 0.1 s (the requests take
+        # longer) and there is no faulthandler backstop: the waits release the GIL.
         options = WATCH_OPTIONS.get(args.scenario, {"threshold": 0.1, "backstop": 0})
         watch(out=args.log_dir / record.OUTPUT_NAME, summary=False, **options)
     if args.cookbook:
