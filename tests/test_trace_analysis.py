@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -176,6 +177,35 @@ def test_stalls_from_the_runtime_file_are_findings(tmp_path: Path) -> None:
         (2, 0.7, 0.4, 1)
     )
     assert analysis.findings == 2 and analysis.levels == ["L4"]
+
+
+def test_a_stall_of_two_loops_and_the_watchdog_itself_is_one_stall(tmp_path: Path) -> None:
+    # What the watchdog writes for one C call holding the GIL: a span per loop it stalled and its
+    # own lateness, all numbered 1; then a second stall, of the main loop alone.
+    def stall(track: str, tid: int, start: float, end: float, number: int) -> list[dict[str, Any]]:
+        args = {"track": track, "stall": number}
+        return [
+            {"name": "stall", "ph": "B", "pid": 7, "tid": tid, "ts": start, "args": args},
+            {"name": "stall", "ph": "E", "pid": 7, "tid": tid, "ts": end, "args": args},
+        ]
+
+    starved = {"ts": 1.1e6, "dur": 0.9e6, "args": {"stall": 1, "line": {"file": "t.py", "line": 9}}}
+    events = [
+        *stall("main", 1, 1.0e6, 2.1e6, 1),
+        *stall("sdk", 2, 1.05e6, 2.0e6, 1),
+        {"name": "watchdog_starved", "ph": "X", "pid": 7, "tid": 3, **starved},
+        *stall("main", 1, 3.0e6, 3.5e6, 2),
+    ]
+    write_lines(tmp_path / "tinker_lint_runtime.jsonl", [json.dumps(event) for event in events])
+    logs = read_log_dir(tmp_path)
+    assert logs.runtime is not None
+    assert [(s.start, s.end, s.lines, s.key) for s in logs.runtime.stalls] == [
+        (1.0, 2.1, (("t.py", 9),), (0, 7, 1)),
+        (3.0, 3.5, (), (0, 7, 2)),
+    ]
+    stalls = analyse(logs).stalls
+    assert stalls is not None
+    assert (stalls.stalls, stalls.seconds, stalls.longest) == approx((2, 1.6, 1.1))
 
 
 def test_health_is_reported_per_file(tmp_path: Path) -> None:

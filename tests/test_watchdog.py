@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -18,9 +19,10 @@ from typing import Any
 
 import pytest
 
+from tests.pythons import newest_cpython
 from tinker_lint.runtime import stacks
 from tinker_lint.runtime.options import Options, options_from
-from tinker_lint.runtime.watchdog import Stall, Watchdog, classify
+from tinker_lint.runtime.watchdog import Stall, Watchdog, classify, stall_message
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "tests" / "watchdog_scenarios.py"
@@ -40,7 +42,11 @@ def events(path: Path) -> list[dict[str, Any]]:
 
 
 def run(
-    tmp_path: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60
+    tmp_path: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+    python: str = sys.executable,
 ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
     out = tmp_path / "tinker_lint_runtime.jsonl"
     full_env = {
@@ -50,7 +56,7 @@ def run(
         **(env or {}),
     }
     done = subprocess.run(
-        [sys.executable, *args],
+        [python, *args],
         cwd=ROOT,
         env=full_env,
         capture_output=True,
@@ -279,6 +285,42 @@ def test_a_stall_of_the_sdk_loop_alone_is_told_by_what_the_main_thread_did(
     assert stall.line == (main_stack if label == "gil_starved" else sdk_stack)[0]
 
 
+@pytest.mark.parametrize(
+    ("gil", "loops", "label", "holder", "line"),
+    [
+        # Only the watchdog late, the main thread computing: a GIL hold...
+        (True, {}, "gil_starved", "MainThread", "PY_LOOP"),
+        # ...but free-threaded (3.13t) there is no GIL to hold: this process got no CPU.
+        (False, {}, "cpu_oversubscribed", "no thread", None),
+        # Free-threaded with the main loop stalled too: the loop's own samples say why, and the
+        # backstop's dump names no holder.
+        (False, {"main": (0.0, 1.0)}, "loop_blocked_cpu", "MainThread", "PY_LOOP"),
+    ],
+)
+def test_free_threaded_the_watchdog_s_own_lateness_is_no_gil_hold(
+    tmp_path, gil, loops, label, holder, line
+):
+    dog = Watchdog(Options(out=str(tmp_path / "unused.jsonl"), root=str(ROOT)))
+    dog._main_ident, dog._sdk_thread_ident = 1, 2
+    dog.gil_enabled = gil
+    stall = Stall(start=0.0, end=1.0, loops=dict(loops), starved=[(0.0, 1.0)])
+    path = str(SCENARIOS)
+    stall.samples = {1: stacks.ThreadSamples("MainThread")}
+    for _ in range(10):
+        stall.samples[1].add(((path, marker_line("PY_LOOP"), "compute_metrics"),), dog.root)
+    if loops:
+        stall.dump = {1: ((path, marker_line("C_CALL"), "busy_c_call"),)}
+    classify(stall, dog)
+    assert (stall.label, stall.holder) == (label, holder)
+    assert stall.line == (None if line is None else (path, marker_line(line), "compute_metrics"))
+    if label == "cpu_oversubscribed":
+        assert stall_message(stall, dog.root) == (
+            "tinker-lint: every Python thread (the watchdog woke up late) stalled 1.00 s: process "
+            "not scheduled (free-threaded: no GIL to hold) (no rule); more runnable threads than "
+            "CPUs; raise the threshold on a shared machine [10 samples]"
+        )
+
+
 def test_started_inside_a_pytest_test_the_backstop_steps_aside(tmp_path, capsys):
     # pytest may have armed dump_traceback_later for this test (faulthandler_timeout): re-arming
     # would cancel it, so the watchdog leaves faulthandler alone and says so.
@@ -295,22 +337,49 @@ def test_started_inside_a_pytest_test_the_backstop_steps_aside(tmp_path, capsys)
 # -- subprocess scenarios ------------------------------------------------------------------------
 
 
+@pytest.fixture(params=["running", "newest"])
+def python(request: pytest.FixtureRequest) -> str:
+    """The interpreter running the tests, then the newest CPython on the machine (tests/pythons.py):
+    the runtime imports only the standard library, so any Python 3.10+ runs it from the source."""
+    if request.param == "running":
+        return sys.executable
+    found = newest_cpython()
+    if found is None:
+        pytest.skip(
+            f"no CPython newer than {platform.python_version()} (looked in pyenv's versions and "
+            "for python3.12-3.19 on PATH)"
+        )
+    return found[0]
+
+
+def ran_under(evs: list[dict[str, Any]], python: str) -> None:
+    """The watchdog's clock anchor names the version of the interpreter it was run with."""
+    (anchor,) = [e for e in evs if e["name"] == "clock_anchor"]
+    newest = newest_cpython()
+    expected = newest[1] if python != sys.executable and newest else platform.python_version()
+    assert anchor["args"]["python"] == expected
+
+
 @pytest.mark.slow
-def test_a_c_call_holding_the_gil_is_pinned_to_its_line_by_the_backstop(tmp_path):
+def test_a_c_call_holding_the_gil_is_pinned_to_its_line_by_the_backstop(tmp_path, python):
     done, evs = run(
         tmp_path,
         "-m",
         "tests.watchdog_scenarios",
         "c_call",
         env={"TINKER_LINT_WATCHDOG_BACKSTOP": "0.5"},
+        python=python,
     )
+    ran_under(evs, python)
     c_line, caller_line = marker_line("C_CALL"), marker_line("C_CALLER")
     starved = [e for e in evs if e["name"] == "watchdog_starved"]
-    assert len(starved) == 1
-    assert starved[0]["dur"] >= 0.3e6  # the watchdog's own lateness measured the hold
-    assert starved[0]["args"]["label"] == "gil_starved"
-    assert starved[0]["args"]["holder"] == "MainThread"
-    assert starved[0]["args"]["line"]["line"] == c_line
+    # On an oversubscribed machine the process itself can go unscheduled past the threshold: such
+    # a stall names no holder's line (docs/watchdog.md, Pitfalls; seen twice in 12 runs next to a
+    # busy loop). The C call's is the one stall at its line.
+    (hold,) = [e for e in starved if (e["args"]["line"] or {}).get("line") == c_line]
+    assert hold["dur"] >= 0.3e6  # the watchdog's own lateness measured the hold
+    assert hold["args"]["label"] == "gil_starved"
+    assert hold["args"]["holder"] == "MainThread"
     (dump,) = [e for e in evs if e["name"] == "gil_held_dump"]
     main_stacks = [s for s in dump["args"]["stacks"].values() if s[0]["line"] == c_line]
     assert [f["line"] for f in main_stacks[0][:2]] == [c_line, caller_line]
@@ -318,13 +387,18 @@ def test_a_c_call_holding_the_gil_is_pinned_to_its_line_by_the_backstop(tmp_path
         f"SDK thread starved by GIL (TNK2xx); GIL held by MainThread at "
         f"tests/watchdog_scenarios.py:{c_line} in busy_c_call [faulthandler dump]" in done.stderr
     )
-    assert summary(evs)["stalls"] == 1
+    ends = [
+        e
+        for e in evs
+        if e["name"] == "watchdog_starved" or (e["name"] == "stall" and e["ph"] == "E")
+    ]
+    assert summary(evs)["stalls"] == len({e["args"]["stall"] for e in ends})
 
 
 @pytest.mark.slow
-def test_a_pure_python_loop_stalls_the_main_loop_with_samples_on_its_line(tmp_path):
+def test_a_pure_python_loop_stalls_the_main_loop_with_samples_on_its_line(tmp_path, python):
     # Through the front door, python -m tinker_lint.watch, with the scenario's own arguments; with
-    # --pyspy and a stand-in py-spy on PATH (the real one is not installed here).
+    # --pyspy and a stand-in py-spy on PATH (the real one: tests/test_watchdog_pyspy.py).
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "py-spy"
@@ -340,7 +414,9 @@ def test_a_pure_python_loop_stalls_the_main_loop_with_samples_on_its_line(tmp_pa
         str(SCENARIOS),
         "py_loop",
         env={"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"},
+        python=python,
     )
+    ran_under(evs, python)
     line = marker_line("PY_LOOP")
     (end,) = stall_ends(evs)
     assert end["args"]["track"] == "main"

@@ -50,6 +50,7 @@ LABELS = {
     "sdk_serialization": "SDK serialization stall",
     "loop_blocked_sync": "event loop blocked by a sync call",
     "loop_blocked_cpu": "event loop blocked by CPU work",
+    "cpu_oversubscribed": "process not scheduled (free-threaded: no GIL to hold)",
 }
 # The static rules each kind of stall points to (docs/watchdog.md, "Classification").
 RULES = {
@@ -58,6 +59,7 @@ RULES = {
     "sdk_serialization": "TNK30x",
     "loop_blocked_sync": "TNK104",
     "loop_blocked_cpu": "TNK2xx",
+    "cpu_oversubscribed": "no rule",
 }
 
 
@@ -172,6 +174,9 @@ class Watchdog:
         self._main_ident = threading.main_thread().ident
         self._sdk_checked: object = None
         self._sdk_thread_ident: int | None = None
+        # Free-threaded builds (3.13t): no thread holds a GIL, so the watchdog's own lateness
+        # means the CPUs were oversubscribed, and a backstop dump names no holder.
+        self.gil_enabled = gil_enabled()
 
     # -- loops -----------------------------------------------------------------------------------
 
@@ -247,7 +252,7 @@ class Watchdog:
                 "args": {
                     **anchor(),
                     "python": sys.version.split()[0],
-                    "gil_enabled": gil_enabled(),
+                    "gil_enabled": self.gil_enabled,
                     "options": {
                         k: getattr(self.options, k)
                         for k in ("interval", "threshold", "backstop", "pyspy")
@@ -437,6 +442,9 @@ class Watchdog:
 
     def _stall_events(self, stall: Stall) -> None:
         common = {
+            # One stall writes a span per loop it stalled and the watchdog's own lateness: the
+            # number (per process, from 1) lets a reader count it once.
+            "stall": len(self.stalls),
             "label": stall.label,
             "kind": LABELS[stall.label],
             "rule": RULES[stall.label],
@@ -556,7 +564,8 @@ def classify(stall: Stall, dog: Watchdog) -> None:
     sdk_ident = sdk.ident if sdk else dog._sdk_thread_ident
     main = dog._main_ident
     gil_ident = pyspy_holder(stall.pyspy_text)  # exact, when py-spy ran
-    if stall.dump is not None:
+    gil = dog.gil_enabled
+    if stall.dump is not None and gil:
         ident = gil_ident
         if ident not in stall.dump:
             ident = stacks.holder(stall.dump, main, frozenset({threading.get_ident()}), root)
@@ -580,12 +589,16 @@ def classify(stall: Stall, dog: Watchdog) -> None:
     # waiting for the GIL looks parked, so the SDK thread's own samples cannot tell); else the SDK
     # loop itself was blocked.
     sdk_only = not user and "sdk" in stall.loops
-    if stall.starved or (sdk_only and main_samples and not mostly_blocking(main_samples)):
+    starving = stall.starved or (sdk_only and main_samples and not mostly_blocking(main_samples))
+    if gil and starving:
         stall.label = "gil_starved" if sdk_ident else "gil_held"
         stall.holder = thread_name(gil_ident, main, sdk_ident) if gil_ident else "MainThread"
         stall.line = first(main_samples.sites) if main_samples else None
         if stall.starved:
             stall.note = "no dump: the hold was shorter than the backstop; line seen after it"
+        return
+    if not stall.loops:  # free-threaded, only the watchdog late: nobody held anything
+        stall.label, stall.holder, stall.line = "cpu_oversubscribed", "no thread", None
         return
     loop_idents = {w.name: w.ident for w in dog._loops}
     ident = loop_idents.get(user[0], main) if user else sdk_ident
@@ -643,6 +656,8 @@ def stall_message(stall: Stall, root: str) -> str:
     samples = sum(s.count for s in stall.samples.values())
     if stall.label in ("gil_starved", "gil_held", "sdk_serialization"):
         detail = f"GIL held by {stall.holder} at {stacks.where(stall.line, root)}"
+    elif stall.label == "cpu_oversubscribed":
+        detail = "more runnable threads than CPUs; raise the threshold on a shared machine"
     else:
         detail = f"{stall.holder} at {stacks.where(stall.line, root)}"
     evidence = []
@@ -701,13 +716,24 @@ def finish_pyspy(process: subprocess.Popen[str]) -> str:
 
 
 def pyspy_holder(text: str) -> int | None:
-    """The thread py-spy marks ``(active+gil)``: ``Thread 0x7F... (active+gil): "MainThread"``."""
+    """The Python thread ident of the thread py-spy marks ``(active+gil)``. py-spy 0.4 names a
+    thread by its OS thread id, in decimal (``Thread 8069 (active+gil): "MainThread"``), mapped
+    here through ``Thread.native_id``; older releases by its pthread id in hex (``Thread
+    0x7F5C8DDF6740``), which is the ident."""
     for line in text.splitlines():
-        if "+gil" in line and line.startswith("Thread "):
-            try:
-                return int(line.split()[1], 16)
-            except (IndexError, ValueError):
-                return None
+        if "+gil" not in line or not line.startswith("Thread "):
+            continue
+        token = line.split()[1]
+        try:
+            if token.lower().startswith("0x"):
+                return int(token, 16)
+            native = int(token)
+        except ValueError:
+            return None
+        for thread in threading.enumerate():
+            if thread.native_id == native:
+                return thread.ident
+        return None
     return None
 
 

@@ -142,7 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write(f"tinker-lint trace: error: {error}\n")
             return EXIT_ERROR
         waits = logs.runtime.waits if logs.runtime is not None else []
-        stalls = logs.runtime.stalls if logs.runtime is not None else []
+        # Only a stall that names lines can be linked to a finding.
+        stalls = [s for s in logs.runtime.stalls if s.lines] if logs.runtime is not None else []
         if not waits and not stalls:
             analysis.not_computable.append(
                 "no recorded wait call sites or watchdog stalls (tinker_lint_runtime.jsonl): "

@@ -17,7 +17,7 @@ import math
 import sys
 from array import array
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -256,12 +256,17 @@ class StallSite:
     start: float
     end: float
     lines: tuple[tuple[str, int], ...]  # (file, line), the holder's line first
+    # (process segment, pid, the watchdog's stall number): one stall writes a span per loop it
+    # stalled and one for the watchdog's own lateness. None: a file without numbers.
+    key: tuple[int, int, int] | None = None
 
 
 STALL_NAMES = frozenset({"stall", "watchdog_starved"})
 
 
-def stall_site(name: str, start: float, end: float, args: dict[str, Any]) -> StallSite | None:
+def stall_site(
+    name: str, start: float, end: float, args: dict[str, Any], process: tuple[int, int] = (0, 0)
+) -> StallSite | None:
     if name not in STALL_NAMES:
         return None
     lines: list[tuple[str, int]] = []
@@ -273,9 +278,7 @@ def stall_site(name: str, start: float, end: float, args: dict[str, Any]) -> Sta
             continue
         if (file, line) not in lines:
             lines.append((file, line))
-    if not lines:
-        return None
-    label, rule = args.get("label"), args.get("rule")
+    label, rule, number = args.get("label"), args.get("rule"), _int(args, "stall")
     return StallSite(
         name,
         label if isinstance(label, str) else "",
@@ -283,7 +286,28 @@ def stall_site(name: str, start: float, end: float, args: dict[str, Any]) -> Sta
         start,
         end,
         tuple(lines),
+        (*process, number) if number >= 0 else None,
     )
+
+
+def merge_stalls(sites: Iterable[StallSite]) -> list[StallSite]:
+    """One site per watchdog stall: the sites that share a key become one, from the first start
+    to the last end, with every line they name (in the order first named)."""
+    merged: list[StallSite] = []
+    at: dict[tuple[int, int, int], int] = {}
+    for site in sites:
+        where = at.get(site.key) if site.key is not None else None
+        if where is None:
+            if site.key is not None:
+                at[site.key] = len(merged)
+            merged.append(site)
+            continue
+        first = merged[where]
+        lines = first.lines + tuple(line for line in site.lines if line not in first.lines)
+        merged[where] = replace(
+            first, start=min(first.start, site.start), end=max(first.end, site.end), lines=lines
+        )
+    return merged
 
 
 def wait_site(name: str, start: float, end: float, args: dict[str, Any]) -> WaitSite | None:
@@ -353,7 +377,7 @@ class TraceEvents:
     client_union: UnionAccumulator = field(default_factory=UnionAccumulator)
     # Spans whose args name a call site (the recorder's waits): kept whole, they are few.
     waits: list[WaitSite] = field(default_factory=list)
-    # The watchdog's stalls that name lines (few: one per stall).
+    # The watchdog's stalls (few), one per stall once the file is read (merge_stalls).
     stalls: list[StallSite] = field(default_factory=list)
     # (perf_counter seconds, time.time() seconds): the recorder's or watchdog's clock anchor.
     clock_anchor: tuple[float, float] | None = None
@@ -529,7 +553,7 @@ class _EventReader:
             # The recorder writes each wait as one complete event, its call site in ``args``;
             # the watchdog a stall of every thread (``watchdog_starved``).
             self.keep_wait(name, ts, ts + duration / 1e6, args)
-            self.keep_stall(name, ts, ts + duration / 1e6, args)
+            self.keep_stall(name, ts, ts + duration / 1e6, args, (self.segment, pid))
         elif phase in ("i", "I"):
             track_id = self.owner(self.track(pid, tid, args))
             self.result.instants.append(Instant(name, ts, track_id, args))
@@ -562,14 +586,17 @@ class _EventReader:
         end = max(ts, start)
         self.result.spans.add(name, start, end, depth, self.owner(stack_id), _int(args, "step"))
         self.keep_wait(name, start, end, args)
-        self.keep_stall(name, start, end, args)
+        track = self.result.tracks[self.owner(stack_id)]
+        self.keep_stall(name, start, end, args, (track.segment, track.pid))
         if stack_id >= 0:
             self.result.client_union.add(start, end)
         if not stack:
             self.forget(stack_id)
 
-    def keep_stall(self, name: str, start: float, end: float, args: dict[str, Any]) -> None:
-        site = stall_site(name, start, end, args)
+    def keep_stall(
+        self, name: str, start: float, end: float, args: dict[str, Any], process: tuple[int, int]
+    ) -> None:
+        site = stall_site(name, start, end, args, process)
         if site is not None:
             self.result.stalls.append(site)
 
@@ -610,6 +637,7 @@ class _EventReader:
 
     def finish(self) -> None:
         self.close_segment()
+        self.result.stalls = merge_stalls(self.result.stalls)
         for stack in self.stacks.values():
             self.result.repair.lost_end += len(stack)
             self.result.repair.unclosed_at_end += len(stack)
