@@ -8,7 +8,8 @@
    change in the middle of the file (a statement added to a function), and times each from the
    ``didChange`` sent to the ``publishDiagnostics`` for that version: median and p90.
 3. Times ``flake8 --select TNK`` on the same file (what python-lsp-server runs on each check: a
-   new process), median of ``--flake8-runs``.
+   new process) and ``ruff check --no-cache`` on it (ruff's own process per check), median of
+   ``--flake8-runs``, and prints the server's median edit as a ratio of each.
 4. Opens every other Python file of the cookbook, waits for all their diagnostics, and reads the
    server's resident memory (VmRSS, VmHWM) from /proc.
 
@@ -73,21 +74,26 @@ def _rss_mb(pid: int) -> tuple[float, float]:
     return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
 
 
-def _flake8(path: Path, runs: int) -> list[float]:
+def _process_times(command: list[str], runs: int) -> list[float]:
     times = []
     env = dict(
         os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     )
     for _ in range(runs):
         started = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "-m", "flake8", "--isolated", "--select", "TNK", str(path)],
-            env=env,
-            capture_output=True,
-            check=False,
-        )
+        subprocess.run(command, env=env, capture_output=True, check=False)
         times.append(time.perf_counter() - started)
     return times
+
+
+def _flake8(path: Path, runs: int) -> list[float]:
+    command = [sys.executable, "-m", "flake8", "--isolated", "--select", "TNK", str(path)]
+    return _process_times(command, runs)
+
+
+def _ruff(path: Path, runs: int) -> list[float]:
+    command = [sys.executable, "-m", "ruff", "check", "--isolated", "--no-cache", str(path)]
+    return _process_times(command, runs)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,10 +123,16 @@ def main(argv: list[str] | None = None) -> int:
             f"median {statistics.median(times) * 1000:.0f} ms, p90 {_p90(times) * 1000:.0f} ms, "
             f"max {max(times) * 1000:.0f} ms"
         )
-        flake8 = _flake8(path, args.flake8_runs)
+        edit = statistics.median(times)
+        flake8 = statistics.median(_flake8(path, args.flake8_runs))
         print(
             f"  flake8 --select TNK (a new process per check), median of {args.flake8_runs}: "
-            f"{statistics.median(flake8) * 1000:.0f} ms"
+            f"{flake8 * 1000:.0f} ms; server edit / flake8: {edit / flake8:.2f}x"
+        )
+        ruff = statistics.median(_ruff(path, args.flake8_runs))
+        print(
+            f"  ruff check --no-cache (its default rules, a new process), median of "
+            f"{args.flake8_runs}: {ruff * 1000:.0f} ms; server edit / ruff: {edit / ruff:.2f}x"
         )
         rss, peak = _rss_mb(client.process.pid)
         print(f"  server memory with 1 file open: {rss:.0f} MB (peak {peak:.0f} MB)")
