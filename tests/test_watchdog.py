@@ -227,7 +227,10 @@ def test_quiet_cycles_keep_no_allocation(tmp_path):
             for stat in after.filter_traces(ours).compare_to(before.filter_traces(ours), "lineno")
             if stat.size_diff > 0
         ]
-        assert grown == []
+        # Nothing that grows with the cycles: a leak of one object per cycle would be 200 here.
+        # At the instant of a snapshot a tick may be in flight, its timestamps (two floats of
+        # ``us()``) alive until it is answered; seen once in a CI run on a loaded machine.
+        assert sum(stat.count_diff for stat in grown) <= 4, grown
         assert watch.ticks - ticks >= 150  # the loop really answered the ticks
         assert dog.stalls == [] and dog._stall is None
     finally:
