@@ -764,12 +764,27 @@ def _test_step(
 
 def has_jump(model: SemanticModel, node: cst.CSTNode) -> bool:
     """Whether a block can leave the pass early (break, continue, return, raise)."""
-    return any(type(n) in _JUMPS for n in model.walk(node, NESTED_CODE))
+    # Memoised (a statement's steps are made once per body that holds it, and bodies nest).
+    key = (id(node), 0)
+    found = model.jumps_cache.get(key)
+    if found is None:
+        found = model.jumps_cache[key] = any(
+            type(n) in _JUMPS for n in model.walk(node, NESTED_CODE)
+        )
+    return found
 
 
 def leaves_loop(model: SemanticModel, control: cst.CSTNode) -> bool:
     """Whether a compound statement inside a loop body can end that loop: a ``return`` or
     ``raise`` anywhere in it, or a ``break`` not inside a loop of its own."""
+    key = (id(control), 1)
+    found = model.jumps_cache.get(key)
+    if found is None:
+        found = model.jumps_cache[key] = _leaves_loop(model, control)
+    return found
+
+
+def _leaves_loop(model: SemanticModel, control: cst.CSTNode) -> bool:
     if any(type(n) in _ENDS for n in model.walk(control, NESTED_CODE)):
         return True
     if isinstance(control, cst.For | cst.While):
