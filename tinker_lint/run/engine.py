@@ -238,7 +238,7 @@ def _analyse(
     when positions are needed (a file with findings), so that they are worked out statement by
     statement."""
     try:
-        module = parse_module(text)
+        module = parse_module(text, key=path)
     except cst.ParserSyntaxError as error:
         # CPython compiled this text: libcst's grammar is the one lagging.
         return _not_analysed(
