@@ -176,6 +176,10 @@ def test_the_engine_finds_the_same_with_a_reused_parse(make_settings) -> None:  
         fresh = lint_text(edited, path, settings).diagnostics
     assert reused == fresh
     assert reused
+    assert parse._recent[path].text == edited  # kept for the next edit ...
+    other = str(ROOT / "fixtures" / "tnk1xx" / "tnk101_good.py")
+    lint_text(Path(other).read_text(encoding="utf-8"), other, settings, reuse_parse=False)
+    assert other not in parse._recent  # ... unless the caller lints each file once (flake8)
 
 
 @pytest.mark.slow
