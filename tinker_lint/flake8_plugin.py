@@ -208,8 +208,16 @@ class TinkerLintPlugin:
         if self._not_shown:
             settings = replace(settings, ignore=(*settings.ignore, *self._not_shown))
         tree = self.tree if isinstance(self.tree, ast.Module) else None
+        # flake8 checks each file once: no parse is kept for a next lint.
         result = lint_text(
-            text, self.filename, settings, tree=tree, fixes=False, facts=facts, project=project
+            text,
+            self.filename,
+            settings,
+            tree=tree,
+            fixes=False,
+            facts=facts,
+            project=project,
+            reuse_parse=False,
         )
         for d in result.diagnostics:
             if d.code == "TNK001":

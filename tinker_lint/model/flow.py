@@ -764,15 +764,34 @@ def _test_step(
 
 def has_jump(model: SemanticModel, node: cst.CSTNode) -> bool:
     """Whether a block can leave the pass early (break, continue, return, raise)."""
-    return any(type(n) in _JUMPS for n in model.walk(node, NESTED_CODE))
+    return bool(_jumps_in(model, node))
 
 
 def leaves_loop(model: SemanticModel, control: cst.CSTNode) -> bool:
     """Whether a compound statement inside a loop body can end that loop: a ``return`` or
     ``raise`` anywhere in it, or a ``break`` not inside a loop of its own."""
-    if any(type(n) in _ENDS for n in model.walk(control, NESTED_CODE)):
+    jumps = _jumps_in(model, control)
+    if jumps & _ENDS:
         return True
-    if isinstance(control, cst.For | cst.While):
-        return False  # its breaks end it, not the loop around it
-    nested = (*NESTED_CODE, cst.For, cst.While)
-    return any(type(n) is cst.Break for n in model.walk(control, nested))
+    if cst.Break not in jumps or isinstance(control, cst.For | cst.While):
+        return False  # no break; or its breaks end it, not the loop around it
+    key = id(control)
+    found = model.breaks_cache.get(key)
+    if found is None:
+        nested = (*NESTED_CODE, cst.For, cst.While)
+        found = model.breaks_cache[key] = any(
+            type(n) is cst.Break for n in model.walk(control, nested)
+        )
+    return found
+
+
+def _jumps_in(model: SemanticModel, node: cst.CSTNode) -> frozenset[type]:
+    """The kinds of jump (break, continue, return, raise) in ``node``, nested code left out: one
+    walk, memoised, answers both questions above (asked of every ``if`` and ``while``)."""
+    key = id(node)
+    found = model.jumps_cache.get(key)
+    if found is None:
+        found = model.jumps_cache[key] = frozenset(
+            kind for kind in map(type, model.walk(node, NESTED_CODE)) if kind in _JUMPS
+        )
+    return found

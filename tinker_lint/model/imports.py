@@ -11,11 +11,15 @@ import libcst as cst
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` for a Name/Attribute chain, else None."""
+    # Exact types (libcst's node classes are final): ``isinstance`` on them goes through
+    # ``ABCMeta`` and is slow, and this is asked of most expressions the rules look at.
+    if type(node) is cst.Name:
+        return node.value
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         parts.append(node.value)
         return ".".join(reversed(parts))
     return None

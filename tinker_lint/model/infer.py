@@ -91,12 +91,19 @@ class TypeInference:
         self._binding_types: dict[int, frozenset[TType]] = {}
         self._in_progress: set[int] = set()
         self.settled = False
+        self._qualified: dict[tuple[int, int], str | None] = {}
         # Call resolution (``helpers.py``), given by the model: instances of project classes,
         # and what project functions of other modules return.
         self.helpers: Helpers | None = None
 
     def qualify(self, node: cst.BaseExpression, scope: Scope) -> str | None:
-        return qualify(self.index.imports, node, scope)
+        # Memoised: the rules ask it of the same call's ``func`` many times, and the imports and
+        # bindings it reads are complete once the module is collected.
+        key = (id(node), id(scope))
+        if key in self._qualified:
+            return self._qualified[key]
+        qualified = self._qualified[key] = qualify(self.index.imports, node, scope)
+        return qualified
 
     def settle(self) -> None:
         """Work out every binding's types once, in the order the bindings were made, before any

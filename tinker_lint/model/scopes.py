@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
 
@@ -154,19 +155,25 @@ def resolve_function(
 ) -> FunctionInfo | None:
     """The function of this module that ``func(...)`` calls, when it is plain to see: a name bound
     by a ``def``, or ``self.method`` of the enclosing class (``methods``: class -> name -> def)."""
-    if isinstance(func, cst.Name):
-        for binding in scope.lookup(func.value):
+    # Exact types: ``isinstance`` on libcst's classes goes through ``ABCMeta`` (slow).
+    kind = type(func)
+    if kind is cst.Name:
+        for binding in scope.lookup(cast(cst.Name, func).value):
             if binding.kind == "def":
                 return binding.function
         return None
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+    if kind is not cst.Attribute:
+        return None
+    attribute = cast(cst.Attribute, func)
+    receiver = attribute.value
+    if type(receiver) is cst.Name:
         function = scope.function
         if (
             function is not None
             and function.class_name is not None
-            and func.value.value == function.self_name
+            and receiver.value == function.self_name
         ):
-            return methods.get(function.class_name, {}).get(func.attr.value)
+            return methods.get(function.class_name, {}).get(attribute.attr.value)
     return None
 
 

@@ -112,6 +112,8 @@ class SemanticModel:
         self.reads_cache: dict[int, set[str]] = {}
         self.run_reads_cache: dict[tuple[int, int], set[str]] = {}  # flow.reads_when_run
         self.writes_cache: dict[int, tuple[set[str], set[str], set[str]]] = {}
+        self.jumps_cache: dict[int, frozenset[type]] = {}  # flow.has_jump, flow.leaves_loop
+        self.breaks_cache: dict[int, bool] = {}  # flow.leaves_loop
 
         # The questions, answered by their owners (bound methods: no call in between).
         self.children = tree.children

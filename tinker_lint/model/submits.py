@@ -24,6 +24,7 @@ class Submits:
         self.calls = calls
         # Call resolution beyond this module's plain names (``helpers.py``), given by the model.
         self.helper_of: Callable[[cst.Call, Scope], Summary | None] = lambda call, scope: None
+        self._of_call: dict[tuple[int, int], frozenset[Role]] = {}
 
     @cached_property
     def function_roles(self) -> dict[FunctionInfo, frozenset[Role]]:
@@ -36,14 +37,23 @@ class Submits:
                 submit = self.calls.submit_of(site.node, site.scope)
                 if submit is not None:
                     roles.setdefault(function, set()).add(submit.method.role)
+        # Each function's callees in the module, resolved once (not on every round).
+        callees = {
+            function: [
+                target
+                for site in function.calls
+                if (target := resolve_function(self.index.methods, site.node.func, site.scope))
+                is not None
+            ]
+            for function in functions
+        }
         changed = True
         while changed:
             changed = False
             for function in functions:
                 mine = roles.setdefault(function, set())
-                for site in function.calls:
-                    target = resolve_function(self.index.methods, site.node.func, site.scope)
-                    theirs = roles.get(target) if target is not None else None
+                for target in callees[function]:
+                    theirs = roles.get(target)
                     if theirs and not theirs <= mine:
                         mine |= theirs
                         changed = True
@@ -52,6 +62,14 @@ class Submits:
     def of_call(self, call: cst.Call, scope: Scope) -> frozenset[Role]:
         """What calling ``call`` submits: its own request, or what the module function it calls
         submits."""
+        # Memoised: asked of every call site by several rules (TNK101 of all of them).
+        key = (id(call), id(scope))
+        found = self._of_call.get(key)
+        if found is None:
+            found = self._of_call[key] = self._roles_of_call(call, scope)
+        return found
+
+    def _roles_of_call(self, call: cst.Call, scope: Scope) -> frozenset[Role]:
         submit = self.calls.submit_of(call, scope)
         if submit is not None:
             return frozenset({submit.method.role})

@@ -20,7 +20,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import libcst as cst
 
@@ -461,13 +461,14 @@ class Summaries:
         found: set[int] = set()
         for node in self.model.walk(function.node.body, (cst.FunctionDef, cst.Lambda)):
             target: cst.BaseExpression | None = None
-            if isinstance(node, cst.Call):
-                func = node.func
-                if isinstance(func, cst.Attribute) and func.attr.value == "result":
+            kind = type(node)  # exact types: ``isinstance`` on libcst's classes is slow
+            if kind is cst.Call:
+                func = cast(cst.Call, node).func
+                if type(func) is cst.Attribute and func.attr.value == "result":
                     target = func.value
-            elif isinstance(node, cst.Await):
-                target = node.expression
-            if isinstance(target, cst.Name) and target.value in positions:
+            elif kind is cst.Await:
+                target = cast(cst.Await, node).expression
+            if type(target) is cst.Name and target.value in positions:
                 bindings = function.scope.bindings.get(target.value, [])
                 if len(bindings) == 1:  # the parameter itself, never rebound
                     found.add(positions[target.value])

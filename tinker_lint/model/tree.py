@@ -151,6 +151,10 @@ def children_getter(node: cst.CSTNode) -> Children:
     return getter
 
 
+# For ``TreeIndex.walk``: skip (a tuple of classes) -> node class -> whether it is one of them.
+_SKIPPED: dict[tuple[type, ...], dict[type, bool]] = {}
+
+
 @dataclasses.dataclass(eq=False)
 class TreeIndex:
     """Children and parents of the module's nodes (layout left out), by node id."""
@@ -177,7 +181,10 @@ class TreeIndex:
         """``node`` and everything under it, pre-order; subtrees of ``skip`` types not entered."""
         stack = [node]
         children_of = self.children_of
-        skipped: dict[type, bool] = {}  # isinstance on libcst's abstract classes is slow: memoise
+        # ``issubclass`` on libcst's abstract classes is slow: the verdicts are kept per ``skip``.
+        skipped = _SKIPPED.get(skip)
+        if skipped is None:
+            skipped = _SKIPPED[skip] = {}
         while stack:
             current = stack.pop()
             yield current

@@ -89,6 +89,7 @@ def lint_text(
     fixes: bool = True,
     facts: TextFacts | None = None,
     project: ProjectIndex | None = None,
+    reuse_parse: bool = True,
 ) -> FileResult:
     """``facts``: the text's pre-filter facts, when the caller has worked them out already (the
     flake8 plugin's gate). ``rules`` replaces the registry (tests register a broken rule); ``prefilter=False`` runs the
@@ -96,9 +97,13 @@ def lint_text(
     does). ``tree``: CPython's tree of ``text``, when the caller has it (flake8 gives its plugins
     one): the file then compiles, and is not parsed by CPython again. ``fixes=False``: no
     diagnostic carries its fix (flake8 shows none), so none is planned. ``project``: the project
-    index, so that calls of the project's other modules are seen (their summaries)."""
+    index, so that calls of the project's other modules are seen (their summaries).
+    ``reuse_parse``: keep this parse for the next lint of ``path`` and reuse the previous one, where
+    the text is the same (``syntax/parse.py``: an editor lints on every edit); a caller that lints
+    each file once (flake8's plugin) says False, and no tree is held for nothing."""
     view = project.view(path) if project is not None else None
-    result = _lint_text(text, path, settings, rules, prefilter, tree, fixes, facts, view)
+    parse_key = path if reuse_parse else None
+    result = _lint_text(text, path, settings, rules, prefilter, tree, fixes, facts, view, parse_key)
     if view is not None:
         # What its pre-filters and model read of the project, found or not: the cache's key.
         result.depends = view.dependencies()
@@ -115,6 +120,7 @@ def _lint_text(
     fixes: bool,
     facts: TextFacts | None,
     view: FileView | None,
+    parse_key: str | None = None,
 ) -> FileResult:
     candidates = PYTHON_RULES if rules is None else rules
     rules = [
@@ -187,7 +193,7 @@ def _lint_text(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        result = run_deep(_analyse, text, path, settings, rules, tree, fixes, view)
+        result = run_deep(_analyse, text, path, settings, rules, tree, fixes, view, parse_key)
     except Exception as error:
         return FileResult(
             path, _internal_error(path, "the engine", error, settings), warnings=warnings
@@ -232,13 +238,14 @@ def _analyse(
     tree: ast.Module | None = None,
     fixes: bool = True,
     view: FileView | None = None,
+    parse_key: str | None = None,
 ) -> FileResult:
     """Parse, model, rules, positions, noqa (on a deep-stack thread: ``guard.run_deep``).
     ``tree``, CPython's tree of the same text if there is one, tells where each statement starts
     when positions are needed (a file with findings), so that they are worked out statement by
     statement."""
     try:
-        module = parse_module(text)
+        module = parse_module(text, key=parse_key)
     except cst.ParserSyntaxError as error:
         # CPython compiled this text: libcst's grammar is the one lagging.
         return _not_analysed(

@@ -376,6 +376,21 @@ def _work_all(
     the jobs point at."""
     if not todo:
         return {}, 0
+    from tinker_lint.syntax.parse import parses_kept
+
+    # Each file is parsed once here: a kept parse (for an editor's next keystroke) would only
+    # hold memory. The processes forked meanwhile inherit this.
+    with parses_kept(0):
+        return _work_all_files(todo, table, jobs, fix, progress)
+
+
+def _work_all_files(
+    todo: list[Job],
+    table: list[Settings],
+    jobs: int | None,
+    fix: FixMode | None,
+    progress: Progress | None,
+) -> tuple[dict[int, Outcome], int]:
     tell = progress or _no_progress
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool

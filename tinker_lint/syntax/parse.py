@@ -12,6 +12,11 @@ the fixers later, are checked as always. The engine parses only what CPython com
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left, bisect_right
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 
 import libcst as cst
 from libcst._nodes.base import CSTNode
@@ -36,8 +41,29 @@ _SKIPPABLE = "__post_init__" in CSTNode.__dict__ and not any(
 _lock = threading.Lock()  # one parse at a time swaps the method
 
 
-def parse_module(text: str) -> cst.Module:
-    """``cst.parse_module(text)``, its nodes not validated (``text`` compiles: CPython said so)."""
+def parse_module(text: str, key: str | None = None) -> cst.Module:
+    """``cst.parse_module(text)``, its nodes not validated (``text`` compiles: CPython said so).
+    ``key`` (the file's path): the previous parse under it is reused where the text is the same
+    (below)."""
+    if key is None or not _keep:
+        return _parse(text)
+    with _lock:
+        old = _recent.get(key)
+    found = None
+    if old is not None and old.text == text:
+        found = old
+    elif old is not None:
+        try:
+            found = _reparse(old, text)
+        except Exception:  # whatever it was, the whole parse below gives the true answer
+            found = None
+    if found is None:
+        found = _Parsed(text, _parse(text))
+    _remember(key, found)
+    return found.module
+
+
+def _parse(text: str) -> cst.Module:
     if not _SKIPPABLE:
         return cst.parse_module(text)
     with _lock:
@@ -53,3 +79,232 @@ def parse_module(text: str) -> cst.Module:
             return cst.parse_module(text)
         finally:
             CSTNode.__post_init__ = validate  # type: ignore[method-assign]
+
+
+# ==========================================================================================
+# Re-parsing an edited text: only the top-level statements that changed
+# ==========================================================================================
+# An editor lints the whole buffer on every keystroke, and libcst's parse is about half of that
+# (docs/performance.md). The previous parse of the same file (``key``: its path) is kept with
+# where each of its top-level statements starts in its text; a new text that shares a prefix and
+# a suffix of whole statements with it is parsed only in between, and the module is put together
+# from the kept statements and the new ones. The result is the tree ``cst.parse_module`` gives
+# (tests/test_parse_reuse.py compares them node for node over edits of every cookbook file); where
+# that is not certain (the conditions below), the text is parsed whole.
+_KEEP = 4  # files remembered (an editor's open buffers); the oldest is forgotten first
+# A statement to parse before and after the changed part, so that the lines at its edges are
+# given to the statements a whole parse gives them to (a simple statement keeps no lines after
+# it; before a statement at column 0, a block keeps only the comments indented to its level).
+_SENTINEL = "pass"
+
+
+@dataclass
+class _Parsed:
+    text: str
+    module: cst.Module
+    starts: list[int] | None = None  # where each of ``module.body`` starts in ``text``; its end
+    first_indent: int | None = None  # the first statement with an indented block (-1: none)
+
+
+_recent: OrderedDict[str, _Parsed] = OrderedDict()
+_keep = _KEEP
+
+
+@contextmanager
+def parses_kept(count: int) -> Iterator[None]:
+    """Keep the parses of ``count`` files meanwhile (0: none; a batch run parses each file once,
+    and a kept tree would only hold memory)."""
+    global _keep
+    before = _keep
+    _keep = count
+    try:
+        yield
+    finally:
+        _keep = before
+        with _lock:
+            while len(_recent) > _keep:
+                _recent.popitem(last=False)
+
+
+def _remember(key: str, parsed: _Parsed) -> None:
+    with _lock:
+        _recent[key] = parsed
+        _recent.move_to_end(key)
+        while len(_recent) > _keep:
+            _recent.popitem(last=False)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix (halving: compares of slices run at C speed)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[low:middle] == b[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    low, high = 0, min(len(a), len(b), limit)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[len(a) - middle : len(a) - low] == b[len(b) - middle : len(b) - low]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _code_length(module: cst.Module, node: cst.CSTNode) -> int:
+    return len(module.code_for_node(node))
+
+
+def _lines_length(module: cst.Module, lines: Sequence[cst.EmptyLine]) -> int:
+    if not lines:
+        return 0
+    empty = module.with_changes(body=(), header=tuple(lines), footer=(), has_trailing_newline=True)
+    return len(empty.code)
+
+
+def _starts(parsed: _Parsed) -> list[int]:
+    """Offsets of the statements of ``parsed.module`` in its text, and of its footer."""
+    if parsed.starts is None:
+        module = parsed.module
+        offset = _lines_length(module, module.header)
+        starts = []
+        for statement in module.body:
+            starts.append(offset)
+            offset += _code_length(module, statement)
+        starts.append(offset)
+        parsed.starts = starts
+    return parsed.starts
+
+
+def _has_indented_block(node: cst.CSTNode) -> bool:
+    """Whether the statement holds an indented block (which sets the module's default indent)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is cst.IndentedBlock:
+            return True
+        if isinstance(current, _HOLDS_BLOCKS):  # not into expressions: no block is there
+            stack.extend(current.children)
+    return False
+
+
+_HOLDS_BLOCKS = (
+    cst.BaseCompoundStatement,
+    cst.BaseSuite,
+    cst.Else,
+    cst.ExceptHandler,
+    cst.ExceptStarHandler,
+    cst.Finally,
+    cst.MatchCase,
+)
+
+
+def _first_indent(parsed: _Parsed) -> int:
+    if parsed.first_indent is None:
+        parsed.first_indent = next(
+            (i for i, s in enumerate(parsed.module.body) if _has_indented_block(s)), -1
+        )
+    return parsed.first_indent
+
+
+def _indented_comment(lines: Sequence[cst.EmptyLine]) -> bool:
+    """A comment line indented: a block just before it could keep it (its footer)."""
+    return any(line.comment is not None and line.whitespace.value for line in lines)
+
+
+def _reparse(old: _Parsed, text: str) -> _Parsed | None:
+    """``text`` parsed by re-parsing only what changed since ``old``; None when not sure."""
+    module = old.module
+    body = module.body
+    if not body or not module.has_trailing_newline or "\f" in text:
+        return None  # its last statement's code is not its text; form feeds reset indents
+    starts = _starts(old)
+    old_text = old.text
+    prefix = _common_prefix(old_text, text)
+    suffix = _common_suffix(old_text, text, min(len(old_text), len(text)) - prefix)
+    # p: statements kept from the front (each ending inside the common prefix).
+    p = max(0, min(bisect_right(starts, prefix) - 1, len(body)))
+    # q: statements kept from the back, from body[first_kept] on (each starts inside the common
+    # suffix; the footer is parsed again with the end of the text). No block before the first
+    # of them may keep its leading lines.
+    first_kept = max(p, min(bisect_left(starts, len(old_text) - suffix), len(body)))
+    while first_kept < len(body) and _indented_comment(body[first_kept].leading_lines):
+        first_kept += 1
+    q = len(body) - first_kept
+    start = starts[p] if p else 0
+    end = len(text) - (len(old_text) - starts[first_kept]) if q else len(text)
+    if end < start or (end > start and text[end - 1] != "\n") or (p == 0 and end == 0):
+        return None  # ``\r\n`` cut in two, or the text's first newline not in view
+    if start == 0 and end == len(text):
+        return None  # nothing to keep
+    newline = module.default_newline
+    chunk = text[start:end]
+    before = _SENTINEL + newline if p else ""
+    after = _SENTINEL + newline if q else ""
+    part = _parse(before + chunk + after)  # an error: the caller parses the text whole
+    parsed = list(part.body)
+    if p:
+        if not parsed or part.header:
+            return None
+        parsed.pop(0)
+    kept_after = list(body[first_kept:])
+    moved: Sequence[cst.EmptyLine] = ()
+    if q:
+        if not parsed or part.footer:
+            return None
+        sentinel = parsed.pop()
+        if not p and not parsed:
+            return None  # the module's header takes every line before its first statement
+        moved = sentinel.leading_lines
+        if moved:
+            kept_after[0] = kept_after[0].with_changes(
+                leading_lines=(*moved, *kept_after[0].leading_lines)
+            )
+    # A block ending the kept front keeps the comments after it indented to its level (as its
+    # footer): there must be none before the next statement.
+    if p and type(body[p - 1]) is not cst.SimpleStatementLine:
+        following = parsed[0].leading_lines if parsed else moved if q else part.footer
+        if _indented_comment(following):
+            return None
+    # The module's defaults: its first newline and its first indented block's indent. A kept
+    # statement's nodes leave the default ones out, so the new text must have the old defaults.
+    if p == 0 and part.default_newline != newline:
+        return None
+    if any(_has_indented_block(s) for s in parsed):
+        if part.default_indent != module.default_indent:
+            return None  # its blocks were parsed with another default (or the module's changed)
+    elif p <= _first_indent(old) < first_kept:
+        return None  # the old first block is gone: a later one may indent otherwise
+    new_module = module.with_changes(
+        body=(*body[:p], *parsed, *kept_after),
+        header=part.header if p == 0 else module.header,
+        footer=part.footer if q == 0 else module.footer,
+        has_trailing_newline=part.has_trailing_newline if q == 0 else module.has_trailing_newline,
+    )
+    # Where the statements start in the new text: the kept ones shift by the change in length.
+    # The last new statement ends where the lines moved to the next one (or the footer) begin:
+    # only the others are printed to measure them (printing costs about half a parse).
+    new_starts = starts[:p]
+    offset = start if p else _lines_length(new_module, new_module.header)
+    for statement in parsed[:-1]:
+        new_starts.append(offset)
+        offset += _code_length(new_module, statement)
+    after_new = end - _lines_length(new_module, moved) if q else None
+    if parsed:
+        new_starts.append(offset)
+        if after_new is None:
+            offset += _code_length(new_module, parsed[-1])
+        else:
+            offset = after_new
+    if after_new is not None and offset != after_new:
+        return None
+    new_starts.append(offset)  # the next kept statement's (with the lines moved to it), or footer's
+    shift = len(text) - len(old_text)
+    new_starts.extend(start + shift for start in starts[first_kept + 1 :])
+    return _Parsed(text, new_module, new_starts)
