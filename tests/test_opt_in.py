@@ -185,6 +185,7 @@ def copy_project(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow  # a process per case: the fast loop keeps the in-process selection tests above
 @pytest.mark.parametrize(
     ("flags", "found"),
     [
@@ -211,6 +212,7 @@ def test_extend_select_in_the_configuration_turns_tnk403_on(copy_project):
     assert _run(copy_project, *command)[1] == [TNK403_AT]
 
 
+@pytest.mark.slow  # a flake8 process per case
 @pytest.mark.parametrize(
     ("flags", "config", "found"),
     [
