@@ -6,23 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.tinker_programs import HELPER_LOOP as LOOP
+from tests.tinker_programs import HELPER_SUBMITS as SUBMITS
+from tests.tinker_programs import HELPER_WAITS as WAITS
 from tinker_lint.io.settings import Settings
 from tinker_lint.project.index import ProjectIndex
 from tinker_lint.run.engine import lint_text
 
 SETTINGS = Settings(select=("TNK101",))
-LOOP = """\
-from .steps import step
-
-
-def run(client, batches, adam):
-    for batch in batches:
-        out = step(client, batch)
-        client.optim_step(adam)
-        print(out)
-"""
-SUBMITS = "def step(client, batch):\n    return client.forward_backward(batch)\n"
-WAITS = "def step(client, batch):\n    return client.forward_backward(batch).result()\n"
 
 
 def _project(tmp_path: Path) -> Path:

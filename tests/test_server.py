@@ -14,6 +14,9 @@ from typing import Any
 import pytest
 
 from tests.lsp_client import LspClient, apply_edits, uri
+from tests.tinker_programs import HELPER_LOOP as LOOP
+from tests.tinker_programs import HELPER_SUBMITS as STEPS_SUBMITS
+from tests.tinker_programs import HELPER_WAITS as STEPS_WAITS
 
 pytest.importorskip("pygls")
 
@@ -66,18 +69,6 @@ def train(training_client, batches, adam):
 """
 
 # A loop that names no Tinker call of its own: whether it waits is its helper's to say.
-LOOP = """\
-from .steps import step
-
-
-def run(client, batches, adam):
-    for batch in batches:
-        out = step(client, batch)
-        client.optim_step(adam)
-        print(out)
-"""
-STEPS_SUBMITS = "def step(client, batch):\n    return client.forward_backward(batch)\n"
-STEPS_WAITS = "def step(client, batch):\n    return client.forward_backward(batch).result()\n"
 
 
 def _range(line: int, start: int, end_line: int, end: int) -> dict[str, Any]:

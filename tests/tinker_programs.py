@@ -179,3 +179,19 @@ BODIES = st.lists(_statements(), min_size=1, max_size=4).map(
     lambda blocks: "\n".join(line for block in blocks for line in block) + "\n"
 )
 PROGRAMS = BODIES.map(lambda body: HEADER + body)
+
+
+# A loop in one module whose helper in another (``steps.py``) submits, or submits and waits: the
+# project index's cross-module case (tests/test_server.py, tests/test_project_buffers.py).
+HELPER_LOOP = """\
+from .steps import step
+
+
+def run(client, batches, adam):
+    for batch in batches:
+        out = step(client, batch)
+        client.optim_step(adam)
+        print(out)
+"""
+HELPER_SUBMITS = "def step(client, batch):\n    return client.forward_backward(batch)\n"
+HELPER_WAITS = "def step(client, batch):\n    return client.forward_backward(batch).result()\n"

@@ -42,7 +42,8 @@ class FixResult:
     initial_warnings: list[str] = field(default_factory=list)  # the lint's, on the original
 
 
-def _compiles(text: str, path: str) -> bool:
+def compiles(text: str, path: str) -> bool:
+    """Whether CPython compiles ``text`` (a fix is kept only if it still does)."""
     try:
         compile(text, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -87,8 +88,8 @@ def fix_text(
             outcome.problems.append("fixes undo each other; stopped")
             return outcome
         if strict is None:
-            strict = _compiles(text, path)
-        if strict and not _compiles(new_text, path):
+            strict = compiles(text, path)
+        if strict and not compiles(new_text, path):
             codes = ", ".join(sorted({d.code for d in fixable}))
             outcome.problems.append(
                 f"a {codes} fix produced code that does not compile; kept the code before it "

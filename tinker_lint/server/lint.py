@@ -35,6 +35,7 @@ from tinker_lint.io.config import ConfigError
 from tinker_lint.io.settings import Settings
 from tinker_lint.noqa import _CODE, NOQA
 from tinker_lint.project.index import project_index
+from tinker_lint.run.fixer import compiles
 from tinker_lint.run.resolve import SettingsResolver
 from tinker_lint.run.runner import VERSION_UNKNOWN_WARNING
 
@@ -60,7 +61,7 @@ class Linted:
 
     def compiles(self) -> bool:
         if self._compiles is None:
-            self._compiles = _compiles(self.text, self.path)
+            self._compiles = compiles(self.text, self.path)
         return self._compiles
 
 
@@ -156,7 +157,7 @@ class Linter:
         new_text, applied = apply_fixes(linted.text, [found.fix])
         if not applied or new_text == linted.text:
             return None
-        if linted.compiles() and not _compiles(new_text, linted.path):
+        if linted.compiles() and not compiles(new_text, linted.path):
             return None
         return found.fix.edits
 
@@ -231,14 +232,6 @@ def _reads_as_noqa(text: str, line: int, start: int, end: int, content: str, cod
     except (tokenize.TokenError, SyntaxError):
         return False
     return False
-
-
-def _compiles(text: str, path: str) -> bool:
-    try:
-        compile(text, path, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
 
 
 def _disk_text(path: str) -> str | None:
