@@ -88,7 +88,10 @@ def _brief(diagnostics: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any],
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("served")
+    # A path a client must quote in its URIs (a space, a "+", a non-ASCII letter): the server
+    # must find its documents by them, as editors send them.
+    root = tmp_path_factory.mktemp("served") / "my runs+v2 ü"
+    root.mkdir()
     (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
     package = root / "pkg"
     package.mkdir()

@@ -24,6 +24,7 @@ import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -78,13 +79,20 @@ class TinkerLintServer(LanguageServer):
         diagnostics = workspace.diagnostics if workspace is not None else None
         return bool(diagnostics is not None and diagnostics.refresh_support)
 
+    def open_document(self, uri: str) -> Any:
+        """The open document of ``uri``, or None. pygls keys its documents by the unquoted URI,
+        and clients quote what a path holds (``%20`` for a space, ``%2B`` for ``+``): looked up
+        by the client's own URI, a project under such a path was never linted. Everything sent
+        back keeps the client's URI."""
+        return self.workspace.text_documents.get(unquote(uri))
+
     # --- linting -----------------------------------------------------------------------------
     async def in_worker(self, function: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.worker, function, *args)
 
     async def lint(self, uri: str) -> Linted | None:
         """The lint of the open document's current text (linted now unless it is already)."""
-        document = self.workspace.text_documents.get(uri)
+        document = self.open_document(uri)
         if document is None:
             return None
         version, text = document.version, document.source
@@ -265,7 +273,7 @@ class TinkerLintServer(LanguageServer):
         from tinker_lint.codes import REGISTRY
 
         uri = params.text_document.uri
-        document = self.workspace.text_documents.get(uri)
+        document = self.open_document(uri)
         if document is None:
             return None
         lines = convert.split_lines(document.source)
