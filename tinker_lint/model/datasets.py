@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from tinker_lint.model.arguments import passed
 from tinker_lint.model.bindings import argument, parameters
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.scopes import (
@@ -489,7 +490,7 @@ class Datasets:
             found.append(
                 Loader(
                     site,
-                    _arg(site.node, "dataset", 0),
+                    passed(site.node, "dataset", 0),
                     _workers(site.node),
                     _pin_memory(site.node),
                 )
@@ -654,14 +655,14 @@ class Datasets:
 
 def _load_dataset(call: cst.Call) -> HF | None:
     """``load_dataset(name)`` is a DatasetDict, with ``split=`` a Dataset, streaming iterable."""
-    streaming = _arg(call, "streaming", None)
+    streaming = passed(call, "streaming", None)
     if isinstance(streaming, cst.Name) and streaming.value == "True":
         return HF.ITERABLE
     if streaming is not None and not (
         isinstance(streaming, cst.Name) and streaming.value == "False"
     ):
         return None
-    split = _arg(call, "split", 4)
+    split = passed(call, "split", 4)
     if split is None:
         return HF.DICT
     if isinstance(split, cst.List | cst.Tuple | cst.ListComp):
@@ -669,26 +670,12 @@ def _load_dataset(call: cst.Call) -> HF | None:
     return HF.DATASET
 
 
-def _arg(call: cst.Call, keyword: str, position: int | None) -> cst.BaseExpression | None:
-    positional = 0
-    for arg in call.args:
-        if arg.star:
-            continue
-        if arg.keyword is None:
-            if positional == position:
-                return arg.value
-            positional += 1
-        elif arg.keyword.value == keyword:
-            return arg.value
-    return None
-
-
 def _has_kwargs(call: cst.Call) -> bool:
     return any(arg.star for arg in call.args)
 
 
 def _workers(call: cst.Call) -> str:
-    value = _arg(call, "num_workers", 5)
+    value = passed(call, "num_workers", 5)
     if value is None:
         return "kwargs" if _has_kwargs(call) else "unset"
     if isinstance(value, cst.Integer):
@@ -698,7 +685,7 @@ def _workers(call: cst.Call) -> str:
 
 
 def _pin_memory(call: cst.Call) -> str:
-    value = _arg(call, "pin_memory", 7)
+    value = passed(call, "pin_memory", 7)
     if value is None:
         return "kwargs" if _has_kwargs(call) else "unset"
     if isinstance(value, cst.Name) and value.value in ("True", "False"):

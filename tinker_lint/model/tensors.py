@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from tinker_lint.model.arguments import has_keyword
 from tinker_lint.model.bindings import argument, parameters
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.names import ARRAY_SCALAR_METHODS
@@ -256,8 +257,8 @@ class Tensors:
             value = binding.expr
             if binding.kind != "value" or not isinstance(value, cst.Call):
                 continue
-            if model.qualify(value.func, binding.scope) == _DATALOADER and not any(
-                arg.keyword is not None and arg.keyword.value == "collate_fn" for arg in value.args
+            if model.qualify(value.func, binding.scope) == _DATALOADER and not has_keyword(
+                value, "collate_fn"
             ):
                 return True
         return False

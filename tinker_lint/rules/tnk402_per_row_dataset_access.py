@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tinker_lint.model.arguments import has_keyword, passed
 from tinker_lint.model.datasets import DATASET_ORIGINS, HF
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.scopes import Binding, CallSite, LoopInfo, Scope
@@ -338,9 +339,7 @@ def _runs_model(model: SemanticModel, site: CallSite) -> bool:
         receiver = func.value
     if _is_model(model, receiver, site.scope):
         return True
-    if any(
-        arg.keyword is not None and arg.keyword.value == "output_hidden_states" for arg in call.args
-    ):
+    if has_keyword(call, "output_hidden_states"):
         return True
     parent = model.parent(call)
     return isinstance(parent, cst.Attribute) and parent.attr.value in _OUTPUT_FIELDS
@@ -386,7 +385,7 @@ def _map_per_row(ctx: Context, site: CallSite) -> Finding | None:
         batched = arg.keyword is not None and arg.keyword.value == "batched"
         if batched and not (isinstance(arg.value, cst.Name) and arg.value.value == "False"):
             return None  # ``batched=True``, or a variable
-    function = _map_function(site.node)
+    function = passed(site.node, "function", 0)  # ``ds.map(function, ...)``
     if function is None:
         return None
     forward = _model_call_in(model, function, site.scope)
@@ -398,15 +397,6 @@ def _map_per_row(ctx: Context, site: CallSite) -> Finding | None:
         "time (`batched=False`, the default): the model runs one example per forward pass: pass "
         "`batched=True` (and a `batch_size`) with a function that takes a batch of rows",
     )
-
-
-def _map_function(call: cst.Call) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is None and not arg.star:
-            return arg.value
-        if arg.keyword is not None and arg.keyword.value == "function":
-            return arg.value
-    return None
 
 
 def _model_call_in(

@@ -8,6 +8,7 @@ from functools import partial
 
 import libcst as cst
 
+from tinker_lint.model.arguments import has_keyword, passed
 from tinker_lint.model.bindings import argument, target_names
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.scopes import CallSite, LoopInfo, Scope
@@ -167,13 +168,11 @@ def copied_to_device(model: SemanticModel, site: CallSite) -> cst.BaseExpression
     """What ``site`` copies to a device other than the CPU without ``non_blocking``: the ``x`` of
     ``x.to(device)``, ``x.to(device=...)``, ``x.cuda()``, ``torch.as_tensor(x, device=...)``."""
     node = site.node
-    if any(arg.star for arg in node.args) or any(
-        arg.keyword is not None and arg.keyword.value == "non_blocking" for arg in node.args
-    ):
+    if any(arg.star for arg in node.args) or has_keyword(node, "non_blocking"):
         return None  # ``non_blocking`` chosen already (or hidden in ``**kwargs``)
     func = node.func
     if model.qualify(func, site.scope) == "torch.as_tensor":
-        destination = _keyword(node, "device")
+        destination = passed(node, "device")
         if node.args and destination is not None and _is_device(model, destination, site):
             return node.args[0].value
         return None
@@ -185,7 +184,7 @@ def copied_to_device(model: SemanticModel, site: CallSite) -> cst.BaseExpression
             return None
         if any(_is_true(arg.value) for arg in node.args[1:] if arg.keyword is None):
             return None  # ``x.to(device, True)``: non_blocking, positionally
-        destination = _keyword(node, "device")
+        destination = passed(node, "device")
         if destination is None:
             first = node.args[0]
             if first.keyword is not None:
@@ -193,13 +192,6 @@ def copied_to_device(model: SemanticModel, site: CallSite) -> cst.BaseExpression
             destination = first.value
         if _is_device(model, destination, site):
             return func.value
-    return None
-
-
-def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
     return None
 
 
@@ -278,7 +270,7 @@ def _chain_root(model: SemanticModel, expr: cst.BaseExpression, scope: Scope) ->
             isinstance(expr, cst.Call)
             and expr.args
             and model.qualify(expr.func, scope) in _CPU_MAKERS
-            and _keyword(expr, "device") is None
+            and passed(expr, "device") is None
         ):
             expr = expr.args[0].value
         else:
@@ -466,7 +458,7 @@ def _lacks_pinning(loader: cst.Call) -> bool:
     """No ``pin_memory=`` (or a literal False); a value or ``**kwargs`` may pin: say nothing."""
     if any(arg.star == "**" for arg in loader.args):
         return False
-    pin = _keyword(loader, "pin_memory")
+    pin = passed(loader, "pin_memory")
     return pin is None or (isinstance(pin, cst.Name) and pin.value == "False")
 
 

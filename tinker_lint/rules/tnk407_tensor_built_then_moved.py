@@ -7,6 +7,7 @@ from functools import partial
 
 import libcst as cst
 
+from tinker_lint.model.arguments import has_keyword
 from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.prefilter.mentions import TORCH_STEP
 from tinker_lint.prefilter.needs import Needs, words
@@ -127,7 +128,7 @@ def built_then_moved(model: SemanticModel, site: CallSite) -> cst.Call | None:
     qualified = model.qualify(inner.func, site.scope)
     if qualified not in _FACTORIES:
         return None
-    if any(arg.keyword is not None and arg.keyword.value == "device" for arg in inner.args):
+    if has_keyword(inner, "device"):
         return None
     if qualified == "torch.tensor" and not (
         inner.args
