@@ -34,10 +34,12 @@ from tinker_lint import __version__
 from tinker_lint.diagnostics import SAFE, Diagnostic
 from tinker_lint.server import convert
 from tinker_lint.server.lint import CONFIG_NAMES, Linted, Linter, has_safe_fix, noqa_edit
+from tinker_lint.server.memory import Collector
 
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.tinker-lint"
 FIX_ALL_COMMAND = "tinker-lint.fixAll"
 FIX_ALL_TITLE = "Fix all safe tinker-lint problems"
+REPLY_GRACE_SECONDS = 0.01
 # What the client is asked to watch (when it can be asked): helpers, configurations and pins.
 WATCHED = (
     "**/*.py",
@@ -55,6 +57,7 @@ class TinkerLintServer(LanguageServer):
             "tinker-lint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full
         )
         self.linter = Linter()
+        self.collector = Collector()  # the garbage collector runs between lints, not in one
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tinker-lint")
         self.linted: dict[str, tuple[int | None, Linted]] = {}  # uri -> (version, its lint)
         self.stale: set[str] = set()  # linted before a helper of theirs changed
@@ -115,9 +118,10 @@ class TinkerLintServer(LanguageServer):
         the engine's own guards is shown once, and the file gets no findings."""
         try:
             changed = False
-            if path.endswith(".py") and os.path.isabs(path):
-                changed = self.linter.set_buffer(path, text)
-            return self.linter.lint(path, text), changed
+            with self.collector.paused():
+                if path.endswith(".py") and os.path.isabs(path):
+                    changed = self.linter.set_buffer(path, text)
+                return self.linter.lint(path, text), changed
         except Exception as error:  # the editor must keep its server
             message = f"internal error ({type(error).__name__}: {error}); please report it"
             return Linted(path, text, error=f"{path}: {message}"), False
@@ -158,6 +162,14 @@ class TinkerLintServer(LanguageServer):
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri, self.diagnostics(linted), version)
             )
+            if not self.pending:
+                await self.in_worker(self.collector.idle)
+
+    def collect_after_reply(self) -> None:
+        """The between-lints collection, once the reply being made is sent (the collection holds
+        the GIL; a callback due now would run before the reply is written)."""
+        loop = asyncio.get_running_loop()
+        loop.call_later(REPLY_GRACE_SECONDS, self.worker.submit, self.collector.idle)
 
     def diagnostics(self, linted: Linted) -> list[types.Diagnostic]:
         lines = convert.split_lines(linted.text)
@@ -413,6 +425,7 @@ def build() -> TinkerLintServer:
     ) -> types.RelatedFullDocumentDiagnosticReport:
         linted = await ls.lint(params.text_document.uri)
         items = ls.diagnostics(linted) if linted is not None else []
+        ls.collect_after_reply()
         return types.RelatedFullDocumentDiagnosticReport(items=items)
 
     @server.feature(

@@ -1,0 +1,65 @@
+"""The server's garbage-collection policy (``server/memory.py``): paused during lints, run between."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from tinker_lint.server import memory
+from tinker_lint.server.memory import Collector
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+@pytest.fixture(autouse=True)
+def _restore_gc():
+    yield
+    gc.unfreeze()
+    gc.enable()
+
+
+def test_paused_while_any_lint_runs() -> None:
+    collector = Collector()
+    with collector.paused():
+        assert not gc.isenabled()
+        with collector.paused():  # a lint of a dependent, inside
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_idle_frees_the_lints_cycles_and_freezes_the_rest() -> None:
+    collector = Collector()
+    gc.collect()
+    with collector.paused():
+        garbage = _Cycle()
+        kept = _Cycle()
+    del garbage
+    collector.idle()
+    assert gc.get_freeze_count() > 0
+    assert not any(o is kept for o in gc.get_objects())  # frozen: no collection walks it
+    gc.unfreeze()
+    # The cycle left by the lint was freed; the one still referenced was kept.
+    assert [o for o in gc.get_objects() if type(o) is _Cycle] == [kept]
+
+
+def test_idle_does_nothing_while_a_lint_runs() -> None:
+    collector = Collector()
+    with collector.paused():
+        collector.idle()
+        assert gc.get_freeze_count() == 0
+
+
+def test_a_full_collection_unfreezes_cycles_left_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, "FULL_EVERY", 2)
+    collector = Collector()
+    frozen = _Cycle()
+    collector.idle()  # frozen with the rest
+    del frozen
+    collector.idle()  # the second: everything is unfrozen, collected, frozen again
+    gc.unfreeze()
+    assert not any(type(o) is _Cycle for o in gc.get_objects())
