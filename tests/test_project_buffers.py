@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.tinker_programs import HELPER_LOOP as LOOP
 from tests.tinker_programs import HELPER_SUBMITS as SUBMITS
 from tests.tinker_programs import HELPER_WAITS as WAITS
 from tinker_lint.io.settings import Settings
-from tinker_lint.project.index import ProjectIndex
+from tinker_lint.project.index import FileView, ProjectIndex
 from tinker_lint.run.engine import lint_text
 
 SETTINGS = Settings(select=("TNK101",))
@@ -59,3 +61,32 @@ def test_forget_drops_what_other_modules_made_from_a_changed_one(tmp_path: Path)
     index.forget(str(inner))
     assert index.module_sketch(str(steps), view).helpers.waits == frozenset()
     assert index.module_sketch(str(steps), view).helpers.submits == frozenset({"step"})
+
+
+def test_an_edit_looks_no_module_up_again_but_a_file_on_disk_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where a module's file is depends on the disk only: a buffer's new text keeps the answers
+    (an editor's every keystroke), a file created on disk (``forget``) asks again."""
+    package = _project(tmp_path)
+    loop, steps = package / "loop.py", package / "steps.py"
+    index = ProjectIndex()
+    asked: list[str] = []
+    find = FileView._find_module_file
+
+    def counting(view: FileView, module: str) -> str | None:
+        asked.append(module)
+        return find(view, module)
+
+    monkeypatch.setattr(FileView, "_find_module_file", counting)
+    assert _found(index, loop) == []
+    assert "pkg.steps" in asked
+    asked.clear()
+    index.set_buffer(str(loop), (LOOP + "\n").encode())
+    index.set_buffer(str(steps), WAITS.encode())
+    assert _found(index, loop) == [(6, 15, "TNK101")]
+    assert asked == []
+    (package / "extra.py").write_text("")
+    index.forget(str(package / "extra.py"))
+    assert _found(index, loop) == [(6, 15, "TNK101")]
+    assert "pkg.steps" in asked
