@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from tinker_lint.guard import SyntaxProblem, python_verdict
+from tinker_lint.prefilter import sketch as sketching
+from tinker_lint.prefilter.sketch import sketch
 from tinker_lint.syntax import cpython
 from tinker_lint.syntax.parse import parses_kept
 
@@ -63,6 +65,8 @@ EDITS = [
     ("unterminated string", "    return total\n", "    return 'total\n"),
     ("unterminated triple-quoted string", "    return total\n", '    return """total\n'),
     ("unexpected indent", "    return total\n", "        return total\n"),
+    ("statement indented", "import os\n", "    import os\n"),
+    ("statement indented after a block", "\nclass Model:", "\n class Model:"),
     ("unindent matches no level", "    return total\n", "  return total\n"),
     ("expected an indented block", "    return y * 2", "return y * 2"),
     ("tab mixed with spaces", "        total += i\n", "\ttotal += i\n"),
@@ -155,6 +159,21 @@ def test_errors_are_reported_as_the_whole_text_has_them() -> None:
                 assert problem == SyntaxProblem(*expected[name]), name
 
 
+@pytest.mark.parametrize(
+    ("base", "edited"),
+    [
+        ("x = 1", "x = 1def f(): pass"),  # the last line, with no newline, carried on
+        ("x = 1\ny = 2", "x = 1\ny = 2class C: pass"),
+        ("def f():\n    pass\n", "def f():\n    pass\n  def g(): pass\n"),
+    ],
+)
+def test_kept_lines_must_stay_whole_lines(base: str, edited: str) -> None:
+    with kept():
+        assert lint_front(base) == whole(base)
+        assert lint_front(edited) == whole(edited)
+        assert whole(edited)[0] is not None
+
+
 def test_future_import_added() -> None:
     """Alone, the new import compiles; with it, the annotation of a function kept does not."""
     base = "import os\n\n\ndef f(x: (y := 1)):\n    pass\n"
@@ -226,3 +245,33 @@ def test_chains_of_random_edits(name: str) -> None:
         for step in range(40):
             text = original if step % 13 == 12 else _random_edit(text, rng)
             assert lint_front(text) == whole(text), step
+
+
+def test_sketch_of_an_edit_reuses_the_statements_kept() -> None:
+    """``sketch(tree, key=...)`` takes the facts of the statements an edit kept from its last
+    sketch, moved with them: a class body is the module's own level, where places are compared
+    across statements (a wait before a submit, TNK101's fact)."""
+    base = "class A:\n    client.forward_backward(data)\n\n\nclass B:\n    fut.result()\n"
+    # Six lines in A: B's wait, kept, is at line 12, after the submit (line 8), no longer at 6.
+    edited = base.replace("class A:\n", "class A:\n" + "    x = 1\n" * 6)
+    swapped = "class B:\n    fut.result()\n\n\nclass A:\n    client.forward_backward(data)\n"
+    with kept():
+        for text in (base, edited, base, swapped, edited):
+            assert cpython.verdict(text, KEY, KEY) is None
+            tree = cpython.tree(text, KEY)
+            assert tree is not None
+            found = sketch(tree, key=KEY)
+            assert found == sketch(ast.parse(text))
+            assert found.wait_then_submit is (text == swapped)
+        assert sketch(tree, key=KEY) == sketch(tree)  # once more, all of it reused
+        # B's facts, from the first lint of ``base``, were not walked again for ``edited``.
+        cpython.verdict(base, KEY, KEY)
+        sketch(cpython.tree(base, KEY) or ast.Module(), key=KEY)
+        walked = {k.statement.lineno: k.part for k in sketching._PARTS[KEY][1].values()}
+        cpython.verdict(edited, KEY, KEY)
+        sketch(cpython.tree(edited, KEY) or ast.Module(), key=KEY)
+        again = {k.statement.lineno: k.part for k in sketching._PARTS[KEY][1].values()}
+        assert sorted(again) == [1, 11]
+        assert again[11] is walked[5] and again[1] is not walked[1]
+    assert KEY in sketching._PARTS
+    sketching._PARTS.pop(KEY, None)

@@ -186,7 +186,9 @@ def _lint_text(
         if tree is not None:
             # The project's helpers it may call count as the submits and waits they make.
             helpers = view.helper_names(tree) if view is not None else None
-            found = sketch(tree, settings.hot_loop_pattern, helpers)
+            # In an editor, the statements an edit kept are not walked again (``sketch``'s key).
+            kept_for = parse_key if cpython.keeps(parse_key) else None
+            found = sketch(tree, settings.hot_loop_pattern, helpers, key=kept_for)
             rules = [rule for rule in rules if needs[rule].admits_tree(found)]
         if not rules:
             return FileResult(path, [], warnings=warnings)
