@@ -56,7 +56,9 @@ class _Scan(NamedTuple):
 # Both directives contain "noqa" in some case: only the lines that do are read (found by one
 # search of the text, at C speed), not every line of it. The last text's answer is kept: the
 # engine asks about the same text twice per lint (the typos, then the findings to drop).
-_NOQA_WORD = re.compile("noqa", re.IGNORECASE)
+# (Spelt out: as fast again as ``re.IGNORECASE``, which matches no other character for these four
+# letters: every code point was tried.)
+_NOQA_WORD = re.compile("[nN][oO][qQ][aA]")
 _last = _Scan("", {}, frozenset())
 
 

@@ -79,7 +79,14 @@ def verdict(text: str, path: str, key: str | None) -> SyntaxProblem | None:
         return python_verdict(text, path)
     with _lock:
         old = _recent.get(key)
-    compiled = _incremental(old, text, path) if old is not None else None
+    compiled = None
+    if old is not None:
+        try:
+            compiled = _incremental(old, text, path)
+        except Exception:  # whatever it was, the whole text gives the true answer
+            with _lock:
+                _recent.pop(key, None)  # its tree may be half moved
+            compiled = None
     if compiled is None:
         return python_verdict(text, path)
     _remember(key, compiled)
