@@ -48,6 +48,9 @@ def _unusual(text: str) -> bool:
     return any(character in text for character in _UNUSUAL)
 
 
+# The indent of the first line with code on it from where the match starts (blank and comment
+# lines skipped).
+_FIRST_CODE_INDENT = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*([ \t]*)")
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -198,13 +201,15 @@ def _incremental(old: _Compiled, text: str, path: str) -> _Compiled | None:
     back = max(front, bisect_left(old.begins, len(old_text) - suffix))
     if front < old.head:
         return None  # the docstring or a ``__future__`` import changed
-    # A line added at the end of a block ends up in the chunk after the block: the block is
-    # compiled again with it, once.
-    for front_kept in (front, front - 1) if front > old.head else (front,):
-        compiled = _with_chunk(old, text, path, front_kept, back)
-        if compiled is not None:
-            return compiled
-    return None
+    compiled = _with_chunk(old, text, path, front, back)
+    if compiled is None and front > old.head:
+        # A line added at the end of a block is in the chunk after the block, indented: the
+        # block is compiled again with it.
+        start = old.ends[front - 1]
+        first_code = _FIRST_CODE_INDENT.match(text, start)
+        if first_code is not None and first_code.group(1):
+            compiled = _with_chunk(old, text, path, front - 1, back)
+    return compiled
 
 
 def _with_chunk(old: _Compiled, text: str, path: str, front: int, back: int) -> _Compiled | None:
