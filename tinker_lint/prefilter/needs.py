@@ -145,7 +145,29 @@ class TextFacts:
         if found is None:
             # A word not even inside the text needs no list of identifiers (most, in most files).
             found = any(part in self.lowered for part in clause.parts) or any(
-                word in self.identifiers for word in clause.words if word in self.text
+                self.has_identifier(word) for word in clause.words if word in self.text
             )
             self._holds[clause] = found
         return found
+
+    def has_identifier(self, word: str) -> bool:
+        """``word in self.identifiers``, without making the set (about 14 ms on a 2,700-line file,
+        ten times the search of the few words a file's rules ask about)."""
+        if self._identifiers is not None:
+            return word in self._identifiers
+        text, size = self.text, len(word)
+        at = text.find(word)
+        while at >= 0:
+            # A whole run of identifier characters (``\w``: alphanumeric or "_", as for every
+            # code point ``re`` has), not a part of a longer one.
+            end = at + size
+            if (at == 0 or not _word_character(text[at - 1])) and (
+                end == len(text) or not _word_character(text[end])
+            ):
+                return True
+            at = text.find(word, at + 1)
+        return False
+
+
+def _word_character(character: str) -> bool:
+    return character.isalnum() or character == "_"
