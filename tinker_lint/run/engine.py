@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import gc
 import traceback
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import cast
@@ -139,7 +140,7 @@ def _lint_text(
     if prefilter:
         # Each rule's declaration (``prefilter/needs.py``), tested against facts of the text
         # worked out once.
-        facts = facts or TextFacts(text)
+        facts = facts or _text_facts(text, parse_key)
         hot_loop_calls = bool(settings.hot_loop_calls)
         if not hot_loop_calls and not may_concern_tinker(facts):
             # What every Tinker rule's declaration asks (tests/test_prefilter_sound.py); the
@@ -208,6 +209,24 @@ def _lint_text(
             gc.enable()
     result.warnings[:0] = warnings
     return result
+
+
+# The last text facts of each editor buffer (``parse_key``): the next edit's are worked out from
+# them where the edit leaves them true (``TextFacts(text, previous)``).
+_FACTS: OrderedDict[str, TextFacts] = OrderedDict()
+_FACTS_KEPT = 4  # buffers, as libcst's parses
+
+
+def _text_facts(text: str, key: str | None) -> TextFacts:
+    if not cpython.keeps(key):
+        return TextFacts(text)
+    assert key is not None
+    facts = TextFacts(text, _FACTS.get(key))
+    _FACTS[key] = facts
+    _FACTS.move_to_end(key)
+    while len(_FACTS) > _FACTS_KEPT:
+        _FACTS.popitem(last=False)
+    return facts
 
 
 def _with_helper_rules(
