@@ -20,8 +20,11 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from dataclasses import field as data_field
 from typing import NamedTuple
 
 from tinker_lint.model import sdk
@@ -148,33 +151,166 @@ def sketch(
     tree: ast.AST,
     hot_loop_calls: re.Pattern[str] | None = None,
     helpers: HelperNames | None = None,
+    key: str | None = None,
 ) -> Sketch:
     """One walk of ``tree`` (iterative: CPython's trees can be deeper than Python's stack).
-    ``helpers``: the project's functions the file may call, and what they do."""
+    ``helpers``: the project's functions the file may call, and what they do. ``key`` (an
+    editor's buffer, whose tree keeps the nodes of the statements an edit did not change: see
+    ``syntax/cpython.py``): the facts of each top-level statement found in the last sketch of
+    ``key`` are taken from it, not walked again."""
     helpers = helpers or _NO_HELPERS
-    defined = _defined_names(tree) if helpers else frozenset()
-    methods: set[str] = set()
-    waits = blocks_in_async = unwaited_client_future = False
-    blocking_names = _imported_names(tree, "concurrent", _BLOCKING_FUNCTIONS)
-    task_names = _imported_names(tree, "asyncio", frozenset({"create_task"}))
-    task_arguments: list[str | None] = []  # the function called for each task, if plain
-    async_functions: set[str] = set()
-    sync_functions: set[str] = set()
+    if not isinstance(tree, ast.Module) or key is None:
+        context = _Context(
+            hot_loop_calls,
+            helpers,
+            _defined_names(tree) if helpers else frozenset(),
+            frozenset(_imported_names(tree, "concurrent", _BLOCKING_FUNCTIONS)),
+            frozenset(_imported_names(tree, "asyncio", _TASK_FUNCTIONS)),
+        )
+        if not isinstance(tree, ast.Module):
+            return _combine([(_walk(tree, None, context), 0)])
+        # The module's own node is no fact: the walk of the whole tree is the walks of its
+        # statements, each with the module as its parent.
+        return _combine([(_walk(statement, tree, context), 0) for statement in tree.body])
+    kept_context, kept = _kept_parts(key)
+    entries = [kept.get(id(statement)) for statement in tree.body]
+    names = [
+        entry.names if entry is not None and entry.statement is statement else _names(statement)
+        for statement, entry in zip(tree.body, entries, strict=True)
+    ]
+    context = _Context(
+        hot_loop_calls,
+        helpers,
+        frozenset().union(*(n.defined for n in names)) if helpers else frozenset(),
+        _BLOCKING_FUNCTIONS.union(*(n.blocking for n in names)),
+        _TASK_FUNCTIONS.union(*(n.tasks for n in names)),
+    )
+    parts: list[tuple[_Part, int]] = []
+    walked: dict[int, _Kept] = {}
+    for statement, entry, found in zip(tree.body, entries, names, strict=True):
+        if entry is not None and entry.statement is statement and context == kept_context:
+            part, line = entry.part, entry.line
+        else:
+            part, line = _walk(statement, tree, context), statement.lineno
+        walked[id(statement)] = _Kept(statement, line, found, part)
+        # Moved since it was walked (lines added or removed above it): by as many lines.
+        parts.append((part, statement.lineno - line))
+    _remember_parts(key, context, walked)
+    return _combine(parts)
+
+
+_TASK_FUNCTIONS = frozenset({"create_task"})
+
+
+class _Names(NamedTuple):
+    """What a top-level statement binds that the facts of every statement depend on."""
+
+    defined: frozenset[str]  # by ``def``, ``class``, import
+    blocking: frozenset[str]  # ``concurrent.futures``' waits, as imported
+    tasks: frozenset[str]  # ``asyncio.create_task``, as imported
+
+
+def _names(statement: ast.stmt) -> _Names:
+    return _Names(
+        _defined_names(statement),
+        frozenset(_imported_names(statement, "concurrent", _BLOCKING_FUNCTIONS)),
+        frozenset(_imported_names(statement, "asyncio", _TASK_FUNCTIONS)),
+    )
+
+
+class _Context(NamedTuple):
+    """What the facts of a statement depend on besides the statement: the settings' hot-loop
+    calls, the project's helpers, and the names the whole module defines and imports."""
+
+    hot_loop_calls: re.Pattern[str] | None
+    helpers: HelperNames
+    defined: frozenset[str]
+    blocking_names: frozenset[str]
+    task_names: frozenset[str]
+
+
+@dataclass
+class _Part:
+    """What one walk found (of a top-level statement, or of a whole tree), before the module's
+    facts are worked out of all of them (``_combine``). Positions are the tree's when walked."""
+
+    methods: set[str] = data_field(default_factory=set)
+    waits: bool = False
+    blocks_in_async: bool = False
+    unwaited_client_future: bool = False
+    task_arguments: list[str | None] = data_field(default_factory=list)
+    async_functions: set[str] = data_field(default_factory=set)
+    sync_functions: set[str] = data_field(default_factory=set)
     # TNK101: per body, where each wait starts; each submit's end, and the waits around it.
-    waits_in: dict[int, list[tuple[tuple[int, int], int]]] = {}
-    submits: list[tuple[int, bool, tuple[int, int], tuple[int, ...]]] = []
-    calls_by_function: dict[str, set[str]] = {}  # function name -> names it calls
-    submitting: set[str] = set()  # functions with a step submit in them
-    submitting_any: set[str] = set()  # functions with any submit in them
-    called_in_loops: set[str] = set()
-    step_in_loop = submit_in_loop = False
+    waits_in: dict[int, list[tuple[tuple[int, int], int]]] = data_field(default_factory=dict)
+    submits: list[tuple[int, bool, tuple[int, int], tuple[int, ...]]] = data_field(
+        default_factory=list
+    )
+    calls_by_function: dict[str, set[str]] = data_field(default_factory=dict)
+    submitting: set[str] = data_field(default_factory=set)  # functions with a step submit in them
+    submitting_any: set[str] = data_field(default_factory=set)  # functions with any submit in them
+    called_in_loops: set[str] = data_field(default_factory=set)
+    step_in_loop: bool = False
+    submit_in_loop: bool = False
     # A call of a function of the module that waits is a wait where it is called (the model's
     # function summaries): every call by name, placed as a wait would be, and the functions that
-    # wait, to be matched once the walk has seen them all.
-    named_calls: list[tuple[str, int, tuple[int, int], bool]] = []
-    waiting: set[str] = set()
+    # wait, to be matched once all the walks have seen them all.
+    named_calls: list[tuple[str, int, tuple[int, int], bool]] = data_field(default_factory=list)
+    waiting: set[str] = data_field(default_factory=set)
 
-    stack: list[tuple[ast.AST, ast.AST | None, _Where]] = [(tree, None, _Where(owner=0))]
+
+class _Kept(NamedTuple):
+    """A top-level statement of the last sketch of an editor's buffer, held (so that its id stays
+    its own), its line when walked, what it binds, and what its walk found."""
+
+    statement: ast.stmt
+    line: int
+    names: _Names
+    part: _Part
+
+
+# The last sketch per editor buffer: its context, and id(statement) -> ``_Kept``.
+_PARTS: OrderedDict[str, tuple[_Context | None, dict[int, _Kept]]] = OrderedDict()
+_PARTS_KEPT = 4  # buffers, as libcst's parses (``syntax/parse.py``)
+_parts_lock = threading.Lock()
+
+
+def _kept_parts(key: str) -> tuple[_Context | None, dict[int, _Kept]]:
+    with _parts_lock:
+        return _PARTS.get(key, (None, {}))
+
+
+def _remember_parts(key: str, context: _Context, parts: dict[int, _Kept]) -> None:
+    with _parts_lock:
+        _PARTS[key] = (context, parts)
+        _PARTS.move_to_end(key)
+        while len(_PARTS) > _PARTS_KEPT:
+            _PARTS.popitem(last=False)
+
+
+def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Part:
+    helpers = context.helpers
+    defined = context.defined
+    hot_loop_calls = context.hot_loop_calls
+    blocking_names = context.blocking_names
+    task_names = context.task_names
+    found = _Part()
+    methods = found.methods
+    waits_in = found.waits_in
+    submits = found.submits
+    calls_by_function = found.calls_by_function
+    submitting = found.submitting
+    submitting_any = found.submitting_any
+    called_in_loops = found.called_in_loops
+    named_calls = found.named_calls
+    waiting = found.waiting
+    task_arguments = found.task_arguments
+    async_functions = found.async_functions
+    sync_functions = found.sync_functions
+    waits = blocks_in_async = unwaited_client_future = False
+    step_in_loop = submit_in_loop = False
+
+    stack: list[tuple[ast.AST, ast.AST | None, _Where]] = [(root, root_parent, _Where(owner=0))]
     while stack:
         node, parent, where = stack.pop()
         if isinstance(node, _FUNCTIONS):
@@ -269,6 +405,61 @@ def sketch(
                 )
             elif value is not None and type(value) not in _NOT_WALKED:
                 stack.append((value, node, where))
+
+    found.waits = waits
+    found.blocks_in_async = blocks_in_async
+    found.unwaited_client_future = unwaited_client_future
+    found.step_in_loop = step_in_loop
+    found.submit_in_loop = submit_in_loop
+    return found
+
+
+def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
+    """The module's facts from its walks' (each with the lines its statement moved by since it
+    was walked: the module's own level compares places across statements; a function's, only
+    within its statement)."""
+    methods: set[str] = set()
+    waits = blocks_in_async = unwaited_client_future = False
+    task_arguments: list[str | None] = []
+    async_functions: set[str] = set()
+    sync_functions: set[str] = set()
+    waits_in: dict[int, list[tuple[tuple[int, int], int]]] = {}
+    submits: list[tuple[int, bool, tuple[int, int], tuple[int, ...]]] = []
+    calls_by_function: dict[str, set[str]] = {}
+    submitting: set[str] = set()
+    submitting_any: set[str] = set()
+    called_in_loops: set[str] = set()
+    step_in_loop = submit_in_loop = False
+    named_calls: list[tuple[str, int, tuple[int, int], bool]] = []
+    waiting: set[str] = set()
+    for part, moved in parts:
+        methods |= part.methods
+        waits = waits or part.waits
+        blocks_in_async = blocks_in_async or part.blocks_in_async
+        unwaited_client_future = unwaited_client_future or part.unwaited_client_future
+        task_arguments.extend(part.task_arguments)
+        async_functions |= part.async_functions
+        sync_functions |= part.sync_functions
+        for owner, found in part.waits_in.items():
+            if owner == 0 and moved:
+                found = [((line + moved, column), wait) for (line, column), wait in found]
+            waits_in.setdefault(owner, []).extend(found)
+        for owner, in_loop, (line, column), around in part.submits:
+            if owner == 0:
+                line += moved
+            submits.append((owner, in_loop, (line, column), around))
+        for function, called in part.calls_by_function.items():
+            calls_by_function.setdefault(function, set()).update(called)
+        submitting |= part.submitting
+        submitting_any |= part.submitting_any
+        called_in_loops |= part.called_in_loops
+        step_in_loop = step_in_loop or part.step_in_loop
+        submit_in_loop = submit_in_loop or part.submit_in_loop
+        for name, owner, (line, column), in_async in part.named_calls:
+            if owner == 0:
+                line += moved
+            named_calls.append((name, owner, (line, column), in_async))
+        waiting |= part.waiting
 
     _close_over_calls(submitting, calls_by_function)
     _close_over_calls(submitting_any, calls_by_function)

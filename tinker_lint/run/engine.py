@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import gc
 import traceback
-import warnings as py_warnings
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import cast
@@ -21,7 +21,7 @@ from libcst.metadata import CodeRange
 from tinker_lint.diagnostics import UNSAFE, Diagnostic
 from tinker_lint.fix.apply import LineIndex, plan_fix
 from tinker_lint.fix.plan import FixPlan
-from tinker_lint.guard import python_verdict, run_deep
+from tinker_lint.guard import run_deep
 from tinker_lint.io.files import DecodeError, SourceFile, decode_source
 from tinker_lint.io.settings import MAX_FILE_CHARS, Settings
 from tinker_lint.model.semantic import SemanticModel
@@ -32,6 +32,7 @@ from tinker_lint.prefilter.sketch import sketch
 from tinker_lint.project.index import FileView, ProjectIndex
 from tinker_lint.rules import ALL_CODES, PYTHON_RULES
 from tinker_lint.rules.base import Context, Finding, Rule, without_superseded
+from tinker_lint.syntax import cpython
 from tinker_lint.syntax.parse import parse_module
 from tinker_lint.syntax.positions import NodePositions
 
@@ -139,7 +140,7 @@ def _lint_text(
     if prefilter:
         # Each rule's declaration (``prefilter/needs.py``), tested against facts of the text
         # worked out once.
-        facts = facts or TextFacts(text)
+        facts = facts or _text_facts(text, parse_key)
         hot_loop_calls = bool(settings.hot_loop_calls)
         if not hot_loop_calls and not may_concern_tinker(facts):
             # What every Tinker rule's declaration asks (tests/test_prefilter_sound.py); the
@@ -156,8 +157,10 @@ def _lint_text(
     warnings = _noqa_warnings(text, path)
     if not rules and not settings.is_enabled("TNK001", path):
         return FileResult(path, [], warnings=warnings)
-    # CPython judges first: what it cannot compile is reported, and never reaches libcst.
-    problem = python_verdict(text, path) if tree is None else None
+    # CPython judges first: what it cannot compile is reported, and never reaches libcst. With a
+    # ``parse_key`` (an editor's buffer), only the statements changed since its last compiling
+    # text are compiled again where that gives the same verdict (``syntax/cpython.py``).
+    problem = cpython.verdict(text, path, parse_key) if tree is None else None
     if problem is not None:
         diagnostics = _engine(path, "TNK001", problem.message, settings, problem.line, problem.col)
         return FileResult(path, diagnostics, warnings=warnings)
@@ -178,12 +181,15 @@ def _lint_text(
         # The second pre-filter, on CPython's tree: about a quarter of libcst's parse, and it rules
         # out most files that only use the SDK (``prefilter/sketch.py``). In the CLI this is CPython's
         # second parse of the file (``symtable`` above builds no tree to hand over, and catches
-        # errors ``ast.parse`` does not); flake8 hands its plugins the tree it already built.
-        tree = tree or _python_tree(text)
+        # errors ``ast.parse`` does not); flake8 hands its plugins the tree it already built. With a
+        # ``parse_key``, the verdict above may have put it together from the changed statements.
+        tree = tree or cpython.tree(text, parse_key)
         if tree is not None:
             # The project's helpers it may call count as the submits and waits they make.
             helpers = view.helper_names(tree) if view is not None else None
-            found = sketch(tree, settings.hot_loop_pattern, helpers)
+            # In an editor, the statements an edit kept are not walked again (``sketch``'s key).
+            kept_for = parse_key if cpython.keeps(parse_key) else None
+            found = sketch(tree, settings.hot_loop_pattern, helpers, key=kept_for)
             rules = [rule for rule in rules if needs[rule].admits_tree(found)]
         if not rules:
             return FileResult(path, [], warnings=warnings)
@@ -205,6 +211,24 @@ def _lint_text(
     return result
 
 
+# The last text facts of each editor buffer (``parse_key``): the next edit's are worked out from
+# them where the edit leaves them true (``TextFacts(text, previous)``).
+_FACTS: OrderedDict[str, TextFacts] = OrderedDict()
+_FACTS_KEPT = 4  # buffers, as libcst's parses
+
+
+def _text_facts(text: str, key: str | None) -> TextFacts:
+    if not cpython.keeps(key):
+        return TextFacts(text)
+    assert key is not None
+    facts = TextFacts(text, _FACTS.get(key))
+    _FACTS[key] = facts
+    _FACTS.move_to_end(key)
+    while len(_FACTS) > _FACTS_KEPT:
+        _FACTS.popitem(last=False)
+    return facts
+
+
 def _with_helper_rules(
     before: Sequence[type[Rule]],
     admitted: list[type[Rule]],
@@ -219,15 +243,6 @@ def _with_helper_rules(
     if not dropped or view is None or not view.imports_helpers(facts.text, facts.identifiers):
         return admitted
     return [rule for rule in before if rule in admitted or rule in dropped]
-
-
-def _python_tree(text: str) -> ast.Module | None:
-    try:
-        with py_warnings.catch_warnings():
-            py_warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code
-            return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None  # CPython compiled it a moment ago: never here, but never fatal
 
 
 def _analyse(
@@ -367,8 +382,6 @@ def _not_analysed(path: str, reason: str) -> FileResult:
 
 
 def _noqa_warnings(text: str, path: str) -> list[str]:
-    if "noqa" not in text.lower():
-        return []
     return [
         f"{path}:{line}: unknown rule code `{code}` in `# noqa` (it silences nothing)"
         for line, code in unknown_codes(text, ALL_CODES)
