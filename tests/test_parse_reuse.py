@@ -203,3 +203,80 @@ def test_lines_above_the_first_statement_are_the_header() -> None:
     text = "# license\n\nx_y = 1\n\nfrom os import path\n"
     got = _reparsed(text, text.replace("x_y = 1\n", ""))
     assert len(got.header) == 3
+
+
+LONG = """\
+import tinker
+
+
+def main(config):
+    client = tinker.ServiceClient()
+
+    def helper(batch):
+        if batch:
+            return 1
+        # the helper's footer
+    # before the loop
+    for step in range(10):
+        x = step
+    total = 0
+    return total
+
+
+class Trainer:
+    def one(self):
+        return 1
+
+    def two(self):
+        return 2
+"""
+
+
+def test_an_edit_inside_a_function_reparses_the_changed_statements_only() -> None:
+    first = parse.parse_module(LONG, key="m.py")
+    got = _reparsed(LONG, LONG.replace("        x = step\n", "        x = step + 1\n"))
+    old_main, new_main = first.body[1], got.body[1]
+    assert isinstance(old_main, cst.FunctionDef) and isinstance(new_main, cst.FunctionDef)
+    assert isinstance(old_main.body, cst.IndentedBlock)
+    assert isinstance(new_main.body, cst.IndentedBlock)
+    # Only the ``for`` statement is parsed again: the function's other statements stay.
+    assert [a is b for a, b in zip(old_main.body.body, new_main.body.body, strict=True)] == [
+        True,
+        True,
+        False,
+        True,
+        True,
+    ]
+    assert first.body[2] is got.body[2]
+
+
+def test_edits_inside_blocks_keep_comments_where_libcst_puts_them() -> None:
+    methods = LONG.replace("        return 2\n", "        y = 2\n        return y\n")
+    for new in [
+        # After a nested block, indented to its level: that block's footer.
+        LONG.replace("    # before the loop\n", "        # more\n    # before the loop\n"),
+        LONG.replace("    # before the loop\n", "      # odd\n    # before the loop\n"),
+        LONG.replace("    # before the loop\n", "# at column 0\n    # before the loop\n"),
+        LONG.replace("    total = 0\n", "    total = 0\n            # deep\n"),
+        LONG.replace("    total = 0\n", "\n\n    total = 0\n"),
+        LONG.replace("    total = 0\n", ""),  # a statement deleted
+        LONG.replace("    total = 0\n", "    if total:\n        pass\n    total = 0\n"),
+        methods,  # in a method: the class's block
+        LONG.replace("\n", "\r\n").replace("x = step", "x = step + 1"),
+    ]:
+        parse._recent.clear()
+        old = LONG.replace("\n", "\r\n") if "\r\n" in new else LONG
+        _reparsed(old, new)
+        # And the next edit from the reused parse, whose block starts were kept.
+        _reparsed(new, new.replace("client = ", "client_ = "))
+
+
+def test_a_function_block_not_at_the_default_indent_is_parsed_whole() -> None:
+    text = "def f():\n    a = 1\n    b = 2\n\n\ndef g():\n  a = 1\n  b = 2\n  c = 3\n"
+    first = parse.parse_module(text, key="m.py")
+    got = _reparsed(text, text.replace("  b = 2\n  c", "  b = 3\n  c"))
+    old_g, new_g = first.body[1], got.body[1]
+    assert isinstance(old_g, cst.FunctionDef) and isinstance(new_g, cst.FunctionDef)
+    assert isinstance(old_g.body, cst.IndentedBlock)
+    assert isinstance(new_g.body, cst.IndentedBlock)
+    assert not any(a is b for a, b in zip(old_g.body.body, new_g.body.body, strict=True))

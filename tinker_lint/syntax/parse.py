@@ -16,10 +16,12 @@ from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
 from libcst._nodes.base import CSTNode
+from libcst._nodes.internal import CodegenState
 
 
 def _subclasses(cls: type) -> list[type]:
@@ -104,6 +106,9 @@ class _Parsed:
     module: cst.Module
     starts: list[int] | None = None  # where each of ``module.body`` starts in ``text``; its end
     first_indent: int | None = None  # the first statement with an indented block (-1: none)
+    # For a top-level ``def``/``class`` (by id: the module holds them): where each statement of
+    # its block starts, from the statement's own start, and where the last one ends.
+    inner: dict[int, list[int]] = field(default_factory=dict)
 
 
 _recent: OrderedDict[str, _Parsed] = OrderedDict()
@@ -226,7 +231,9 @@ def _reparse(old: _Parsed, text: str) -> _Parsed | None:
         return None  # its last statement's code is not its text; form feeds reset indents
     starts = _starts(old)
     old_text = old.text
-    prefix = _common_prefix(old_text, text)
+    # Statements end at line starts: the prefix is cut back to one, which keeps the same ones,
+    # and leaves the suffix the rest (``a\n    b\n`` to ``    b\n``: not ``    `` twice).
+    prefix = old_text.rfind("\n", 0, _common_prefix(old_text, text)) + 1
     suffix = _common_suffix(old_text, text, min(len(old_text), len(text)) - prefix)
     # p: statements kept from the front (each ending inside the common prefix).
     p = max(0, min(bisect_right(starts, prefix) - 1, len(body)))
@@ -234,6 +241,12 @@ def _reparse(old: _Parsed, text: str) -> _Parsed | None:
     # suffix; the footer is parsed again with the end of the text). No block before the first
     # of them may keep its leading lines.
     first_kept = max(p, min(bisect_left(starts, len(old_text) - suffix), len(body)))
+    if first_kept == p + 1 and type(body[p]) in _DESCENDED:
+        # The change is inside one ``def``/``class`` (an edit in a function): only the changed
+        # statements of its block, when that is sure; else that whole statement (below).
+        inside = _reparse_inside(old, text, p, prefix, suffix)
+        if inside is not None:
+            return inside
     while first_kept < len(body) and _indented_comment(body[first_kept].leading_lines):
         first_kept += 1
     q = len(body) - first_kept
@@ -307,4 +320,157 @@ def _reparse(old: _Parsed, text: str) -> _Parsed | None:
     new_starts.append(offset)  # the next kept statement's (with the lines moved to it), or footer's
     shift = len(text) - len(old_text)
     new_starts.extend(start + shift for start in starts[first_kept + 1 :])
-    return _Parsed(text, new_module, new_starts)
+    return _Parsed(text, new_module, new_starts, inner=_kept_inner(old, new_module))
+
+
+def _kept_inner(old: _Parsed, module: cst.Module) -> dict[int, list[int]]:
+    """The block starts worked out for the statements ``module`` keeps (the same nodes: the same
+    text); none for the others, whose ids may be reused."""
+    return {id(s): old.inner[id(s)] for s in module.body if id(s) in old.inner}
+
+
+# ==========================================================================================
+# Re-parsing inside one top-level ``def`` or ``class``
+# ==========================================================================================
+# An edit in a function of a long module changes one top-level statement, which may be hundreds
+# of lines (a training loop's ``main``). When the change lies between two statements of its
+# block that stay, only the statements in between are parsed, inside a stand-in block at the
+# same indent (``if 1:``, with ``pass`` before and after as at the top level), and the block is
+# put together from the kept statements and the new ones. Only for a block at the module's
+# default indent (so the stand-in's nested blocks record their indents as the real ones do).
+_DESCENDED = frozenset({cst.FunctionDef, cst.ClassDef})
+_Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement
+
+
+def _reparse_inside(old: _Parsed, text: str, p: int, prefix: int, suffix: int) -> _Parsed | None:
+    module = old.module
+    outer = module.body[p]
+    assert isinstance(outer, cst.FunctionDef | cst.ClassDef)
+    block = outer.body
+    if type(block) is not cst.IndentedBlock or block.indent is not None:
+        return None
+    # Statements of a parsed block, as a module's: a simple statement line or a compound one.
+    inner = cast(Sequence[_Statement], block.body)
+    starts = _starts(old)
+    base = starts[p]
+    relative = _inner_starts(old, outer)
+    if relative is None:
+        return None
+    offsets = [base + r for r in relative]  # of each statement of the block, and its end
+    old_text = old.text
+    # As at the top level: i statements kept from the front, from inner[first_kept] on from the
+    # back; at least one each, so that the block's header, footer and ends stay as they are.
+    i = max(0, min(bisect_right(offsets, prefix) - 1, len(inner)))
+    first_kept = max(i, min(bisect_left(offsets, len(old_text) - suffix), len(inner)))
+    while first_kept < len(inner) and _indented_comment(inner[first_kept].leading_lines):
+        first_kept += 1
+    if i == 0 or first_kept >= len(inner):
+        return None
+    start = offsets[i]
+    end = len(text) - (len(old_text) - offsets[first_kept])
+    if end < start or (end > start and text[end - 1] != "\n"):
+        return None
+    newline = module.default_newline
+    indent = module.default_indent
+    sentinel = indent + _SENTINEL + newline
+    part = _parse("if 1:" + newline + sentinel + text[start:end] + sentinel)
+    if (
+        len(part.body) != 1
+        or part.header
+        or part.footer
+        or part.default_indent != indent
+        or part.default_newline != newline
+    ):
+        return None
+    stand_in = part.body[0]
+    if type(stand_in) is not cst.If or type(stand_in.body) is not cst.IndentedBlock:
+        return None
+    stand_in_block = stand_in.body
+    if stand_in_block.indent is not None or stand_in_block.footer or stand_in.orelse is not None:
+        return None
+    parsed = list(cast(Sequence[_Statement], stand_in_block.body))
+    if len(parsed) < 2 or parsed[0].leading_lines:
+        return None
+    parsed.pop(0)
+    moved = parsed.pop().leading_lines  # the lines before the ``pass`` after: the next one's
+    kept_after = list(inner[first_kept:])
+    if moved:
+        kept_after[0] = kept_after[0].with_changes(
+            leading_lines=(*moved, *kept_after[0].leading_lines)
+        )
+    # A block ending the kept front keeps the comments after it indented past its level.
+    if type(inner[i - 1]) is not cst.SimpleStatementLine and _indented_comment(
+        parsed[0].leading_lines if parsed else moved
+    ):
+        return None
+    new_outer = outer.with_changes(body=block.with_changes(body=(*inner[:i], *parsed, *kept_after)))
+    new_module = module.with_changes(body=(*module.body[:p], new_outer, *module.body[p + 1 :]))
+    # Where the block's statements start: the kept ones shift by the change in length; of the
+    # new ones, all but the last are printed (in the block: with its indent) to measure them.
+    shift = len(text) - len(old_text)
+    new_relative = relative[:i]
+    offset = start - base
+    after_new = end - base - _length_in_block(module, moved, indent)
+    for statement in parsed[:-1]:
+        new_relative.append(offset)
+        offset += _length_in_block(module, [statement], indent)
+    if parsed:
+        new_relative.append(offset)
+        offset = after_new
+    if offset != after_new:
+        return None
+    new_relative.append(offset)
+    new_relative.extend(r + shift for r in relative[first_kept + 1 :])
+    new_starts = [*starts[: p + 1], *(s + shift for s in starts[p + 1 :])]
+    kept = _kept_inner(old, new_module)
+    kept[id(new_outer)] = new_relative
+    return _Parsed(text, new_module, new_starts, old.first_indent, kept)
+
+
+def _inner_starts(parsed: _Parsed, outer: cst.FunctionDef | cst.ClassDef) -> list[int] | None:
+    """Where each statement of ``outer``'s block starts, from ``outer``'s own start, and where
+    the last ends: one print of ``outer`` (kept with the parse, for the next edit)."""
+    found = parsed.inner.get(id(outer))
+    if found is None:
+        block = outer.body
+        assert isinstance(block, cst.IndentedBlock)
+        if not block.body:
+            return None
+        module = parsed.module
+        state = _MarkingState(module.default_indent, module.default_newline)
+        state.marked = {id(statement): -1 for statement in block.body}
+        state.last = id(block.body[-1])
+        outer._codegen(state)
+        lengths = [0]
+        for token in state.tokens:
+            lengths.append(lengths[-1] + len(token))
+        found = [lengths[state.marked[id(statement)]] for statement in block.body]
+        found.append(lengths[state.end])
+        parsed.inner[id(outer)] = found
+    return found
+
+
+class _MarkingState(CodegenState):
+    """libcst's printing state, noting how many tokens there are as each statement of a block
+    begins (``marked``, by id) and as the last one ends (``end``)."""
+
+    marked: dict[int, int]
+    last: int
+    end: int = -1
+
+    def before_codegen(self, node: CSTNode) -> None:
+        if id(node) in self.marked:
+            self.marked[id(node)] = len(self.tokens)
+
+    def after_codegen(self, node: CSTNode) -> None:
+        if id(node) == self.last:
+            self.end = len(self.tokens)
+
+
+def _length_in_block(module: cst.Module, nodes: Sequence[cst.CSTNode], indent: str) -> int:
+    """The length of ``nodes`` printed in a block at ``indent`` of ``module``."""
+    state = CodegenState(module.default_indent, module.default_newline)
+    state.indent_tokens = [indent]
+    for node in nodes:
+        node._codegen(state)
+    return sum(map(len, state.tokens))
