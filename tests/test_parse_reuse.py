@@ -280,3 +280,53 @@ def test_a_function_block_not_at_the_default_indent_is_parsed_whole() -> None:
     assert isinstance(old_g.body, cst.IndentedBlock)
     assert isinstance(new_g.body, cst.IndentedBlock)
     assert not any(a is b for a, b in zip(old_g.body.body, new_g.body.body, strict=True))
+
+
+def _block_of(node: cst.CSTNode) -> list[cst.BaseStatement]:
+    assert isinstance(node, cst.FunctionDef | cst.ClassDef)
+    assert isinstance(node.body, cst.IndentedBlock)
+    return list(node.body.body)
+
+
+def test_an_edit_in_a_method_or_a_nested_function_reparses_there() -> None:
+    first = parse.parse_module(LONG, key="m.py")
+    # In ``Trainer.two``: the class's other method stays, and so does the edit's neighbour.
+    got = _reparsed(LONG, LONG.replace("        return 2\n", "        y = 2\n        return 2\n"))
+    assert [
+        a is b for a, b in zip(_block_of(first.body[2]), _block_of(got.body[2]), strict=True)
+    ] == [
+        True,
+        False,
+    ]
+    # In ``helper``, nested in ``main``: its ``if`` stays; ``main``'s other statements too.
+    edited = LONG.replace("        if batch:\n", "        x_y = 1\n        if batch:\n")
+    again = parse.parse_module(LONG, key="m.py")
+    got = _reparsed(LONG, edited)
+    old_main, new_main = _block_of(again.body[1]), _block_of(got.body[1])
+    assert [a is b for a, b in zip(old_main, new_main, strict=True)] == [
+        True,
+        False,
+        True,
+        True,
+        True,
+    ]
+    assert _block_of(old_main[1])[0] is _block_of(new_main[1])[1]
+
+
+def test_an_edit_of_a_block_s_first_statement_keeps_the_rest() -> None:
+    first = parse.parse_module(LONG, key="m.py")
+    got = _reparsed(
+        LONG, LONG.replace("    client = tinker", "    # made once\n    client = tinker")
+    )
+    assert [
+        a is b for a, b in zip(_block_of(first.body[1]), _block_of(got.body[1]), strict=True)
+    ] == [
+        False,
+        True,
+        True,
+        True,
+        True,
+    ]
+    # The signature is the block's header: the function is parsed whole.
+    _reparsed(LONG, LONG.replace("def main(config):", "def main(config, other):"))
+    _reparsed(LONG, LONG.replace("def main(config):\n", "def main(config):  # c\n"))

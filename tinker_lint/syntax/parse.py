@@ -100,15 +100,21 @@ _KEEP = 4  # files remembered (an editor's open buffers); the oldest is forgotte
 _SENTINEL = "pass"
 
 
+# The top-level statement it is in (the entry lives while that is kept), the statement, and the
+# starts of its block's statements.
+_BlockStarts = tuple[cst.CSTNode, cst.CSTNode, list[int]]
+_Described = cst.FunctionDef | cst.ClassDef
+
+
 @dataclass
 class _Parsed:
     text: str
     module: cst.Module
     starts: list[int] | None = None  # where each of ``module.body`` starts in ``text``; its end
     first_indent: int | None = None  # the first statement with an indented block (-1: none)
-    # For a top-level ``def``/``class`` (by id: the module holds them): where each statement of
-    # its block starts, from the statement's own start, and where the last one ends.
-    inner: dict[int, list[int]] = field(default_factory=dict)
+    # For a ``def``/``class`` (by id): where each statement of its block starts, from the
+    # statement's own start, and where the last one ends (``_inner_starts``).
+    inner: dict[int, _BlockStarts] = field(default_factory=dict)
 
 
 _recent: OrderedDict[str, _Parsed] = OrderedDict()
@@ -323,57 +329,98 @@ def _reparse(old: _Parsed, text: str) -> _Parsed | None:
     return _Parsed(text, new_module, new_starts, inner=_kept_inner(old, new_module))
 
 
-def _kept_inner(old: _Parsed, module: cst.Module) -> dict[int, list[int]]:
-    """The block starts worked out for the statements ``module`` keeps (the same nodes: the same
-    text); none for the others, whose ids may be reused."""
-    return {id(s): old.inner[id(s)] for s in module.body if id(s) in old.inner}
+def _kept_inner(old: _Parsed, module: cst.Module) -> dict[int, _BlockStarts]:
+    """The block starts worked out inside the top-level statements ``module`` keeps (the same
+    nodes: the same text)."""
+    tops = {id(statement): statement for statement in module.body}
+    return {key: entry for key, entry in old.inner.items() if tops.get(id(entry[0])) is entry[0]}
 
 
 # ==========================================================================================
-# Re-parsing inside one top-level ``def`` or ``class``
+# Re-parsing inside a ``def`` or ``class``
 # ==========================================================================================
 # An edit in a function of a long module changes one top-level statement, which may be hundreds
-# of lines (a training loop's ``main``). When the change lies between two statements of its
-# block that stay, only the statements in between are parsed, inside a stand-in block at the
-# same indent (``if 1:``, with ``pass`` before and after as at the top level), and the block is
-# put together from the kept statements and the new ones. Only for a block at the module's
-# default indent (so the stand-in's nested blocks record their indents as the real ones do).
+# of lines (a training loop's ``main``). When the change lies inside the block of a ``def`` or
+# ``class`` (at any depth: a method, a function nested in one), with a statement of that block
+# kept after it (and one before, or the block's first line kept), only the statements in between
+# are parsed, inside stand-in blocks at the same indents (``if 1:`` per level, ``pass`` before
+# and after as at the top level), and the blocks are put together from the kept statements and
+# the new ones. Only for blocks at the module's default indent (so the stand-in's nested blocks
+# record their indents as the real ones do).
 _DESCENDED = frozenset({cst.FunctionDef, cst.ClassDef})
 _Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement
 
 
 def _reparse_inside(old: _Parsed, text: str, p: int, prefix: int, suffix: int) -> _Parsed | None:
     module = old.module
-    outer = module.body[p]
-    assert isinstance(outer, cst.FunctionDef | cst.ClassDef)
+    starts = _starts(old)
+    found = _reparse_block(
+        old, text, cast(_Described, module.body[p]), starts[p], 0, prefix, suffix
+    )
+    if found is None:
+        return None
+    new_outer, worked_out = found
+    new_module = module.with_changes(body=(*module.body[:p], new_outer, *module.body[p + 1 :]))
+    shift = len(text) - len(old.text)
+    new_starts = [*starts[: p + 1], *(start + shift for start in starts[p + 1 :])]
+    inner = _kept_inner(old, new_module)
+    for node, relative in worked_out:
+        inner[id(node)] = (new_outer, node, relative)
+    return _Parsed(text, new_module, new_starts, old.first_indent, inner)
+
+
+def _reparse_block(
+    old: _Parsed,
+    text: str,
+    outer: _Described,
+    base: int,
+    depth: int,
+    prefix: int,
+    suffix: int,
+) -> tuple[_Described, list[tuple[cst.CSTNode, list[int]]]] | None:
+    """``outer`` (at ``base`` in the old text, inside ``depth`` blocks) with its block re-parsed
+    where it changed, and the block starts worked out for the new nodes; None when not sure."""
     block = outer.body
     if type(block) is not cst.IndentedBlock or block.indent is not None:
         return None
     # Statements of a parsed block, as a module's: a simple statement line or a compound one.
     inner = cast(Sequence[_Statement], block.body)
-    starts = _starts(old)
-    base = starts[p]
-    relative = _inner_starts(old, outer)
+    relative = _inner_starts(old, outer, depth)
     if relative is None:
         return None
     offsets = [base + r for r in relative]  # of each statement of the block, and its end
     old_text = old.text
+    shift = len(text) - len(old_text)
     # As at the top level: i statements kept from the front, from inner[first_kept] on from the
-    # back; at least one each, so that the block's header, footer and ends stay as they are.
+    # back (at least one: the block's footer and end stay as they are).
     i = max(0, min(bisect_right(offsets, prefix) - 1, len(inner)))
     first_kept = max(i, min(bisect_left(offsets, len(old_text) - suffix), len(inner)))
+    if first_kept == i + 1 and type(inner[i]) in _DESCENDED:
+        deeper = _reparse_block(
+            old, text, cast(_Described, inner[i]), offsets[i], depth + 1, prefix, suffix
+        )
+        if deeper is not None:
+            child, worked_out = deeper
+            new_outer = outer.with_changes(
+                body=block.with_changes(body=(*inner[:i], child, *inner[i + 1 :]))
+            )
+            new_relative = [*relative[: i + 1], *(r + shift for r in relative[i + 1 :])]
+            worked_out.append((new_outer, new_relative))
+            return new_outer, worked_out
     while first_kept < len(inner) and _indented_comment(inner[first_kept].leading_lines):
         first_kept += 1
-    if i == 0 or first_kept >= len(inner):
-        return None
+    if first_kept >= len(inner) or prefix < offsets[0]:
+        return None  # the block's end, or its header, changed
     start = offsets[i]
     end = len(text) - (len(old_text) - offsets[first_kept])
     if end < start or (end > start and text[end - 1] != "\n"):
         return None
+    module = old.module
     newline = module.default_newline
     indent = module.default_indent
-    sentinel = indent + _SENTINEL + newline
-    part = _parse("if 1:" + newline + sentinel + text[start:end] + sentinel)
+    head = "".join(indent * level + "if 1:" + newline for level in range(depth + 1))
+    sentinel = indent * (depth + 1) + _SENTINEL + newline
+    part = _parse(head + (sentinel if i else "") + text[start:end] + sentinel)
     if (
         len(part.body) != 1
         or part.header
@@ -382,16 +429,28 @@ def _reparse_inside(old: _Parsed, text: str, p: int, prefix: int, suffix: int) -
         or part.default_newline != newline
     ):
         return None
-    stand_in = part.body[0]
-    if type(stand_in) is not cst.If or type(stand_in.body) is not cst.IndentedBlock:
-        return None
-    stand_in_block = stand_in.body
-    if stand_in_block.indent is not None or stand_in_block.footer or stand_in.orelse is not None:
-        return None
+    stand_in: cst.CSTNode = part.body[0]
+    for level in range(depth + 1):
+        if type(stand_in) is not cst.If or stand_in.orelse is not None:
+            return None
+        stand_in_block = stand_in.body
+        if (
+            type(stand_in_block) is not cst.IndentedBlock
+            or stand_in_block.indent is not None
+            or stand_in_block.footer
+        ):
+            return None
+        if level < depth:
+            if len(stand_in_block.body) != 1:
+                return None
+            stand_in = stand_in_block.body[0]
     parsed = list(cast(Sequence[_Statement], stand_in_block.body))
-    if len(parsed) < 2 or parsed[0].leading_lines:
+    if i:
+        if len(parsed) < 2 or parsed[0].leading_lines:
+            return None
+        parsed.pop(0)
+    elif not parsed:
         return None
-    parsed.pop(0)
     moved = parsed.pop().leading_lines  # the lines before the ``pass`` after: the next one's
     kept_after = list(inner[first_kept:])
     if moved:
@@ -399,21 +458,22 @@ def _reparse_inside(old: _Parsed, text: str, p: int, prefix: int, suffix: int) -
             leading_lines=(*moved, *kept_after[0].leading_lines)
         )
     # A block ending the kept front keeps the comments after it indented past its level.
-    if type(inner[i - 1]) is not cst.SimpleStatementLine and _indented_comment(
-        parsed[0].leading_lines if parsed else moved
+    if (
+        i
+        and type(inner[i - 1]) is not cst.SimpleStatementLine
+        and _indented_comment(parsed[0].leading_lines if parsed else moved)
     ):
         return None
     new_outer = outer.with_changes(body=block.with_changes(body=(*inner[:i], *parsed, *kept_after)))
-    new_module = module.with_changes(body=(*module.body[:p], new_outer, *module.body[p + 1 :]))
     # Where the block's statements start: the kept ones shift by the change in length; of the
-    # new ones, all but the last are printed (in the block: with its indent) to measure them.
-    shift = len(text) - len(old_text)
+    # new ones, all but the last are printed (in the block: with its indents) to measure them.
+    indents = [indent] * (depth + 1)
     new_relative = relative[:i]
     offset = start - base
-    after_new = end - base - _length_in_block(module, moved, indent)
+    after_new = end - base - _length_in_block(module, moved, indents)
     for statement in parsed[:-1]:
         new_relative.append(offset)
-        offset += _length_in_block(module, [statement], indent)
+        offset += _length_in_block(module, [statement], indents)
     if parsed:
         new_relative.append(offset)
         offset = after_new
@@ -421,32 +481,30 @@ def _reparse_inside(old: _Parsed, text: str, p: int, prefix: int, suffix: int) -
         return None
     new_relative.append(offset)
     new_relative.extend(r + shift for r in relative[first_kept + 1 :])
-    new_starts = [*starts[: p + 1], *(s + shift for s in starts[p + 1 :])]
-    kept = _kept_inner(old, new_module)
-    kept[id(new_outer)] = new_relative
-    return _Parsed(text, new_module, new_starts, old.first_indent, kept)
+    return new_outer, [(new_outer, new_relative)]
 
 
-def _inner_starts(parsed: _Parsed, outer: cst.FunctionDef | cst.ClassDef) -> list[int] | None:
+def _inner_starts(parsed: _Parsed, outer: _Described, depth: int) -> list[int] | None:
     """Where each statement of ``outer``'s block starts, from ``outer``'s own start, and where
-    the last ends: one print of ``outer`` (kept with the parse, for the next edit)."""
-    found = parsed.inner.get(id(outer))
-    if found is None:
-        block = outer.body
-        assert isinstance(block, cst.IndentedBlock)
-        if not block.body:
-            return None
-        module = parsed.module
-        state = _MarkingState(module.default_indent, module.default_newline)
-        state.marked = {id(statement): -1 for statement in block.body}
-        state.last = id(block.body[-1])
-        outer._codegen(state)
-        lengths = [0]
-        for token in state.tokens:
-            lengths.append(lengths[-1] + len(token))
-        found = [lengths[state.marked[id(statement)]] for statement in block.body]
-        found.append(lengths[state.end])
-        parsed.inner[id(outer)] = found
+    the last ends: one print of ``outer`` (inside ``depth`` blocks), kept with the parse for the
+    next edit."""
+    entry = parsed.inner.get(id(outer))
+    if entry is not None and entry[1] is outer:
+        return entry[2]
+    block = outer.body
+    if type(block) is not cst.IndentedBlock or not block.body:
+        return None
+    module = parsed.module
+    state = _MarkingState(module.default_indent, module.default_newline)
+    state.indent_tokens = [module.default_indent] * depth
+    state.marked = {id(statement): -1 for statement in block.body}
+    state.last = id(block.body[-1])
+    outer._codegen(state)
+    lengths = [0]
+    for token in state.tokens:
+        lengths.append(lengths[-1] + len(token))
+    found = [lengths[state.marked[id(statement)]] for statement in block.body]
+    found.append(lengths[state.end])
     return found
 
 
@@ -467,10 +525,10 @@ class _MarkingState(CodegenState):
             self.end = len(self.tokens)
 
 
-def _length_in_block(module: cst.Module, nodes: Sequence[cst.CSTNode], indent: str) -> int:
-    """The length of ``nodes`` printed in a block at ``indent`` of ``module``."""
+def _length_in_block(module: cst.Module, nodes: Sequence[cst.CSTNode], indents: list[str]) -> int:
+    """The length of ``nodes`` printed in a block at ``indents`` of ``module``."""
     state = CodegenState(module.default_indent, module.default_newline)
-    state.indent_tokens = [indent]
+    state.indent_tokens = list(indents)
     for node in nodes:
         node._codegen(state)
     return sum(map(len, state.tokens))
