@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
 from itertools import pairwise
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -657,12 +657,11 @@ def _root_names(model: SemanticModel, node: cst.CSTNode) -> set[str]:
         current = stack.pop()
         # Exact types (parsed trees hold only libcst's concrete classes; ``isinstance`` on them
         # goes through ``abc``).
-        kind = type(current)
-        if kind is cst.Name:
-            names.add(cast(cst.Name, current).value)
-        elif kind is cst.Attribute or kind is cst.Arg:
-            stack.append(cast(cst.Attribute | cst.Arg, current).value)
-        elif kind in _NOT_ENTERED:
+        if type(current) is cst.Name:
+            names.add(current.value)
+        elif type(current) is cst.Attribute or type(current) is cst.Arg:
+            stack.append(current.value)
+        elif type(current) in _NOT_ENTERED:
             continue
         else:
             stack.extend(children(current))
