@@ -330,3 +330,44 @@ def test_an_edit_of_a_block_s_first_statement_keeps_the_rest() -> None:
     # The signature is the block's header: the function is parsed whole.
     _reparsed(LONG, LONG.replace("def main(config):", "def main(config, other):"))
     _reparsed(LONG, LONG.replace("def main(config):\n", "def main(config):  # c\n"))
+
+
+def test_a_line_moved_between_functions_reparses_two_statements() -> None:
+    # Out of ``main``'s loop, into ``Trainer.one``: two changes, each re-parsed on its own.
+    moved = LONG.replace("        x = step\n", "        pass\n").replace(
+        "(self):\n        return 1\n", "(self):\n        x = 1\n        return 1\n"
+    )
+    first = parse.parse_module(LONG, key="m.py")
+    got = _reparsed(LONG, moved)
+    assert [
+        a is b for a, b in zip(_block_of(first.body[1]), _block_of(got.body[1]), strict=True)
+    ] == [
+        True,
+        True,
+        False,
+        True,
+        True,
+    ]
+    old_one, new_one = _block_of(first.body[2])[0], _block_of(got.body[2])[0]
+    assert _block_of(old_one)[0] is _block_of(new_one)[1]  # ``return 1`` kept
+    assert _block_of(first.body[2])[1] is _block_of(got.body[2])[1]  # ``two`` kept
+
+
+def _two_line_edits(path: str, text: str, edits: int, seed: int) -> None:
+    rng = random.Random(seed)
+    parse.parse_module(text, key=path)
+    for _ in range(edits):
+        new = _one_line_edit(_one_line_edit(text, rng), rng)
+        if new == text or not _compiles(new):
+            continue
+        got = parse.parse_module(new, key=path)
+        assert got.deep_equals(cst.parse_module(new)), (path, new)
+        text = new
+
+
+@pytest.mark.parametrize("path", FIXTURES[5::24], ids=lambda p: p.name)
+def test_two_edits_at_once_parse_as_libcst_does(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    if len(text.splitlines()) < 3 or not _compiles(text):
+        pytest.skip("too short to edit")
+    _two_line_edits(str(path), text, 8, seed=len(text) + 1)

@@ -11,6 +11,7 @@ the fixers later, are checked as always. The engine parses only what CPython com
 
 from __future__ import annotations
 
+import difflib
 import threading
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
@@ -229,8 +230,9 @@ def _indented_comment(lines: Sequence[cst.EmptyLine]) -> bool:
     return any(line.comment is not None and line.whitespace.value for line in lines)
 
 
-def _reparse(old: _Parsed, text: str) -> _Parsed | None:
-    """``text`` parsed by re-parsing only what changed since ``old``; None when not sure."""
+def _reparse(old: _Parsed, text: str, split: bool = True) -> _Parsed | None:
+    """``text`` parsed by re-parsing only what changed since ``old``; None when not sure.
+    ``split``: two changes far apart may be re-parsed one after the other (``_reparse_twice``)."""
     module = old.module
     body = module.body
     if not body or not module.has_trailing_newline or "\f" in text:
@@ -247,6 +249,11 @@ def _reparse(old: _Parsed, text: str) -> _Parsed | None:
     # suffix; the footer is parsed again with the end of the text). No block before the first
     # of them may keep its leading lines.
     first_kept = max(p, min(bisect_left(starts, len(old_text) - suffix), len(body)))
+    if split and (first_kept >= p + 2 or type(body[p]) in _DESCENDED):
+        # Two changes, in statements apart: each re-parsed on its own.
+        twice = _reparse_twice(old, text, prefix, suffix)
+        if twice is not None:
+            return twice
     if first_kept == p + 1 and type(body[p]) in _DESCENDED:
         # The change is inside one ``def``/``class`` (an edit in a function): only the changed
         # statements of its block, when that is sure; else that whole statement (below).
@@ -327,6 +334,29 @@ def _reparse(old: _Parsed, text: str) -> _Parsed | None:
     shift = len(text) - len(old_text)
     new_starts.extend(start + shift for start in starts[first_kept + 1 :])
     return _Parsed(text, new_module, new_starts, inner=_kept_inner(old, new_module))
+
+
+def _reparse_twice(old: _Parsed, text: str, prefix: int, suffix: int) -> _Parsed | None:
+    """Two changes in different statements (a line taken out of one function and one put in
+    another: all the statements between them differ from the common prefix and suffix): the
+    text with the first change only, re-parsed from ``old``, then ``text`` from that. None when
+    the changes are not two, or either step is not sure (or the text between does not parse)."""
+    old_text = old.text
+    first = old_text.count("\n", 0, prefix)  # the line the common prefix ends at (its start)
+    old_lines = old_text[prefix : len(old_text) - suffix].split("\n")
+    new_lines = text[prefix : len(text) - suffix].split("\n")
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    changes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if len(changes) != 2 or first < 0:
+        return None
+    _, i1, i2, j1, j2 = changes[0]
+    between = "\n".join([*old_lines[:i1], *new_lines[j1:j2], *old_lines[i2:]])
+    halfway = old_text[:prefix] + between + old_text[len(old_text) - suffix :]
+    try:
+        step = _reparse(old, halfway, split=False)
+        return _reparse(step, text, split=False) if step is not None else None
+    except Exception:  # the text halfway may not parse: the one re-parse below does
+        return None
 
 
 def _kept_inner(old: _Parsed, module: cst.Module) -> dict[int, _BlockStarts]:
