@@ -294,10 +294,11 @@ def _loop_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
     # Steps that submit through a function of this module (``fwd, opt = submit_step(batch)``).
     # Every call a step holds is one of the loop's calls: those few are placed in the steps,
     # rather than every step walked for them (a nested loop's step holds its whole body).
-    through = [
-        site.node for site in loop.calls if _submits_through_call(model, site.node, loop.scope)
-    ]
-    via_function = [any(_holds(model, step.node, call) for call in through) for step in steps]
+    holders: set[int] = set()
+    for site in loop.calls:
+        if _submits_through_call(model, site.node, loop.scope):
+            holders |= _holders(model, site.node)
+    via_function = [id(step.node) in holders for step in steps]
     fresh_keys: set[str] = set()
     bound: set[str] = set()  # names rebound so far in this iteration
     located: list[tuple[int, int, Wait, bool]] = []  # (step index, event index, wait, fresh)
@@ -383,17 +384,17 @@ def _decides(model: SemanticModel, test: Step, scope: Scope) -> bool:
     )
 
 
-def _holds(model: SemanticModel, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    """Whether ``inner`` is ``outer`` or inside it, not inside nested code (a function, class or
-    lambda in it): where ``model.walk(outer, NESTED_CODE)`` goes."""
+def _holders(model: SemanticModel, inner: cst.CSTNode) -> set[int]:
+    """The nodes (by id) ``inner`` is or is inside, up to the nested code around it (a function,
+    class or lambda, itself included): those whose ``model.walk(node, NESTED_CODE)`` reaches it."""
+    found: set[int] = set()
     node: cst.CSTNode | None = inner
     while node is not None:
-        if node is outer:
-            return True
+        found.add(id(node))
         if type(node) in _NESTED_TYPES:
-            return False
+            break
         node = model.parent(node)
-    return False
+    return found
 
 
 _NESTED_TYPES = frozenset(NESTED_CODE)
