@@ -371,3 +371,9 @@ def test_two_edits_at_once_parse_as_libcst_does(path: Path) -> None:
     if len(text.splitlines()) < 3 or not _compiles(text):
         pytest.skip("too short to edit")
     _two_line_edits(str(path), text, 8, seed=len(text) + 1)
+
+
+def test_an_edit_of_the_footer_only_keeps_every_statement() -> None:
+    first = parse.parse_module(LONG, key="m.py")
+    got = _reparsed(LONG, LONG + "# the end\n")
+    assert all(a is b for a, b in zip(first.body, got.body, strict=True))

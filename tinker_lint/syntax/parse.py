@@ -249,12 +249,13 @@ def _reparse(old: _Parsed, text: str, split: bool = True) -> _Parsed | None:
     # suffix; the footer is parsed again with the end of the text). No block before the first
     # of them may keep its leading lines.
     first_kept = max(p, min(bisect_left(starts, len(old_text) - suffix), len(body)))
-    if split and (first_kept >= p + 2 or type(body[p]) in _DESCENDED):
+    changed = body[p] if p < len(body) else None  # None: only the footer changed
+    if split and (first_kept >= p + 2 or type(changed) in _DESCENDED):
         # Two changes, in statements apart: each re-parsed on its own.
         twice = _reparse_twice(old, text, prefix, suffix)
         if twice is not None:
             return twice
-    if first_kept == p + 1 and type(body[p]) in _DESCENDED:
+    if first_kept == p + 1 and type(changed) in _DESCENDED:
         # The change is inside one ``def``/``class`` (an edit in a function): only the changed
         # statements of its block, when that is sure; else that whole statement (below).
         inside = _reparse_inside(old, text, p, prefix, suffix)
@@ -347,14 +348,13 @@ def _reparse_twice(old: _Parsed, text: str, prefix: int, suffix: int) -> _Parsed
     text with the first change only, re-parsed from ``old``, then ``text`` from that. None when
     the changes are not two, or either step is not sure (or the text between does not parse)."""
     old_text = old.text
-    first = old_text.count("\n", 0, prefix)  # the line the common prefix ends at (its start)
     old_lines = old_text[prefix : len(old_text) - suffix].split("\n")
     new_lines = text[prefix : len(text) - suffix].split("\n")
     if len(old_lines) + len(new_lines) > _MAX_DIFFED_LINES:
         return None  # a rewrite (a formatter's): the diff would cost more than it saves
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     changes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
-    if len(changes) != 2 or first < 0:
+    if len(changes) != 2:
         return None
     _, i1, i2, j1, j2 = changes[0]
     between = "\n".join([*old_lines[:i1], *new_lines[j1:j2], *old_lines[i2:]])
@@ -457,7 +457,10 @@ def _reparse_block(
     indent = module.default_indent
     head = "".join(indent * level + "if 1:" + newline for level in range(depth + 1))
     sentinel = indent * (depth + 1) + _SENTINEL + newline
-    part = _parse(head + (sentinel if i else "") + text[start:end] + sentinel)
+    try:
+        part = _parse(head + (sentinel if i else "") + text[start:end] + sentinel)
+    except Exception:  # the change reaches past these statements: the statement around them
+        return None
     if (
         len(part.body) != 1
         or part.header
