@@ -203,3 +203,177 @@ def test_lines_above_the_first_statement_are_the_header() -> None:
     text = "# license\n\nx_y = 1\n\nfrom os import path\n"
     got = _reparsed(text, text.replace("x_y = 1\n", ""))
     assert len(got.header) == 3
+
+
+LONG = """\
+import tinker
+
+
+def main(config):
+    client = tinker.ServiceClient()
+
+    def helper(batch):
+        if batch:
+            return 1
+        # the helper's footer
+    # before the loop
+    for step in range(10):
+        x = step
+    total = 0
+    return total
+
+
+class Trainer:
+    def one(self):
+        return 1
+
+    def two(self):
+        return 2
+"""
+
+
+def test_an_edit_inside_a_function_reparses_the_changed_statements_only() -> None:
+    first = parse.parse_module(LONG, key="m.py")
+    got = _reparsed(LONG, LONG.replace("        x = step\n", "        x = step + 1\n"))
+    old_main, new_main = first.body[1], got.body[1]
+    assert isinstance(old_main, cst.FunctionDef) and isinstance(new_main, cst.FunctionDef)
+    assert isinstance(old_main.body, cst.IndentedBlock)
+    assert isinstance(new_main.body, cst.IndentedBlock)
+    # Only the ``for`` statement is parsed again: the function's other statements stay.
+    assert [a is b for a, b in zip(old_main.body.body, new_main.body.body, strict=True)] == [
+        True,
+        True,
+        False,
+        True,
+        True,
+    ]
+    assert first.body[2] is got.body[2]
+
+
+def test_edits_inside_blocks_keep_comments_where_libcst_puts_them() -> None:
+    methods = LONG.replace("        return 2\n", "        y = 2\n        return y\n")
+    for new in [
+        # After a nested block, indented to its level: that block's footer.
+        LONG.replace("    # before the loop\n", "        # more\n    # before the loop\n"),
+        LONG.replace("    # before the loop\n", "      # odd\n    # before the loop\n"),
+        LONG.replace("    # before the loop\n", "# at column 0\n    # before the loop\n"),
+        LONG.replace("    total = 0\n", "    total = 0\n            # deep\n"),
+        LONG.replace("    total = 0\n", "\n\n    total = 0\n"),
+        LONG.replace("    total = 0\n", ""),  # a statement deleted
+        LONG.replace("    total = 0\n", "    if total:\n        pass\n    total = 0\n"),
+        methods,  # in a method: the class's block
+        LONG.replace("\n", "\r\n").replace("x = step", "x = step + 1"),
+    ]:
+        parse._recent.clear()
+        old = LONG.replace("\n", "\r\n") if "\r\n" in new else LONG
+        _reparsed(old, new)
+        # And the next edit from the reused parse, whose block starts were kept.
+        _reparsed(new, new.replace("client = ", "client_ = "))
+
+
+def test_a_function_block_not_at_the_default_indent_is_parsed_whole() -> None:
+    text = "def f():\n    a = 1\n    b = 2\n\n\ndef g():\n  a = 1\n  b = 2\n  c = 3\n"
+    first = parse.parse_module(text, key="m.py")
+    got = _reparsed(text, text.replace("  b = 2\n  c", "  b = 3\n  c"))
+    old_g, new_g = first.body[1], got.body[1]
+    assert isinstance(old_g, cst.FunctionDef) and isinstance(new_g, cst.FunctionDef)
+    assert isinstance(old_g.body, cst.IndentedBlock)
+    assert isinstance(new_g.body, cst.IndentedBlock)
+    assert not any(a is b for a, b in zip(old_g.body.body, new_g.body.body, strict=True))
+
+
+def _block_of(node: cst.CSTNode) -> list[cst.BaseStatement]:
+    assert isinstance(node, cst.FunctionDef | cst.ClassDef)
+    assert isinstance(node.body, cst.IndentedBlock)
+    return list(node.body.body)
+
+
+def test_an_edit_in_a_method_or_a_nested_function_reparses_there() -> None:
+    first = parse.parse_module(LONG, key="m.py")
+    # In ``Trainer.two``: the class's other method stays, and so does the edit's neighbour.
+    got = _reparsed(LONG, LONG.replace("        return 2\n", "        y = 2\n        return 2\n"))
+    assert [
+        a is b for a, b in zip(_block_of(first.body[2]), _block_of(got.body[2]), strict=True)
+    ] == [
+        True,
+        False,
+    ]
+    # In ``helper``, nested in ``main``: its ``if`` stays; ``main``'s other statements too.
+    edited = LONG.replace("        if batch:\n", "        x_y = 1\n        if batch:\n")
+    again = parse.parse_module(LONG, key="m.py")
+    got = _reparsed(LONG, edited)
+    old_main, new_main = _block_of(again.body[1]), _block_of(got.body[1])
+    assert [a is b for a, b in zip(old_main, new_main, strict=True)] == [
+        True,
+        False,
+        True,
+        True,
+        True,
+    ]
+    assert _block_of(old_main[1])[0] is _block_of(new_main[1])[1]
+
+
+def test_an_edit_of_a_block_s_first_statement_keeps_the_rest() -> None:
+    first = parse.parse_module(LONG, key="m.py")
+    got = _reparsed(
+        LONG, LONG.replace("    client = tinker", "    # made once\n    client = tinker")
+    )
+    assert [
+        a is b for a, b in zip(_block_of(first.body[1]), _block_of(got.body[1]), strict=True)
+    ] == [
+        False,
+        True,
+        True,
+        True,
+        True,
+    ]
+    # The signature is the block's header: the function is parsed whole.
+    _reparsed(LONG, LONG.replace("def main(config):", "def main(config, other):"))
+    _reparsed(LONG, LONG.replace("def main(config):\n", "def main(config):  # c\n"))
+
+
+def test_a_line_moved_between_functions_reparses_two_statements() -> None:
+    # Out of ``main``'s loop, into ``Trainer.one``: two changes, each re-parsed on its own.
+    moved = LONG.replace("        x = step\n", "        pass\n").replace(
+        "(self):\n        return 1\n", "(self):\n        x = 1\n        return 1\n"
+    )
+    first = parse.parse_module(LONG, key="m.py")
+    got = _reparsed(LONG, moved)
+    assert [
+        a is b for a, b in zip(_block_of(first.body[1]), _block_of(got.body[1]), strict=True)
+    ] == [
+        True,
+        True,
+        False,
+        True,
+        True,
+    ]
+    old_one, new_one = _block_of(first.body[2])[0], _block_of(got.body[2])[0]
+    assert _block_of(old_one)[0] is _block_of(new_one)[1]  # ``return 1`` kept
+    assert _block_of(first.body[2])[1] is _block_of(got.body[2])[1]  # ``two`` kept
+
+
+def _two_line_edits(path: str, text: str, edits: int, seed: int) -> None:
+    rng = random.Random(seed)
+    parse.parse_module(text, key=path)
+    for _ in range(edits):
+        new = _one_line_edit(_one_line_edit(text, rng), rng)
+        if new == text or not _compiles(new):
+            continue
+        got = parse.parse_module(new, key=path)
+        assert got.deep_equals(cst.parse_module(new)), (path, new)
+        text = new
+
+
+@pytest.mark.parametrize("path", FIXTURES[5::24], ids=lambda p: p.name)
+def test_two_edits_at_once_parse_as_libcst_does(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    if len(text.splitlines()) < 3 or not _compiles(text):
+        pytest.skip("too short to edit")
+    _two_line_edits(str(path), text, 8, seed=len(text) + 1)
+
+
+def test_an_edit_of_the_footer_only_keeps_every_statement() -> None:
+    first = parse.parse_module(LONG, key="m.py")
+    got = _reparsed(LONG, LONG + "# the end\n")
+    assert all(a is b for a, b in zip(first.body, got.body, strict=True))

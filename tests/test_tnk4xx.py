@@ -416,3 +416,38 @@ def train(model, ema, loader, optimizer):
         "        optimizer.step()\n", ""
     )
     assert codes_at(in_eval, Settings(select=("TNK404",), preview=True)) == []
+
+
+HOOK_ONLY = """\
+import torch
+
+
+class Module(LightningModule):
+    def training_step(self, batch, batch_idx):
+        loss = self.model(batch).mean()
+        self.log("loss", loss.item())
+        return loss
+"""
+
+
+def test_a_hook_is_a_step_in_a_module_with_no_step_call() -> None:
+    # Lightning steps for the module: no backward or optimizer step anywhere in it.
+    diagnostics = lint_text(HOOK_ONLY, "m.py", Settings(select=("TNK4",))).diagnostics
+    assert [(d.code, d.line, d.col) for d in diagnostics] == [("TNK401", 7, 26)]
+    assert diagnostics[0].message.startswith(
+        "`loss.item()` on every step of the training loop (`training_step()` runs once per step): "
+    )
+
+
+def test_a_module_with_no_torch_step_is_not_searched_for_one() -> None:
+    from pathlib import Path
+
+    from tinker_lint.model.semantic import SemanticModel
+    from tinker_lint.syntax.parse import parse_module
+
+    tinker_loop = Path(__file__).parent.parent / "fixtures" / "tnk1xx" / "tnk101_bad.py"
+    model = SemanticModel(parse_module(tinker_loop.read_text(encoding="utf-8")))
+    assert model.torch_steps.may_step is False
+    assert all(model.torch_steps.of_call(site) is None for site in model.calls)
+    hooked = SemanticModel(parse_module(HOOK_ONLY))
+    assert hooked.torch_steps.may_step is True

@@ -48,6 +48,14 @@ _CONTAINER_STORES = {
 
 _IF = cst.If
 _BLOCK = cst.IndentedBlock
+# Per node class: its ``visit_*`` and ``leave_*`` (or None), its children getter, and the class
+# itself when ``visit`` handles it on its own (``If``, ``IndentedBlock``).
+_Plan = tuple[
+    Callable[[Any], bool | None] | None,
+    Callable[[Any], None] | None,
+    Callable[[cst.CSTNode], tuple[Any, ...]],
+    type | None,
+]
 
 
 def _only_exits(body: cst.BaseSuite) -> bool:
@@ -122,6 +130,8 @@ class _Collector:
         self.parent_of = index.tree.parent_of
         self.enter: dict[type, Callable[[Any], bool | None]] = {}
         self.leave: dict[type, Callable[[Any], None]] = {}
+        self.plans: dict[type, _Plan] = {}
+        self.inert: set[type] = set()  # classes ``visit`` does nothing with
         for name in dir(type(self)):
             kind, _, node_type = name.partition("_")
             if kind in ("visit", "leave") and node_type and hasattr(cst, node_type):
@@ -132,33 +142,50 @@ class _Collector:
         """Index ``node``'s subtree, calling ``visit_<Type>`` before and ``leave_<Type>`` after each
         node, as libcst's visitors do; ``visit_*`` returning False skips the children."""
         cls = type(node)
-        enter = self.enter.get(cls)
+        plan = self.plans.get(cls)
+        if plan is None:
+            plan = self._plan(node)
+        enter, leave, children, special = plan
         if enter is None or enter(node) is not False:
-            children = CHILDREN.get(cls) or children_getter(node)
-            if cls is _IF:  # by exact type: ``isinstance`` on libcst's classes is slow
+            if special is _IF:  # by exact type: ``isinstance`` on libcst's classes is slow
                 self._visit_if(cast(cst.If, node))
-            elif cls is _BLOCK:
+            elif special is _BLOCK:
                 self._visit_block(cast(cst.IndentedBlock, node))
             elif children is not no_children:
                 kids: list[cst.CSTNode] = []
                 parent_of = self.parent_of
+                visit = self.visit
+                kinds = KINDS
+                inert = self.inert
                 for value in children(node):
-                    kind = KINDS.get(type(value)) or kind_of(type(value))
+                    kind = kinds.get(type(value)) or kind_of(type(value))
                     if kind is NODE:
                         kids.append(value)
                         parent_of[id(value)] = node
-                        self.visit(value)
+                        if type(value) not in inert:
+                            visit(value)
                     elif kind is MANY:
                         for item in value:
-                            if (KINDS.get(type(item)) or kind_of(type(item))) is NODE:
+                            if (kinds.get(type(item)) or kind_of(type(item))) is NODE:
                                 kids.append(item)
                                 parent_of[id(item)] = node
-                                self.visit(item)
+                                if type(item) not in inert:
+                                    visit(item)
                 if kids:
                     self.children_of[id(node)] = kids
-        leave = self.leave.get(cls)
         if leave is not None:
             leave(node)
+
+    def _plan(self, node: cst.CSTNode) -> _Plan:
+        """What ``visit`` does with a node of this class: one lookup per node, not three."""
+        cls = type(node)
+        special = cls if cls is _IF or cls is _BLOCK else None
+        children = CHILDREN.get(cls) or children_getter(node)
+        plan = (self.enter.get(cls), self.leave.get(cls), children, special)
+        self.plans[cls] = plan
+        if plan == (None, None, no_children, None):
+            self.inert.add(cls)  # ``Name``, ``Integer``, ...: nothing to record, nothing inside
+        return plan
 
     def _visit_block(self, node: cst.IndentedBlock) -> None:
         """A block's statements in order; those after an early exit on the off-steps of a cadence

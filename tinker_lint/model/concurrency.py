@@ -55,6 +55,7 @@ class Concurrency:
         # The names a call of an ``async def`` can have (``obj(...)`` runs ``__call__``).
         self._async_names = {f.name for f in model.functions if f.is_async}
         self._calls_instances = "__call__" in self._async_names
+        self._spawns: dict[CallSite, bool] = {}
 
     def runs_beside_others(self, site: CallSite) -> bool:
         """Whether other coroutines can be running on the event loop when ``site`` runs."""
@@ -64,11 +65,15 @@ class Concurrency:
 
     # --- the pieces -------------------------------------------------------------------------
     def spawns(self, site: CallSite) -> bool:
-        """Whether the call starts coroutines running beside its caller."""
-        func = site.node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in SPAWN_METHODS:
-            return True
-        return self.model.qualify(func, site.scope) in SPAWN_FUNCTIONS
+        """Whether the call starts coroutines running beside its caller (memoised: every place
+        asked about goes through its function's calls)."""
+        found = self._spawns.get(site)
+        if found is None:
+            func = site.node.func
+            found = self._spawns[site] = (
+                isinstance(func, cst.Attribute) and func.attr.value in SPAWN_METHODS
+            ) or self.model.qualify(func, site.scope) in SPAWN_FUNCTIONS
+        return found
 
     def _at(self, site: CallSite, beside: set[FunctionInfo]) -> bool:
         function = site.function

@@ -197,6 +197,7 @@ class CostShapes:
                 self._loop_of_iterable[id(iterable)] = loop
         self._shapes: dict[CallSite | LoopInfo, CostShape | None] = {}
         self._one_example_memo: dict[LoopInfo, bool] = {}
+        self._roots_memo: dict[tuple[int, int, int], frozenset[LoopInfo | str]] = {}
 
     def of_call(self, site: CallSite) -> CostShape | None:
         """How ``site`` runs on every step; None when it does not (``model.steps`` decides, or
@@ -477,9 +478,19 @@ class CostShapes:
 
     def _roots(
         self, expr: cst.BaseExpression, scope: Scope, function: FunctionInfo | None
-    ) -> set[LoopInfo | str]:
+    ) -> frozenset[LoopInfo | str]:
         """Where the names ``expr`` reads get their values in its function, followed back through
-        assignments: the loops whose targets bind them, and the parameters (by name)."""
+        assignments: the loops whose targets bind them, and the parameters (by name). Memoised:
+        each place's shape asks again of the arguments along its step's chain of calls."""
+        key = (id(expr), id(scope), id(function))
+        found = self._roots_memo.get(key)
+        if found is None:
+            found = self._roots_memo[key] = frozenset(self._find_roots(expr, scope, function))
+        return found
+
+    def _find_roots(
+        self, expr: cst.BaseExpression, scope: Scope, function: FunctionInfo | None
+    ) -> set[LoopInfo | str]:
         roots: set[LoopInfo | str] = set()
         seen: set[int] = set()
         stack: list[tuple[cst.CSTNode, int]] = [(expr, 0)]
@@ -517,7 +528,7 @@ class _Frame:
     step_loop: LoopInfo | None  # in the step loop's own function
     deep: bool = False  # inside a loop over examples or elements already (in any function)
 
-    def is_example(self, roots: set[LoopInfo | str]) -> bool:
+    def is_example(self, roots: frozenset[LoopInfo | str]) -> bool:
         """Whether a value with these roots is (a part of) one example or element."""
         for root in roots:
             if isinstance(root, str):
@@ -641,14 +652,20 @@ def _root_names(model: SemanticModel, node: cst.CSTNode) -> set[str]:
     keywords, and not inside nested functions or lambdas."""
     names: set[str] = set()
     stack = [node]
+    children = model.children
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Name):
+        # Exact types (parsed trees hold only libcst's concrete classes; ``isinstance`` on them
+        # goes through ``abc``).
+        if type(current) is cst.Name:
             names.add(current.value)
-        elif isinstance(current, cst.Attribute | cst.Arg):
+        elif type(current) is cst.Attribute or type(current) is cst.Arg:
             stack.append(current.value)
-        elif isinstance(current, cst.FunctionDef | cst.ClassDef | cst.Lambda):
+        elif type(current) in _NOT_ENTERED:
             continue
         else:
-            stack.extend(model.children(current))
+            stack.extend(children(current))
     return names
+
+
+_NOT_ENTERED = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})

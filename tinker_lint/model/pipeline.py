@@ -278,13 +278,27 @@ def _roles(wait: Wait) -> set[Role]:
 
 
 def loop_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
+    """Memoised per loop: TNK102, TNK103 and ``accumulation_waits`` ask of the same loops."""
+    found = model.loop_waits_cache.get(loop)
+    if found is None:
+        found = model.loop_waits_cache[loop] = _loop_waits(model, loop)
+    return found
+
+
+def _loop_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
     if loop.is_comprehension:
         return _comprehension_waits(model, loop)
     node = loop.node
     assert isinstance(node, cst.For | cst.While)
     steps = list(linear_steps(model, _body_statements(node.body), loop.scope))
     # Steps that submit through a function of this module (``fwd, opt = submit_step(batch)``).
-    via_function = [_submits_through_function(model, step, loop.scope) for step in steps]
+    # Every call a step holds is one of the loop's calls: those few are placed in the steps,
+    # rather than every step walked for them (a nested loop's step holds its whole body).
+    holders: set[int] = set()
+    for site in loop.calls:
+        if _submits_through_call(model, site.node, loop.scope):
+            holders |= _holders(model, site.node)
+    via_function = [id(step.node) in holders for step in steps]
     fresh_keys: set[str] = set()
     bound: set[str] = set()  # names rebound so far in this iteration
     located: list[tuple[int, int, Wait, bool]] = []  # (step index, event index, wait, fresh)
@@ -370,13 +384,25 @@ def _decides(model: SemanticModel, test: Step, scope: Scope) -> bool:
     )
 
 
-def _submits_through_function(model: SemanticModel, step: Step, scope: Scope) -> bool:
-    return any(
-        isinstance(node, cst.Call)
-        and not model.submit_of(node, scope)
-        and model.roles_submitted_by_call(node, scope)
-        for node in model.walk(step.node, NESTED_CODE)
-    )
+def _holders(model: SemanticModel, inner: cst.CSTNode) -> set[int]:
+    """The nodes (by id) ``inner`` is or is inside, up to the nested code around it (a function,
+    class or lambda, itself included): those whose ``model.walk(node, NESTED_CODE)`` reaches it."""
+    found: set[int] = set()
+    node: cst.CSTNode | None = inner
+    while node is not None:
+        found.add(id(node))
+        if type(node) in _NESTED_TYPES:
+            break
+        node = model.parent(node)
+    return found
+
+
+_NESTED_TYPES = frozenset(NESTED_CODE)
+
+
+def _submits_through_call(model: SemanticModel, call: cst.Call, scope: Scope) -> bool:
+    """A call that submits, not itself an SDK submit: of a function that does."""
+    return not model.submit_of(call, scope) and bool(model.roles_submitted_by_call(call, scope))
 
 
 def _body_statements(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from tinker_lint.model.cost import CostShapes
     from tinker_lint.model.datasets import Datasets
     from tinker_lint.model.flow import Event
+    from tinker_lint.model.pipeline import LoopWait
     from tinker_lint.model.sdk import Role
     from tinker_lint.model.steps import Steps
     from tinker_lint.model.torch_steps import TorchSteps
@@ -114,6 +115,7 @@ class SemanticModel:
         self.writes_cache: dict[int, tuple[set[str], set[str], set[str]]] = {}
         self.jumps_cache: dict[int, frozenset[type]] = {}  # flow.has_jump, flow.leaves_loop
         self.breaks_cache: dict[int, bool] = {}  # flow.leaves_loop
+        self.loop_waits_cache: dict[LoopInfo, list[LoopWait]] = {}  # pipeline.loop_waits
 
         # The questions, answered by their owners (bound methods: no call in between).
         self.children = tree.children

@@ -59,6 +59,7 @@ class Steps:
         self._epoch: dict[LoopInfo, bool] = {}
         self._runs: dict[FunctionInfo, bool] = {}
         self._contexts: dict[CallSite | LoopInfo, StepContext | None] = {}
+        self._lexicals: dict[tuple[tuple[LoopInfo, ...], int], StepContext | None] = {}
 
     # ======================================================================================
     # Which calls submit a step, and which loops are hot
@@ -283,7 +284,15 @@ class Steps:
 
     def _lexical(self, loops: tuple[LoopInfo, ...], guard_depth: int) -> StepContext | None:
         """The innermost hot loop around a place in its own function, unless a cadence guard
-        inside that loop makes the place occasional, or that loop is an epoch loop."""
+        inside that loop makes the place occasional, or that loop is an epoch loop. Memoised:
+        every call and loop of a module asks, and those in one loop ask the same."""
+        key = (loops, guard_depth)
+        if key in self._lexicals:
+            return self._lexicals[key]
+        found = self._lexicals[key] = self._innermost_step(loops, guard_depth)
+        return found
+
+    def _innermost_step(self, loops: tuple[LoopInfo, ...], guard_depth: int) -> StepContext | None:
         for index in range(len(loops) - 1, -1, -1):
             loop = loops[index]
             entry = self.entry(loop)

@@ -128,9 +128,20 @@ class TorchSteps:
         return result
 
     def _of_call(self, site: CallSite) -> TorchStep | None:
-        if self.eval_only(site):
+        if not self.may_step or self.eval_only(site):
             return None
         return self._every_step(site, 0, frozenset())
+
+    @cached_property
+    def may_step(self) -> bool:
+        """Whether any place of the module can run on every torch step: some call steps, or a
+        hook counts as a step without one (``_every_step``'s last case). Most modules a Tinker
+        rule reads have neither, and every loop of theirs is asked about (TNK404)."""
+        model = self.model
+        return any(
+            function.class_name is not None and function.name in ("training_step", "compute_loss")
+            for function in model.functions
+        ) or any(self.is_step_call(site) for site in model.calls)
 
     def _every_step(
         self, site: CallSite, depth: int, seen: frozenset[FunctionInfo]

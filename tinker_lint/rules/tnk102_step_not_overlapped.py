@@ -113,9 +113,10 @@ if pending is not None:
         model = ctx.model
         reported: set[int] = set()
         for loop in model.loops:
-            if loop.is_comprehension or refreshes_sampling_client(model, loop):
+            # The cheap test first (both only skip the loop).
+            if loop.is_comprehension or Role.TRAIN not in model.loop_submit_roles(loop):
                 continue
-            if Role.TRAIN not in model.loop_submit_roles(loop):
+            if refreshes_sampling_client(model, loop):
                 continue
             # A micro-batch's wait before the ``optim_step`` after the loop is TNK101's.
             accumulated = {id(item.wait.node) for item in accumulation_waits(model, loop)}

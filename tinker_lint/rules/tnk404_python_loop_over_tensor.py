@@ -148,6 +148,8 @@ for batch in loader:
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
+        if not model.torch_steps.may_step:
+            return  # no loop runs on every torch step (``loop_step`` below)
         tensors = Tensors(model)
         reported: set[LoopInfo] = set()
         lines: set[int] = set()

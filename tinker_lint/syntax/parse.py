@@ -11,15 +11,18 @@ the fixers later, are checked as always. The engine parses only what CPython com
 
 from __future__ import annotations
 
+import difflib
 import threading
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
 from libcst._nodes.base import CSTNode
+from libcst._nodes.internal import CodegenState
 
 
 def _subclasses(cls: type) -> list[type]:
@@ -98,12 +101,21 @@ _KEEP = 4  # files remembered (an editor's open buffers); the oldest is forgotte
 _SENTINEL = "pass"
 
 
+# The top-level statement it is in (the entry lives while that is kept), the statement, and the
+# starts of its block's statements.
+_BlockStarts = tuple[cst.CSTNode, cst.CSTNode, list[int]]
+_Described = cst.FunctionDef | cst.ClassDef
+
+
 @dataclass
 class _Parsed:
     text: str
     module: cst.Module
     starts: list[int] | None = None  # where each of ``module.body`` starts in ``text``; its end
     first_indent: int | None = None  # the first statement with an indented block (-1: none)
+    # For a ``def``/``class`` (by id): where each statement of its block starts, from the
+    # statement's own start, and where the last one ends (``_inner_starts``).
+    inner: dict[int, _BlockStarts] = field(default_factory=dict)
 
 
 _recent: OrderedDict[str, _Parsed] = OrderedDict()
@@ -218,15 +230,18 @@ def _indented_comment(lines: Sequence[cst.EmptyLine]) -> bool:
     return any(line.comment is not None and line.whitespace.value for line in lines)
 
 
-def _reparse(old: _Parsed, text: str) -> _Parsed | None:
-    """``text`` parsed by re-parsing only what changed since ``old``; None when not sure."""
+def _reparse(old: _Parsed, text: str, split: bool = True) -> _Parsed | None:
+    """``text`` parsed by re-parsing only what changed since ``old``; None when not sure.
+    ``split``: two changes far apart may be re-parsed one after the other (``_reparse_twice``)."""
     module = old.module
     body = module.body
     if not body or not module.has_trailing_newline or "\f" in text:
         return None  # its last statement's code is not its text; form feeds reset indents
     starts = _starts(old)
     old_text = old.text
-    prefix = _common_prefix(old_text, text)
+    # Statements end at line starts: the prefix is cut back to one, which keeps the same ones,
+    # and leaves the suffix the rest (``a\n    b\n`` to ``    b\n``: not ``    `` twice).
+    prefix = old_text.rfind("\n", 0, _common_prefix(old_text, text)) + 1
     suffix = _common_suffix(old_text, text, min(len(old_text), len(text)) - prefix)
     # p: statements kept from the front (each ending inside the common prefix).
     p = max(0, min(bisect_right(starts, prefix) - 1, len(body)))
@@ -234,6 +249,18 @@ def _reparse(old: _Parsed, text: str) -> _Parsed | None:
     # suffix; the footer is parsed again with the end of the text). No block before the first
     # of them may keep its leading lines.
     first_kept = max(p, min(bisect_left(starts, len(old_text) - suffix), len(body)))
+    changed = body[p] if p < len(body) else None  # None: only the footer changed
+    if split and (first_kept >= p + 2 or type(changed) in _DESCENDED):
+        # Two changes, in statements apart: each re-parsed on its own.
+        twice = _reparse_twice(old, text, prefix, suffix)
+        if twice is not None:
+            return twice
+    if first_kept == p + 1 and type(changed) in _DESCENDED:
+        # The change is inside one ``def``/``class`` (an edit in a function): only the changed
+        # statements of its block, when that is sure; else that whole statement (below).
+        inside = _reparse_inside(old, text, p, prefix, suffix)
+        if inside is not None:
+            return inside
     while first_kept < len(body) and _indented_comment(body[first_kept].leading_lines):
         first_kept += 1
     q = len(body) - first_kept
@@ -307,4 +334,241 @@ def _reparse(old: _Parsed, text: str) -> _Parsed | None:
     new_starts.append(offset)  # the next kept statement's (with the lines moved to it), or footer's
     shift = len(text) - len(old_text)
     new_starts.extend(start + shift for start in starts[first_kept + 1 :])
-    return _Parsed(text, new_module, new_starts)
+    return _Parsed(text, new_module, new_starts, inner=_kept_inner(old, new_module))
+
+
+# The lines between the common prefix and suffix that are diffed at most (difflib: about 10 ms for
+# 1,000 lines of a real file with two changes, the one re-parse of them about 100 ms).
+_MAX_DIFFED_LINES = 2000
+
+
+def _reparse_twice(old: _Parsed, text: str, prefix: int, suffix: int) -> _Parsed | None:
+    """Two changes in different statements (a line taken out of one function and one put in
+    another: all the statements between them differ from the common prefix and suffix): the
+    text with the first change only, re-parsed from ``old``, then ``text`` from that. None when
+    the changes are not two, or either step is not sure (or the text between does not parse)."""
+    old_text = old.text
+    old_lines = old_text[prefix : len(old_text) - suffix].split("\n")
+    new_lines = text[prefix : len(text) - suffix].split("\n")
+    if len(old_lines) + len(new_lines) > _MAX_DIFFED_LINES:
+        return None  # a rewrite (a formatter's): the diff would cost more than it saves
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    changes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if len(changes) != 2:
+        return None
+    _, i1, i2, j1, j2 = changes[0]
+    between = "\n".join([*old_lines[:i1], *new_lines[j1:j2], *old_lines[i2:]])
+    halfway = old_text[:prefix] + between + old_text[len(old_text) - suffix :]
+    try:
+        step = _reparse(old, halfway, split=False)
+        return _reparse(step, text, split=False) if step is not None else None
+    except Exception:  # the text halfway may not parse: the one re-parse below does
+        return None
+
+
+def _kept_inner(old: _Parsed, module: cst.Module) -> dict[int, _BlockStarts]:
+    """The block starts worked out inside the top-level statements ``module`` keeps (the same
+    nodes: the same text)."""
+    tops = {id(statement): statement for statement in module.body}
+    return {key: entry for key, entry in old.inner.items() if tops.get(id(entry[0])) is entry[0]}
+
+
+# ==========================================================================================
+# Re-parsing inside a ``def`` or ``class``
+# ==========================================================================================
+# An edit in a function of a long module changes one top-level statement, which may be hundreds
+# of lines (a training loop's ``main``). When the change lies inside the block of a ``def`` or
+# ``class`` (at any depth: a method, a function nested in one), with a statement of that block
+# kept after it (and one before, or the block's first line kept), only the statements in between
+# are parsed, inside stand-in blocks at the same indents (``if 1:`` per level, ``pass`` before
+# and after as at the top level), and the blocks are put together from the kept statements and
+# the new ones. Only for blocks at the module's default indent (so the stand-in's nested blocks
+# record their indents as the real ones do).
+_DESCENDED = frozenset({cst.FunctionDef, cst.ClassDef})
+_Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement
+
+
+def _reparse_inside(old: _Parsed, text: str, p: int, prefix: int, suffix: int) -> _Parsed | None:
+    module = old.module
+    starts = _starts(old)
+    found = _reparse_block(
+        old, text, cast(_Described, module.body[p]), starts[p], 0, prefix, suffix
+    )
+    if found is None:
+        return None
+    new_outer, worked_out = found
+    new_module = module.with_changes(body=(*module.body[:p], new_outer, *module.body[p + 1 :]))
+    shift = len(text) - len(old.text)
+    new_starts = [*starts[: p + 1], *(start + shift for start in starts[p + 1 :])]
+    inner = _kept_inner(old, new_module)
+    for node, relative in worked_out:
+        inner[id(node)] = (new_outer, node, relative)
+    return _Parsed(text, new_module, new_starts, old.first_indent, inner)
+
+
+def _reparse_block(
+    old: _Parsed,
+    text: str,
+    outer: _Described,
+    base: int,
+    depth: int,
+    prefix: int,
+    suffix: int,
+) -> tuple[_Described, list[tuple[cst.CSTNode, list[int]]]] | None:
+    """``outer`` (at ``base`` in the old text, inside ``depth`` blocks) with its block re-parsed
+    where it changed, and the block starts worked out for the new nodes; None when not sure."""
+    block = outer.body
+    if type(block) is not cst.IndentedBlock or block.indent is not None:
+        return None
+    # Statements of a parsed block, as a module's: a simple statement line or a compound one.
+    inner = cast(Sequence[_Statement], block.body)
+    relative = _inner_starts(old, outer, depth)
+    if relative is None:
+        return None
+    offsets = [base + r for r in relative]  # of each statement of the block, and its end
+    old_text = old.text
+    shift = len(text) - len(old_text)
+    # As at the top level: i statements kept from the front, from inner[first_kept] on from the
+    # back (at least one: the block's footer and end stay as they are).
+    i = max(0, min(bisect_right(offsets, prefix) - 1, len(inner)))
+    first_kept = max(i, min(bisect_left(offsets, len(old_text) - suffix), len(inner)))
+    if first_kept == i + 1 and type(inner[i]) in _DESCENDED:
+        deeper = _reparse_block(
+            old, text, cast(_Described, inner[i]), offsets[i], depth + 1, prefix, suffix
+        )
+        if deeper is not None:
+            child, worked_out = deeper
+            new_outer = outer.with_changes(
+                body=block.with_changes(body=(*inner[:i], child, *inner[i + 1 :]))
+            )
+            new_relative = [*relative[: i + 1], *(r + shift for r in relative[i + 1 :])]
+            worked_out.append((new_outer, new_relative))
+            return new_outer, worked_out
+    while first_kept < len(inner) and _indented_comment(inner[first_kept].leading_lines):
+        first_kept += 1
+    if first_kept >= len(inner) or prefix < offsets[0]:
+        return None  # the block's end, or its header, changed
+    start = offsets[i]
+    end = len(text) - (len(old_text) - offsets[first_kept])
+    if end < start or (end > start and text[end - 1] != "\n"):
+        return None
+    module = old.module
+    newline = module.default_newline
+    indent = module.default_indent
+    head = "".join(indent * level + "if 1:" + newline for level in range(depth + 1))
+    sentinel = indent * (depth + 1) + _SENTINEL + newline
+    try:
+        part = _parse(head + (sentinel if i else "") + text[start:end] + sentinel)
+    except Exception:  # the change reaches past these statements: the statement around them
+        return None
+    if (
+        len(part.body) != 1
+        or part.header
+        or part.footer
+        or part.default_indent != indent
+        or part.default_newline != newline
+    ):
+        return None
+    stand_in: cst.CSTNode = part.body[0]
+    for level in range(depth + 1):
+        if type(stand_in) is not cst.If or stand_in.orelse is not None:
+            return None
+        stand_in_block = stand_in.body
+        if (
+            type(stand_in_block) is not cst.IndentedBlock
+            or stand_in_block.indent is not None
+            or stand_in_block.footer
+        ):
+            return None
+        if level < depth:
+            if len(stand_in_block.body) != 1:
+                return None
+            stand_in = stand_in_block.body[0]
+    parsed = list(cast(Sequence[_Statement], stand_in_block.body))
+    if i:
+        if len(parsed) < 2 or parsed[0].leading_lines:
+            return None
+        parsed.pop(0)
+    elif not parsed:
+        return None
+    moved = parsed.pop().leading_lines  # the lines before the ``pass`` after: the next one's
+    kept_after = list(inner[first_kept:])
+    if moved:
+        kept_after[0] = kept_after[0].with_changes(
+            leading_lines=(*moved, *kept_after[0].leading_lines)
+        )
+    # A block ending the kept front keeps the comments after it indented past its level.
+    if (
+        i
+        and type(inner[i - 1]) is not cst.SimpleStatementLine
+        and _indented_comment(parsed[0].leading_lines if parsed else moved)
+    ):
+        return None
+    new_outer = outer.with_changes(body=block.with_changes(body=(*inner[:i], *parsed, *kept_after)))
+    # Where the block's statements start: the kept ones shift by the change in length; of the
+    # new ones, all but the last are printed (in the block: with its indents) to measure them.
+    indents = [indent] * (depth + 1)
+    new_relative = relative[:i]
+    offset = start - base
+    after_new = end - base - _length_in_block(module, moved, indents)
+    for statement in parsed[:-1]:
+        new_relative.append(offset)
+        offset += _length_in_block(module, [statement], indents)
+    if parsed:
+        new_relative.append(offset)
+        offset = after_new
+    if offset != after_new:
+        return None
+    new_relative.append(offset)
+    new_relative.extend(r + shift for r in relative[first_kept + 1 :])
+    return new_outer, [(new_outer, new_relative)]
+
+
+def _inner_starts(parsed: _Parsed, outer: _Described, depth: int) -> list[int] | None:
+    """Where each statement of ``outer``'s block starts, from ``outer``'s own start, and where
+    the last ends: one print of ``outer`` (inside ``depth`` blocks), kept with the parse for the
+    next edit."""
+    entry = parsed.inner.get(id(outer))
+    if entry is not None and entry[1] is outer:
+        return entry[2]
+    block = outer.body
+    if type(block) is not cst.IndentedBlock or not block.body:
+        return None
+    module = parsed.module
+    state = _MarkingState(module.default_indent, module.default_newline)
+    state.indent_tokens = [module.default_indent] * depth
+    state.marked = {id(statement): -1 for statement in block.body}
+    state.last = id(block.body[-1])
+    outer._codegen(state)
+    lengths = [0]
+    for token in state.tokens:
+        lengths.append(lengths[-1] + len(token))
+    found = [lengths[state.marked[id(statement)]] for statement in block.body]
+    found.append(lengths[state.end])
+    return found
+
+
+class _MarkingState(CodegenState):
+    """libcst's printing state, noting how many tokens there are as each statement of a block
+    begins (``marked``, by id) and as the last one ends (``end``)."""
+
+    marked: dict[int, int]
+    last: int
+    end: int = -1
+
+    def before_codegen(self, node: CSTNode) -> None:
+        if id(node) in self.marked:
+            self.marked[id(node)] = len(self.tokens)
+
+    def after_codegen(self, node: CSTNode) -> None:
+        if id(node) == self.last:
+            self.end = len(self.tokens)
+
+
+def _length_in_block(module: cst.Module, nodes: Sequence[cst.CSTNode], indents: list[str]) -> int:
+    """The length of ``nodes`` printed in a block at ``indents`` of ``module``."""
+    state = CodegenState(module.default_indent, module.default_newline)
+    state.indent_tokens = list(indents)
+    for node in nodes:
+        node._codegen(state)
+    return sum(map(len, state.tokens))
