@@ -27,6 +27,7 @@ import libcst as cst
 from tinker_lint.model.sdk import Client, Role, SdkMethod, lookup
 
 if TYPE_CHECKING:
+    from tinker_lint.model.reuse import KeptModel, StatementFacts
     from tinker_lint.model.scopes import FunctionInfo
     from tinker_lint.model.semantic import SemanticModel
 
@@ -41,6 +42,20 @@ class MethodRef:
     @property
     def method(self) -> SdkMethod | None:
         return lookup(self.client, self.name)
+
+
+class LineOf:
+    """The line ``anchor`` starts on, in ``model``: worked out when a message names it."""
+
+    __slots__ = ("anchor", "model")
+
+    def __init__(self, model: SemanticModel | None, anchor: cst.CSTNode) -> None:
+        self.model = model
+        self.anchor = anchor
+
+    def __call__(self) -> int:
+        assert self.model is not None, "a kept site is bound to the model before it is read"
+        return self.model.line_of(self.anchor)
 
 
 @dataclass(frozen=True)
@@ -60,6 +75,11 @@ class WaitSite:
     def located(self) -> WaitSite:
         """The same site with its line worked out (plain data, holding no tree)."""
         return self if isinstance(self.at, int) else replace(self, at=self.line)
+
+    def bound(self, model: SemanticModel | None) -> WaitSite:
+        """The same site, its line asked of ``model`` (None: of no model, for keeping)."""
+        at = self.at
+        return replace(self, at=LineOf(model, at.anchor)) if isinstance(at, LineOf) else self
 
     @property
     def what(self) -> str:
@@ -259,11 +279,172 @@ class Summaries:
         self._in_progress: set[int] = set()
         self._functions: dict[int, FunctionInfo] = {}  # id(summary) -> its function
         self.settled = False
+        self.cuts = 0  # calls back into a function being summarised (recursion cut there)
+        # The file's key (``parse_key``): the summaries of the last lint under it are taken
+        # over where nothing they read changed (``reuse.py``); None: nothing kept.
+        self.reuse_key: str | None = None
+        self._kept: KeptModel | None = None
+        self._replaced: dict[int, int] = {}  # an edited def's statement id -> its old one's
+        # Kept summaries that read edited functions: id(function node) -> (the summary, the
+        # edited functions' statement ids); and each edited function's verdict.
+        self._pending: dict[int, tuple[Summary, frozenset[int]]] = {}
+        self._checked: dict[int, bool] = {}
 
     def settle(self) -> None:
         self.settled = True
+        if self.reuse_key is None:
+            for function in self.model.functions:
+                self.of_function(function)
+            return
+        from tinker_lint.model import reuse
+
+        kept = reuse.take(self.reuse_key)
+        self.model.settle_types()  # first, as the first question would: its cuts are its own
+        cuts = self.model.cut_count()
+        statements = self._statement_facts(kept)
+        if kept is not None:
+            self._take_over(kept, statements)
         for function in self.model.functions:
             self.of_function(function)
+        fresh = self._keepable(statements, cuts)
+        if fresh is not None:
+            reuse.keep(self.reuse_key, fresh)
+
+    # --- summaries kept across lints of one file (an editor's) ------------------------------
+    def _statement_facts(
+        self, kept: KeptModel | None
+    ) -> dict[int, tuple[cst.CSTNode, StatementFacts]]:
+        from tinker_lint.model.reuse import statement_facts
+
+        old = kept.statements if kept is not None else {}
+        facts: dict[int, tuple[cst.CSTNode, StatementFacts]] = {}
+        for statement in self.model.module.body:
+            entry = old.get(id(statement))
+            if entry is None or entry[0] is not statement:
+                entry = (statement, statement_facts(statement))
+            facts[id(statement)] = entry
+        return facts
+
+    def _settings(self) -> tuple[Any, ...]:
+        def pattern(p: re.Pattern[str] | None) -> Any:
+            return None if p is None else (p.pattern, p.flags)
+
+        model = self.model
+        return (
+            pattern(model.cadence_names),
+            pattern(model.hot_loop_calls),
+            model.helpers.module_name,
+            self.path,
+        )
+
+    def _take_over(
+        self, kept: KeptModel, statements: dict[int, tuple[cst.CSTNode, StatementFacts]]
+    ) -> None:
+        """Install the kept summaries of the functions whose statement reads what it read; those
+        that read an edited function wait for it to be checked (``_pending``)."""
+        from tinker_lint.model.reuse import answers_same, plan
+
+        model = self.model
+        if kept.settings != self._settings() or kept.consulted != model.consulted_before:
+            return
+        if kept.asked and not answers_same(model.project_again(), kept.asked):
+            return
+        found = plan(kept.statements, kept.order, model.module.body, statements)
+        if not found.reusable:
+            return
+        self._kept = kept
+        self._replaced = found.replaced
+        for statement_id, function in self._top_statements():
+            entry = kept.summaries.get(id(function.node))
+            if entry is None or entry[0] is not function.node:
+                continue
+            edited = found.reusable.get(statement_id)
+            if edited is None:
+                continue
+            if edited:
+                self._pending[id(function.node)] = (entry[1], edited)
+            else:
+                self._install(function, entry[1])
+
+    def _install(self, function: FunctionInfo, kept: Summary) -> Summary:
+        model = self.model
+        summary = replace(
+            kept,
+            wait=kept.wait.bound(model) if kept.wait else None,
+            last_wait=kept.last_wait.bound(model) if kept.last_wait else None,
+        )
+        self._done[id(function.node)] = summary
+        self._functions[id(summary)] = function
+        return summary
+
+    def _reads_same(self, edited: frozenset[int]) -> bool:
+        """Whether each edited function (by its statement's id) gives what it gave: the same
+        summary, waiting at the same nodes, and calls of it the same types (as far as they were
+        worked out: nothing is inferred here that a fresh lint would infer later)."""
+        for statement_id in sorted(edited):
+            verdict = self._checked.get(statement_id)
+            if verdict is None:
+                verdict = self._checked[statement_id] = self._same_as_before(statement_id)
+            if not verdict:
+                return False
+        return True
+
+    def _same_as_before(self, statement_id: int) -> bool:
+        assert self._kept is not None
+        old_id = self._replaced[statement_id]
+        old = self._kept.summaries.get(old_id)
+        function = self.model.function_of_node.get(statement_id)
+        if old is None or function is None:
+            return False
+        new = self.of_function(function)
+        if new != old[1] or not (_same_site(new.wait, old[1].wait)):
+            return False
+        if not _same_site(new.last_wait, old[1].last_wait):
+            return False
+        returned = self.model.known_return_types(function)
+        return returned is not None and returned == self._kept.returns.get(old_id)
+
+    def _top_statements(self) -> Iterator[tuple[int, FunctionInfo]]:
+        """Each function of the module with the id of the top-level statement it is in."""
+        module = self.model.module
+        parent = self.model.parent
+        for function in self.model.functions:
+            node: cst.CSTNode = function.node
+            above = parent(node)
+            while above is not None and above is not module:
+                node, above = above, parent(above)
+            yield id(node), function
+
+    def _keepable(
+        self, statements: dict[int, tuple[cst.CSTNode, StatementFacts]], cuts: int
+    ) -> KeptModel | None:
+        """What this lint keeps for the next: nothing where a cut or a new question to the
+        project may have made its summaries depend on the order things were asked in."""
+        from tinker_lint.model.reuse import KeptModel
+
+        model = self.model
+        if self.cuts or model.cut_count() != cuts or not model.project_unchanged():
+            return None
+        kept = KeptModel(
+            statements,
+            [id(s) for s in model.module.body],
+            self._settings(),
+            model.consulted_before,
+            model.project_asked(),
+        )
+        for function in model.functions:
+            summary = self._done[id(function.node)]
+            summary = replace(
+                summary,
+                wait=summary.wait.bound(None) if summary.wait else None,
+                last_wait=summary.last_wait.bound(None) if summary.last_wait else None,
+            )
+            kept.summaries[id(function.node)] = (function.node, summary)
+        for statement in model.module.body:
+            top = model.function_of_node.get(id(statement))
+            if top is not None:
+                kept.returns[id(statement)] = model.known_return_types(top)
+        return kept
 
     def of_function(self, function: FunctionInfo) -> Summary:
         if not self.settled:
@@ -272,8 +453,12 @@ class Summaries:
         done = self._done.get(key)
         if done is not None:
             return done
+        pending = self._pending.pop(key, None)
+        if pending is not None and self._reads_same(pending[1]):
+            return self._install(function, pending[0])
         name = f"{function.class_name}.{function.name}" if function.class_name else function.name
         if key in self._in_progress:
+            self.cuts += 1
             return Summary(name, function.is_async)  # recursion: cut here
         self._in_progress.add(key)
         try:
@@ -424,8 +609,7 @@ class Summaries:
             if t.method is not None:
                 request = MethodRef(t.method.client, t.method.name)
                 break
-        model, anchor = self.model, wait.anchor
-        return WaitSite(request, self.path, lambda: model.line_of(anchor))
+        return WaitSite(request, self.path, LineOf(self.model, wait.anchor))
 
     def _in_own_loop(self, node: cst.CSTNode, function: FunctionInfo) -> bool:
         loops = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
@@ -473,6 +657,15 @@ class Summaries:
                 if len(bindings) == 1:  # the parameter itself, never rebound
                     found.add(positions[target.value])
         return tuple(sorted(found))
+
+
+def _same_site(new: WaitSite | None, old: WaitSite | None) -> bool:
+    """The same site, at the same node (or line): ``WaitSite`` equality leaves out where."""
+    if new is None or old is None:
+        return new is old
+    if isinstance(new.at, LineOf) and isinstance(old.at, LineOf):
+        return new.at.anchor is old.at.anchor
+    return new.at == old.at
 
 
 def _flatten(types: frozenset[Any]) -> Iterator[Any]:

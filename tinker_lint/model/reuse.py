@@ -1,0 +1,307 @@
+"""What of one lint's model may serve the next lint of the same file (an editor's, on each edit).
+
+The language server lints a buffer on every keystroke, and most of a module's function summaries
+(``summaries.py``) are what they were: an edit changes one function. ``syntax/parse.py`` hands back
+the previous parse's top-level statements, as the same node objects, wherever the text around
+them did not change; a summary is taken over only when nothing it may have read changed. What a
+summary may read is bounded by names, from above:
+
+- its own top-level statement (the function or class it is in);
+- the statements that may bind a name it mentions, in the module scope or in the module-wide
+  tables (classes and their methods, ``self.x`` attributes by class name, imports anywhere): a
+  ``def`` or ``class`` binds its own name, the classes in it and what it imports; any other
+  statement, every name in it; and the statements with a class whose bases mention such a name
+  (the overrides of an interface method). Each of those, in turn, by the same rule;
+- the rest of the project, and the settings.
+
+So a statement whose closure under "mentions a name bound there" holds no changed statement (one
+new to this parse, or one of the last parse gone from it) reads the same things it read last time.
+Everything else the summaries read is checked as a whole (``KeptModel``): the same settings, the
+same answers from the project, and no recursion cut anywhere while they were made (where a cycle
+is cut, what is kept depends on the order things were asked in, and reuse changes that order).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+
+from tinker_lint.model.tree import CHILDREN, KINDS, MANY, NODE, children_getter, kind_of
+
+if TYPE_CHECKING:
+    from tinker_lint.model.summaries import ProjectView, Summary
+
+
+@dataclass(frozen=True, eq=False)
+class StatementFacts:
+    """The names one top-level statement mentions and may bind (see the module's docstring)."""
+
+    mentions: frozenset[str]
+    binds: frozenset[str]
+    bases: frozenset[str]  # names in the bases (and keywords) of the classes in it
+
+
+def statement_facts(statement: cst.CSTNode) -> StatementFacts:
+    mentions: set[str] = set()
+    binds: set[str] = set()
+    bases: set[str] = set()
+    for node in _walk(statement):
+        kind = type(node)
+        if kind is cst.Name:
+            mentions.add(node.value)  # type: ignore[attr-defined]
+        elif kind is cst.ClassDef:
+            binds.add(node.name.value)  # type: ignore[attr-defined]
+            for arg in (*node.bases, *node.keywords):  # type: ignore[attr-defined]
+                bases.update(_names(arg.value))
+        elif kind is cst.Import or kind is cst.ImportFrom:
+            binds.update(_names(node))
+    if type(statement) is cst.FunctionDef:
+        binds.add(statement.name.value)
+    elif type(statement) is not cst.ClassDef:
+        binds |= mentions  # an assignment, an ``if``, a ``try``...: whatever it may bind
+    return StatementFacts(frozenset(mentions), frozenset(binds), frozenset(bases))
+
+
+def _names(node: cst.CSTNode) -> Iterator[str]:
+    for inner in _walk(node):
+        if type(inner) is cst.Name:
+            yield inner.value
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node under ``node`` (layout left out), lambdas' bodies included: the model's own
+    tree index does not enter those, but a name mentioned there is mentioned."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        children = CHILDREN.get(type(current)) or children_getter(current)
+        for value in children(current):
+            kind = KINDS.get(type(value)) or kind_of(type(value))
+            if kind is NODE:
+                stack.append(value)
+            elif kind is MANY:
+                stack.extend(
+                    item for item in value if (KINDS.get(type(item)) or kind_of(type(item))) is NODE
+                )
+
+
+@dataclass
+class Plan:
+    """Which statements' kept summaries may serve: ``reusable`` maps each to the edited functions
+    whose results must be what they were (``Summaries`` checks them when it gets there); an
+    edited function pairs with the one it replaces in ``replaced`` (new id -> old id)."""
+
+    reusable: dict[int, frozenset[int]] = field(default_factory=dict)
+    replaced: dict[int, int] = field(default_factory=dict)
+
+
+def plan(
+    old: dict[int, tuple[cst.CSTNode, StatementFacts]],
+    old_order: list[int],
+    body: Iterable[cst.CSTNode],
+    facts: dict[int, tuple[cst.CSTNode, StatementFacts]],
+) -> Plan:
+    """What of the module whose statements were ``old`` (in the order ``old_order``) serves the
+    module of ``body`` (whose statements' facts are ``facts``).
+
+    A statement is reusable when it is the same node and no changed statement binds a name in its
+    closure; or when the only changed statements there are edited functions (a top-level ``def``
+    of the same name replacing one, binding nothing else) that cannot reach back: what the others
+    read of such a function is its summary and the types it returns, which are compared then."""
+    statements = list(body)
+    kept = [s for s in statements if id(s) in old and old[id(s)][0] is s]
+    # The statements both have, in the same order (parse.py keeps a prefix and a suffix), or none.
+    kept_ids = {id(s) for s in kept}
+    if [i for i in old_order if i in kept_ids] != [id(s) for s in kept]:
+        return Plan()
+    added = {id(s): facts[id(s)] for s in statements if id(s) not in kept_ids}
+    gone = {key: entry for key, entry in old.items() if key not in kept_ids}
+    mentioned_by: dict[str, list[int]] = {}
+    bound_by: dict[str, list[int]] = {}
+    for statement in kept:
+        found = facts[id(statement)][1]
+        for name in found.mentions:
+            mentioned_by.setdefault(name, []).append(id(statement))
+        for name in found.binds | found.bases:
+            bound_by.setdefault(name, []).append(id(statement))
+
+    def dependents(changed: Iterable[StatementFacts]) -> set[int]:
+        """The kept statements whose closure holds a name one of ``changed`` binds."""
+        reached: set[int] = set()
+        pending = list(changed)
+        while pending:
+            found = pending.pop()
+            for name in found.binds | found.bases:
+                for key in mentioned_by.get(name, ()):
+                    if key not in reached:
+                        reached.add(key)
+                        pending.append(facts[key][1])
+        return reached
+
+    def closure(start: StatementFacts) -> tuple[set[int], set[str]]:
+        """The kept statements ``start`` reaches, and every name mentioned on the way."""
+        reached: set[int] = set()
+        names = set(start.mentions)
+        pending = list(names)
+        while pending:
+            for key in bound_by.get(pending.pop(), ()):
+                if key not in reached:
+                    reached.add(key)
+                    fresh = facts[key][1].mentions - names
+                    names |= fresh
+                    pending.extend(fresh)
+        return reached, names
+
+    edited = _edited_functions(added, gone)
+    changed_binds: dict[int, frozenset[str]] = {
+        key: entry[1].binds | entry[1].bases for key, entry in (*added.items(), *gone.items())
+    }
+    replaced: dict[int, int] = {}
+    soft_dependents: dict[int, set[int]] = {}
+    for new_id, old_id in edited.items():
+        depending = dependents([added[new_id][1]])
+        reached, names = closure(added[new_id][1])
+        others = (b for key, b in changed_binds.items() if key not in (new_id, old_id))
+        if reached & depending or any(names & b for b in others):
+            continue  # it may reach back into what depends on it: an edit like any other
+        replaced[new_id] = old_id
+        soft_dependents[new_id] = depending
+    hard = [entry[1] for key, entry in added.items() if key not in replaced]
+    hard += [entry[1] for key, entry in gone.items() if key not in replaced.values()]
+    tainted = dependents(hard)
+    result = Plan(replaced=replaced)
+    for key in kept_ids - tainted:
+        result.reusable[key] = frozenset(
+            new_id for new_id, depending in soft_dependents.items() if key in depending
+        )
+    return result
+
+
+def _edited_functions(
+    added: dict[int, tuple[cst.CSTNode, StatementFacts]],
+    gone: dict[int, tuple[cst.CSTNode, StatementFacts]],
+) -> dict[int, int]:
+    """New top-level ``def``s that replace one of the same name (new id -> old id): each name
+    once on each side, binding nothing but itself (no class, no import in it)."""
+
+    def by_name(side: dict[int, tuple[cst.CSTNode, StatementFacts]]) -> dict[str, list[int]]:
+        names: dict[str, list[int]] = {}
+        for key, (node, found) in side.items():
+            if type(node) is cst.FunctionDef and found.binds == {node.name.value}:
+                names.setdefault(node.name.value, []).append(key)
+        return names
+
+    new, old = by_name(added), by_name(gone)
+    return {
+        new[name][0]: old[name][0]
+        for name in sorted(new.keys() & old.keys())
+        if len(new[name]) == 1 and len(old[name]) == 1
+    }
+
+
+# ==========================================================================================
+# The project, as the summaries asked it
+# ==========================================================================================
+class RecordingView:
+    """A ``ProjectView`` that notes every question asked of it and its answer (until ``stop``),
+    so that the next lint can ask them again and see whether the project still answers the same."""
+
+    def __init__(self, view: ProjectView) -> None:
+        self.view = view
+        self.asked: dict[tuple[str, tuple[str, ...]], Any] = {}
+        self.recording = True
+
+    @property
+    def path(self) -> str:
+        return self.view.path
+
+    def __getattr__(self, name: str) -> Any:  # what the view has beyond the protocol
+        return getattr(self.view, name)
+
+    def absolute_name(self, name: str) -> str:
+        return self.view.absolute_name(name)
+
+    def function(self, qualified: str) -> Summary | None:
+        found = self.view.function(qualified)
+        if self.recording:
+            self.asked[("function", (qualified,))] = _plain(found)
+        return found
+
+    def method(self, qualified_class: str, name: str) -> Summary | None:
+        found = self.view.method(qualified_class, name)
+        if self.recording:
+            self.asked[("method", (qualified_class, name))] = _plain(found)
+        return found
+
+    def is_class(self, qualified: str) -> bool:
+        found = self.view.is_class(qualified)
+        if self.recording:
+            self.asked[("is_class", (qualified,))] = found
+        return found
+
+
+def _plain(summary: Summary | None) -> Any:
+    """A summary as compared across lints: with its wait sites' lines (``Summary`` equality
+    leaves them out), which a message may show."""
+    return None if summary is None else summary.to_json()
+
+
+def answers_same(view: ProjectView, asked: dict[tuple[str, tuple[str, ...]], Any]) -> bool:
+    """Whether ``view`` answers each question as recorded."""
+    for (method, args), answer in asked.items():
+        found = getattr(view, method)(*args)
+        if (found if method == "is_class" else _plain(found)) != answer:
+            return False
+    return True
+
+
+# ==========================================================================================
+# What is kept, per file
+# ==========================================================================================
+@dataclass(eq=False)
+class KeptModel:
+    """One lint's summaries of a file, for the next lint of it."""
+
+    statements: dict[int, tuple[cst.CSTNode, StatementFacts]]  # id -> (statement, its facts)
+    order: list[int]  # the statements' ids, in order
+    settings: tuple[Any, ...]  # patterns, module name, path: what the model was made with
+    consulted: frozenset[str]  # the project files the file's pre-filters had consulted
+    asked: dict[tuple[str, tuple[str, ...]], Any]  # the project's answers
+    # id(function node) -> (the node, its summary with wait sites pointing at no model)
+    summaries: dict[int, tuple[cst.CSTNode, Summary]] = field(default_factory=dict)
+    # id(top-level def) -> the types a call of it gives, where they were worked out
+    returns: dict[int, frozenset[Any] | None] = field(default_factory=dict)
+
+
+_KEEP = 4  # files (as parse.py keeps their parses: an editor's open buffers)
+
+
+def keeps_parses() -> bool:
+    """Whether parses are kept for the next lint (not in a batch run: ``parses_kept(0)``), and so
+    whether a kept summary could ever be of use."""
+    from tinker_lint.syntax import parse
+
+    return bool(parse._keep)
+
+
+_kept: OrderedDict[str, KeptModel] = OrderedDict()
+
+
+def take(key: str) -> KeptModel | None:
+    """What the last lint under ``key`` kept (it is taken: a lint keeps its own)."""
+    return _kept.pop(key, None)
+
+
+def keep(key: str, kept: KeptModel) -> None:
+    _kept[key] = kept
+    while len(_kept) > _KEEP:
+        _kept.popitem(last=False)
+
+
+def forget_all() -> None:
+    _kept.clear()
