@@ -438,18 +438,11 @@ class TypeInference:
         else:
             yield value
 
-    def known_return_types(self, target: FunctionInfo) -> frozenset[TType] | None:
-        """What ``_function_call_types(target)`` gives, from what is inferred already: None when
-        some return value's types were not worked out yet (nothing is inferred here)."""
-        returned: list[TType] = []
-        for expr in target.returns:
-            known = self._types.get((id(expr), id(target.scope)))
-            if known is None:
-                return None
-            returned.extend(known)
-        if target.node.returns is not None:
-            returned.extend(self.annotation_types(target.node.returns.annotation, target.scope))
-        return frozenset(TType(Kind.COROUTINE, inner=t) if target.is_async else t for t in returned)
+    def function_call_types(self, target: FunctionInfo) -> Iterator[TType]:
+        """What a call of the module's function ``target`` gives."""
+        if not self.settled:
+            self.settle()
+        return self._function_call_types(target)
 
     def _function_call_types(self, target: FunctionInfo) -> Iterator[TType]:
         returned = [t for expr in target.returns for t in self.types(expr, target.scope)]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
@@ -166,19 +166,40 @@ class SemanticModel:
         if not self._inference.settled:
             self._inference.settle()
 
-    def known_return_types(self, function: FunctionInfo) -> frozenset[TType] | None:
-        """The types a call of ``function`` gives (``infer.py``), if its return values' types were
-        worked out already (None if not: they are not inferred here, out of turn)."""
-        helpers = self.helpers
+    def return_types(self, function: FunctionInfo) -> frozenset[TType] | None:
+        """The types a call of ``function`` gives (``infer.py``), worked out as a side question:
+        every memo it fills is emptied again after, and the project is asked through a view of its
+        own (this lint is not said to read a file only this question read), so that no later
+        answer, nor what is read, depends on its having been asked. None where a recursion was
+        cut on the way (the answer would depend on where it was entered)."""
+        inference, calls, helpers = self._inference, self._calls, self.helpers
+        memos: list[dict[Any, Any]] = [
+            inference._types,
+            inference._qualified,
+            calls._sdk_calls,
+            helpers._targets,
+            helpers._of_call,
+        ]
+        sizes = [len(memo) for memo in memos]
+        cuts = (inference.cuts, calls.cuts, helpers.cuts)
         asked = helpers.project
         if self._recording is not None:
-            # Its annotation may name a project class: asked of a view of its own, so that this
-            # lint is not said to read a file only this check read.
             helpers.project = self.project_again()
         try:
-            return self._inference.known_return_types(function)
+            found = frozenset(inference.function_call_types(function))
+            if self.cut_count() != sum(cuts):
+                return None
+            return found
+        except RecursionError:
+            return None
         finally:
             helpers.project = asked
+            inference.cuts, calls.cuts, helpers.cuts = cuts
+            # Memos only grow, and what was in them before is never rewritten: dropping the
+            # entries made since leaves them as they were.
+            for memo, size in zip(memos, sizes, strict=True):
+                for key in list(memo)[size:]:
+                    del memo[key]
 
     def cut_count(self) -> int:
         """How many times a recursion was cut so far (types, SDK calls, call targets)."""
