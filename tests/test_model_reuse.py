@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.io.settings import Settings
 from tinker_lint.model import reuse
 from tinker_lint.model.semantic import SemanticModel
@@ -60,8 +61,8 @@ MESSAGE = (
 )
 
 
-def _findings(result_diagnostics: list) -> list[tuple[int, int, str, str]]:  # type: ignore[type-arg]
-    return [(d.line, d.col, d.code, d.message) for d in result_diagnostics]
+def _findings(diagnostics: list[Diagnostic]) -> list[tuple[int, int, str, str]]:
+    return [(d.line, d.col, d.code, d.message) for d in diagnostics]
 
 
 def _lint_edits(
@@ -137,6 +138,12 @@ def test_the_wait_moved_inside_the_helper_is_the_one_named() -> None:
         '    return tc.forward_backward(batch, loss_fn="cross_entropy").result()',
         '    """Docs."""\n\n    return tc.forward_backward(batch, loss_fn="cross_entropy").result()',
     )
+    key = _path()
+    _model(PROGRAM, key)
+    model = _model(moved, key)
+    # ``log``, and ``train``, whose wait is ``fwd_bwd``'s: at the node that wait is at now.
+    assert model.helpers.summaries.taken_over == 2
+    assert model.summary_of(model.functions[2]).wait.line == 15  # type: ignore[union-attr]
     found = _lint_edits([PROGRAM, moved], _path())
     assert found[1] == [(20, 15, "TNK101", MESSAGE.format(line=15))]
 
@@ -208,6 +215,10 @@ class Trainer:
             out = self.fwd_bwd(batch)
             self.tc.optim_step(adam)
             print(out)
+
+
+def main(batches):
+    Trainer().train(batches)
 """
 
 
@@ -216,9 +227,14 @@ def test_a_method_edited_makes_its_class_again() -> None:
     _model(CLASS, key)
     edited = CLASS.replace("return 1", "return 2")
     model = _model(edited, key)
-    assert model.helpers.summaries.taken_over == 0  # the class is one statement: all of it is new
+    # The class is one statement: all its methods are made again; ``main``, which reads them,
+    # is taken over once they are what they were.
+    assert model.helpers.summaries.taken_over == 1
     assert _summaries(model) == _fresh(edited)
     no_wait = CLASS.replace('loss_fn="cross_entropy").result()', 'loss_fn="cross_entropy")')
+    model = _model(no_wait, key)
+    assert model.helpers.summaries.taken_over == 0
+    assert _summaries(model) == _fresh(no_wait)
     found = _lint_edits([CLASS, edited, no_wait], _path())
     assert [len(f) for f in found] == [1, 1, 0]
     assert found[0][0][:3] == (18, 19, "TNK101") and found[1] == found[0]

@@ -24,7 +24,7 @@ is cut, what is kept depends on the order things were asked in, and reuse change
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,7 @@ class StatementFacts:
     mentions: frozenset[str]
     binds: frozenset[str]
     bases: frozenset[str]  # names in the bases (and keywords) of the classes in it
+    header: str = ""  # a ``class`` statement's bases and keywords, as written (their order counts)
 
 
 def statement_facts(statement: cst.CSTNode) -> StatementFacts:
@@ -59,11 +60,17 @@ def statement_facts(statement: cst.CSTNode) -> StatementFacts:
                 bases.update(_names(arg.value))
         elif kind is cst.Import or kind is cst.ImportFrom:
             binds.update(_names(node))
+    header = ""
     if type(statement) is cst.FunctionDef:
         binds.add(statement.name.value)
-    elif type(statement) is not cst.ClassDef:
+    elif type(statement) is cst.ClassDef:
+        empty = cst.Module([])
+        header = ", ".join(
+            empty.code_for_node(arg) for arg in (*statement.bases, *statement.keywords)
+        )
+    else:
         binds |= mentions  # an assignment, an ``if``, a ``try``...: whatever it may bind
-    return StatementFacts(frozenset(mentions), frozenset(binds), frozenset(bases))
+    return StatementFacts(frozenset(mentions), frozenset(binds), frozenset(bases), header)
 
 
 def _names(node: cst.CSTNode) -> Iterator[str]:
@@ -110,9 +117,10 @@ def plan(
     module of ``body`` (whose statements' facts are ``facts``).
 
     A statement is reusable when it is the same node and no changed statement binds a name in its
-    closure; or when the only changed statements there are edited functions (a top-level ``def``
-    of the same name replacing one, binding nothing else) that cannot reach back: what the others
-    read of such a function is its summary and the types it returns, which are compared then."""
+    closure; or when the only changed statements there are edited definitions (a top-level
+    ``def`` or ``class`` replacing one of the same name, binding nothing else) that cannot reach
+    back: what the others read of such a definition is its functions' summaries, the types they
+    return and whether they have a body, which are compared then."""
     statements = list(body)
     kept = [s for s in statements if id(s) in old and old[id(s)][0] is s]
     # The statements both have, in the same order (parse.py keeps a prefix and a suffix), or none.
@@ -157,20 +165,9 @@ def plan(
                     pending.extend(fresh)
         return reached, names
 
-    edited = _edited_functions(added, gone)
-    changed_binds: dict[int, frozenset[str]] = {
-        key: entry[1].binds | entry[1].bases for key, entry in (*added.items(), *gone.items())
-    }
-    replaced: dict[int, int] = {}
-    soft_dependents: dict[int, set[int]] = {}
-    for new_id, old_id in edited.items():
-        depending = dependents([added[new_id][1]])
-        reached, names = closure(added[new_id][1])
-        others = (b for key, b in changed_binds.items() if key not in (new_id, old_id))
-        if reached & depending or any(names & b for b in others):
-            continue  # it may reach back into what depends on it: an edit like any other
-        replaced[new_id] = old_id
-        soft_dependents[new_id] = depending
+    edited = _edited_definitions(added, gone)
+    replaced = _checkable(edited, added, gone, dependents, closure)
+    soft_dependents = {new_id: dependents([added[new_id][1]]) for new_id in replaced}
     hard = [entry[1] for key, entry in added.items() if key not in replaced]
     hard += [entry[1] for key, entry in gone.items() if key not in replaced.values()]
     tainted = dependents(hard)
@@ -182,18 +179,68 @@ def plan(
     return result
 
 
-def _edited_functions(
+def _checkable(
+    edited: dict[int, int],
+    added: dict[int, tuple[cst.CSTNode, StatementFacts]],
+    gone: dict[int, tuple[cst.CSTNode, StatementFacts]],
+    dependents: Callable[[Iterable[StatementFacts]], set[int]],
+    closure: Callable[[StatementFacts], tuple[set[int], set[str]]],
+) -> dict[int, int]:
+    """The edited definitions whose results can be compared (new id -> old id): together, what
+    they reach never depends on one of them (no cycle through an edit, so each is made as a fresh
+    lint makes it, whoever asks first), and none reaches another changed statement but each
+    other. Else none: they are edits like any other."""
+    if not edited:
+        return {}
+    reached: set[int] = set()
+    names: set[str] = set()
+    for new_id in edited:
+        found, mentioned = closure(added[new_id][1])
+        reached |= found
+        names |= mentioned
+    depending = dependents(added[new_id][1] for new_id in edited)
+    hard = [
+        entry[1].binds | entry[1].bases
+        for key, entry in (*added.items(), *gone.items())
+        if key not in edited and key not in edited.values()
+    ]
+    if reached & depending or any(names & binds for binds in hard):
+        return {}
+    # Among themselves: an order, each reaching only those before it.
+    reaches = {
+        new_id: {
+            other
+            for other in edited
+            if other != new_id and closure(added[new_id][1])[1] & added[other][1].binds
+        }
+        for new_id in edited
+    }
+    done: set[int] = set()
+    while len(done) < len(reaches):
+        ready = [key for key, those in reaches.items() if key not in done and those <= done]
+        if not ready:
+            return {}  # a cycle
+        done.update(ready)
+    return dict(edited)
+
+
+def _edited_definitions(
     added: dict[int, tuple[cst.CSTNode, StatementFacts]],
     gone: dict[int, tuple[cst.CSTNode, StatementFacts]],
 ) -> dict[int, int]:
-    """New top-level ``def``s that replace one of the same name (new id -> old id): each name
-    once on each side, binding nothing but itself (no class, no import in it)."""
+    """New top-level ``def``s and ``class``es that replace one of the same kind and name (new id
+    -> old id): each name once on each side, binding nothing but itself (no class, no import in
+    it); a class with the same bases, in the same order."""
 
-    def by_name(side: dict[int, tuple[cst.CSTNode, StatementFacts]]) -> dict[str, list[int]]:
-        names: dict[str, list[int]] = {}
+    def by_name(
+        side: dict[int, tuple[cst.CSTNode, StatementFacts]],
+    ) -> dict[tuple[str, str, str], list[int]]:
+        names: dict[tuple[str, str, str], list[int]] = {}
         for key, (node, found) in side.items():
-            if type(node) is cst.FunctionDef and found.binds == {node.name.value}:
-                names.setdefault(node.name.value, []).append(key)
+            if isinstance(node, cst.FunctionDef | cst.ClassDef):
+                name = node.name.value
+                if found.binds == {name}:
+                    names.setdefault((type(node).__name__, name, found.header), []).append(key)
         return names
 
     new, old = by_name(added), by_name(gone)
@@ -274,8 +321,10 @@ class KeptModel:
     asked: dict[tuple[str, tuple[str, ...]], Any]  # the project's answers
     # id(function node) -> (the node, its summary with wait sites pointing at no model)
     summaries: dict[int, tuple[cst.CSTNode, Summary]] = field(default_factory=dict)
-    # id(top-level def) -> the types a call of it gives, where they were worked out
+    # id(function node) -> the types a call of it gives (None: a cut on the way)
     returns: dict[int, frozenset[Any] | None] = field(default_factory=dict)
+    # id(top-level statement) -> its functions' node ids, in order
+    functions: dict[int, list[int]] = field(default_factory=dict)
 
 
 _KEEP = 4  # files (as parse.py keeps their parses: an editor's open buffers)

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from tinker_lint.model.reuse import KeptModel, StatementFacts
     from tinker_lint.model.scopes import FunctionInfo
     from tinker_lint.model.semantic import SemanticModel
+    from tinker_lint.model.types import TType
 
 
 @dataclass(frozen=True)
@@ -289,6 +290,9 @@ class Summaries:
         # edited functions' statement ids); and each edited function's verdict.
         self._pending: dict[int, tuple[Summary, frozenset[int]]] = {}
         self._checked: dict[int, bool] = {}
+        # id(a wait's node in an edited function's last tree) -> the node of that wait now
+        self._moved: dict[int, cst.CSTNode] = {}
+        self._functions_in: dict[int, list[FunctionInfo]] = {}  # statement id -> its functions
         self.taken_over = 0  # summaries taken over from the last lint (for tests and benches)
 
     def settle(self) -> None:
@@ -356,6 +360,8 @@ class Summaries:
         self._kept = kept
         self._replaced = found.replaced
         for statement_id, function in self._top_statements():
+            self._functions_in.setdefault(statement_id, []).append(function)
+        for statement_id, function in self._top_statements():
             entry = kept.summaries.get(id(function.node))
             if entry is None or entry[0] is not function.node:
                 continue
@@ -367,17 +373,41 @@ class Summaries:
             else:
                 self._install(function, entry[1])
 
-    def _install(self, function: FunctionInfo, kept: Summary) -> Summary:
-        model = self.model
-        summary = replace(
-            kept,
-            wait=kept.wait.bound(model) if kept.wait else None,
-            last_wait=kept.last_wait.bound(model) if kept.last_wait else None,
+    def _install(self, function: FunctionInfo, kept: Summary) -> Summary | None:
+        """``kept`` as this lint's summary of ``function``, its wait sites at this tree's nodes;
+        None if one is at a node of the last tree that this one does not have."""
+        (found, wait), (found_last, last_wait) = (
+            self._rebound(kept.wait),
+            self._rebound(kept.last_wait),
         )
+        if not (found and found_last):
+            return None
+        summary = replace(kept, wait=wait, last_wait=last_wait)
         self._done[id(function.node)] = summary
         self._functions[id(summary)] = function
         self.taken_over += 1
         return summary
+
+    def _rebound(self, site: WaitSite | None) -> tuple[bool, WaitSite | None]:
+        """A kept site pointing at this lint's model: at the same node, or at the one an edited
+        function's same wait now is (``_moved``); (False, None) if neither."""
+        if site is None or not isinstance(site.at, LineOf):
+            return True, site
+        anchor = self._moved.get(id(site.at.anchor), site.at.anchor)
+        if self.model.parent(anchor) is None:
+            return False, None  # not in this tree
+        return True, replace(site, at=LineOf(self.model, anchor))
+
+    def _same_wait(self, new: WaitSite | None, old: WaitSite | None) -> bool:
+        """The same site in an edited function's summary as before (``WaitSite`` equality leaves
+        out where): a site of this module maps the old node to the new one (``_moved``), which
+        the kept summaries that name it are then moved to."""
+        if new is None or old is None:
+            return new is old
+        if not (isinstance(new.at, LineOf) and isinstance(old.at, LineOf)):
+            return new.at == old.at
+        moved = self._moved.setdefault(id(old.at.anchor), new.at.anchor)
+        return moved is new.at.anchor
 
     def _reads_same(self, edited: frozenset[int]) -> bool:
         """Whether each edited function (by its statement's id) gives what it gave: the same
@@ -391,19 +421,75 @@ class Summaries:
         return True
 
     def _same_as_before(self, statement_id: int) -> bool:
-        assert self._kept is not None
+        """Whether the functions of an edited ``def`` or ``class`` (those of the statement it
+        replaced, in order) summarise, wait and return as before, and have a body as before."""
+        kept = self._kept
+        assert kept is not None
         old_id = self._replaced[statement_id]
-        old = self._kept.summaries.get(old_id)
-        function = self.model.function_of_node.get(statement_id)
-        if old is None or function is None:
+        old_functions = kept.functions.get(old_id, [])
+        new_functions = self._functions_in.get(statement_id, [])
+        if len(old_functions) != len(new_functions):
             return False
-        new = self.of_function(function)
-        if new != old[1] or not (_same_site(new.wait, old[1].wait)):
-            return False
-        if not _same_site(new.last_wait, old[1].last_wait):
-            return False
-        returned = self.model.return_types(function)
-        return returned is not None and returned == self._kept.returns.get(old_id)
+        for old_key, function in zip(old_functions, new_functions, strict=True):
+            old = kept.summaries.get(old_key)
+            if old is None:
+                return False
+            old_node, before = old
+            new = self.of_function(function)
+            if (
+                new != before
+                or not self._same_wait(new.wait, before.wait)
+                or not self._same_wait(new.last_wait, before.last_wait)
+                or is_abstract(function.node) != is_abstract(old_node)  # type: ignore[arg-type]
+            ):
+                return False
+            returned = self._return_shape(function, statement_id)
+            if returned is None or returned != kept.returns.get(old_key):
+                return False
+        return True
+
+    def _return_shape(self, function: FunctionInfo, statement_id: int) -> frozenset[Any] | None:
+        """The types a call of ``function`` gives, the calls they were made at told apart by
+        their place in its statement when there (so that an edited copy compares equal), else by
+        identity (the same node in both trees); None after a cut."""
+        model = self.model
+        types = model.return_types(function)
+        if types is None:
+            return None
+        first: list[int] = []
+
+        def place(origin: cst.CSTNode | None) -> Any:
+            if origin is None:
+                return None
+            site = model.call_site_of.get(id(origin))
+            node: cst.CSTNode | None = origin
+            while node is not None and id(node) != statement_id:
+                node = model.parent(node)
+            if node is None or site is None:
+                return ("at", id(origin))
+            if not first:
+                statement = node
+                first.append(
+                    next(
+                        model.call_site_of[id(n)].order
+                        for n in model.walk(statement)
+                        if id(n) in model.call_site_of
+                    )
+                )
+            return ("in", site.order - first[0])
+
+        def shape(t: TType) -> Any:
+            return (
+                t.kind,
+                t.client,
+                t.method,
+                t.name,
+                place(t.origin),
+                None if t.inner is None else shape(t.inner),
+                tuple(frozenset(map(shape, item)) for item in t.items),
+            )
+
+        return frozenset(map(shape, types))
 
     def _top_statements(self) -> Iterator[tuple[int, FunctionInfo]]:
         """Each function of the module with the id of the top-level statement it is in."""
@@ -441,10 +527,9 @@ class Summaries:
                 last_wait=summary.last_wait.bound(None) if summary.last_wait else None,
             )
             kept.summaries[id(function.node)] = (function.node, summary)
-        for statement in model.module.body:
-            top = model.function_of_node.get(id(statement))
-            if top is not None:
-                kept.returns[id(statement)] = model.return_types(top)
+        for statement_id, function in self._top_statements():
+            kept.functions.setdefault(statement_id, []).append(id(function.node))
+            kept.returns[id(function.node)] = self._return_shape(function, statement_id)
         return kept
 
     def of_function(self, function: FunctionInfo) -> Summary:
@@ -456,7 +541,9 @@ class Summaries:
             return done
         pending = self._pending.pop(key, None)
         if pending is not None and self._reads_same(pending[1]):
-            return self._install(function, pending[0])
+            installed = self._install(function, pending[0])
+            if installed is not None:
+                return installed
         name = f"{function.class_name}.{function.name}" if function.class_name else function.name
         if key in self._in_progress:
             self.cuts += 1
@@ -658,15 +745,6 @@ class Summaries:
                 if len(bindings) == 1:  # the parameter itself, never rebound
                     found.add(positions[target.value])
         return tuple(sorted(found))
-
-
-def _same_site(new: WaitSite | None, old: WaitSite | None) -> bool:
-    """The same site, at the same node (or line): ``WaitSite`` equality leaves out where."""
-    if new is None or old is None:
-        return new is old
-    if isinstance(new.at, LineOf) and isinstance(old.at, LineOf):
-        return new.at.anchor is old.at.anchor
-    return new.at == old.at
 
 
 def _flatten(types: frozenset[Any]) -> Iterator[Any]:
