@@ -293,6 +293,7 @@ class Summaries:
         # id(a wait's node in an edited function's last tree) -> the node of that wait now
         self._moved: dict[int, cst.CSTNode] = {}
         self._functions_in: dict[int, list[FunctionInfo]] = {}  # statement id -> its functions
+        self._same: set[int] = set()  # statements nothing they read changed in
         self.taken_over = 0  # summaries taken over from the last lint (for tests and benches)
 
     def settle(self) -> None:
@@ -359,6 +360,7 @@ class Summaries:
             return
         self._kept = kept
         self._replaced = found.replaced
+        self._same = {key for key, edited in found.reusable.items() if not edited}
         for statement_id, function in self._top_statements():
             self._functions_in.setdefault(statement_id, []).append(function)
         for statement_id, function in self._top_statements():
@@ -529,7 +531,12 @@ class Summaries:
             kept.summaries[id(function.node)] = (function.node, summary)
         for statement_id, function in self._top_statements():
             kept.functions.setdefault(statement_id, []).append(id(function.node))
-            kept.returns[id(function.node)] = self._return_shape(function, statement_id)
+            key = id(function.node)
+            if statement_id in self._same and self._kept is not None and key in self._kept.returns:
+                # Nothing it reads changed: what a call of it gives neither.
+                kept.returns[key] = self._kept.returns[key]
+            else:
+                kept.returns[key] = self._return_shape(function, statement_id)
         return kept
 
     def of_function(self, function: FunctionInfo) -> Summary:
