@@ -303,7 +303,9 @@ def test_a_helper_module_edited_elsewhere_is_seen_without_an_edit_here(tmp_path:
     train = package / "train.py"
     train.write_text(CALLER)
     index = ProjectIndex()
-    before = _lint_edits([CALLER], str(train), index)
+    # Twice, so that the second lint takes ``step`` over from the first: its questions to the
+    # project are still asked again after the next.
+    before = _lint_edits([CALLER, CALLER], str(train), index)
     moved = ('"""Steps."""\n\n' + STEPS).encode()  # its wait two lines down
     index.set_buffer(str(steps), moved)
     served = lint_text(CALLER, str(train), Settings(), project=index)
@@ -316,7 +318,7 @@ def test_a_helper_module_edited_elsewhere_is_seen_without_an_edit_here(tmp_path:
         "then wait for both (requests run in submission order; "
         "`tinker_cookbook.supervised.train` pipelines this)"
     )
-    assert before[0] == [(14, 18, "TNK101", message.format(line=2))]
+    assert before == [[(14, 18, "TNK101", message.format(line=2))]] * 2
     assert _findings(served.diagnostics) == _findings(fresh.diagnostics)
     assert _findings(fresh.diagnostics) == [(14, 18, "TNK101", message.format(line=4))]
     assert served.depends == fresh.depends and str(steps) in served.depends

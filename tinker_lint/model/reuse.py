@@ -23,6 +23,7 @@ is cut, what is kept depends on the order things were asked in, and reuse change
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -341,16 +342,22 @@ def keeps_parses() -> bool:
 _kept: OrderedDict[str, KeptModel] = OrderedDict()
 
 
+_lock = threading.Lock()  # the server may lint two files at once
+
+
 def take(key: str) -> KeptModel | None:
     """What the last lint under ``key`` kept (it is taken: a lint keeps its own)."""
-    return _kept.pop(key, None)
+    with _lock:
+        return _kept.pop(key, None)
 
 
 def keep(key: str, kept: KeptModel) -> None:
-    _kept[key] = kept
-    while len(_kept) > _KEEP:
-        _kept.popitem(last=False)
+    with _lock:
+        _kept[key] = kept
+        while len(_kept) > _KEEP:
+            _kept.popitem(last=False)
 
 
 def forget_all() -> None:
-    _kept.clear()
+    with _lock:
+        _kept.clear()

@@ -92,7 +92,11 @@ class SemanticModel:
         self.module = module
         reuse_key = reuse_key if reuse_key is not None and keeps_parses() else None
         if reuse_key is not None and project is not None:
-            if not isinstance(getattr(project, "consulted", None), list):
+            if not (
+                isinstance(getattr(project, "consulted", None), list)
+                and hasattr(project, "index")
+                and hasattr(project, "given")
+            ):
                 reuse_key = None  # a view that cannot say what it read: nothing is kept
             else:
                 project = RecordingView(project)

@@ -519,7 +519,10 @@ class Summaries:
             [id(s) for s in model.module.body],
             self._settings(),
             model.consulted_before,
-            model.project_asked(),
+            # The questions of the summaries taken over too: they were asked in a lint before.
+            {**self._kept.asked, **model.project_asked()}
+            if self._kept is not None
+            else model.project_asked(),
         )
         for function in model.functions:
             summary = self._done[id(function.node)]
