@@ -14,6 +14,7 @@ from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.io.settings import Settings
 from tinker_lint.model import reuse
 from tinker_lint.model.semantic import SemanticModel
+from tinker_lint.model.summaries import LineOf
 from tinker_lint.project.index import ProjectIndex
 from tinker_lint.run.engine import lint_text
 from tinker_lint.syntax import parse
@@ -331,3 +332,18 @@ def test_nothing_is_kept_without_a_key_or_in_a_batch_run() -> None:
     with parse.parses_kept(0):
         _model(PROGRAM, key)
     assert reuse.take(key) is None
+
+
+def test_what_is_kept_holds_no_model() -> None:
+    key = _path()
+    _model(PROGRAM, key)
+    kept = reuse.take(key)
+    assert kept is not None
+    sites = [
+        site
+        for _, summary in kept.summaries.values()
+        for site in (summary.wait, summary.last_wait)
+        if site is not None
+    ]
+    assert len(sites) == 4  # fwd_bwd's and train's first and last wait
+    assert all(isinstance(s.at, LineOf) and s.at.model is None for s in sites)

@@ -167,6 +167,14 @@ def plan(
         return reached, names
 
     edited = _edited_definitions(added, gone)
+    # A name bound by a kept statement too (``class C`` nested in a function shares ``C``'s
+    # method and ``self.x`` tables, keyed by class name) is read there in ways not compared.
+    also_bound = {name for s in kept for name in facts[id(s)][1].binds}
+    edited = {
+        new_id: old_id
+        for new_id, old_id in edited.items()
+        if not added[new_id][1].binds & also_bound
+    }
     replaced = _checkable(edited, added, gone, dependents, closure)
     soft_dependents = {new_id: dependents([added[new_id][1]]) for new_id in replaced}
     hard = [entry[1] for key, entry in added.items() if key not in replaced]
@@ -195,8 +203,8 @@ def _checkable(
         return {}
     reached: set[int] = set()
     names: set[str] = set()
-    for new_id in edited:
-        found, mentioned = closure(added[new_id][1])
+    closures = {new_id: closure(added[new_id][1]) for new_id in edited}
+    for found, mentioned in closures.values():
         reached |= found
         names |= mentioned
     depending = dependents(added[new_id][1] for new_id in edited)
@@ -212,7 +220,7 @@ def _checkable(
         new_id: {
             other
             for other in edited
-            if other != new_id and closure(added[new_id][1])[1] & added[other][1].binds
+            if other != new_id and closures[new_id][1] & added[other][1].binds
         }
         for new_id in edited
     }
