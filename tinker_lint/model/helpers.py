@@ -35,6 +35,8 @@ class Helpers:
         self.summaries = Summaries(model, project.path if project is not None else "")
         self._of_call: dict[int, Summary | None] = {}
         self._targets: dict[int, FunctionInfo | Summary | tuple[FunctionInfo, ...] | None] = {}
+        self._resolving: set[int] = set()
+        self.cuts = 0  # calls met again inside their own resolution
 
     # --- the questions ---------------------------------------------------------------------
     def of_call(self, call: cst.Call, scope: Scope) -> Summary | None:
@@ -68,9 +70,15 @@ class Helpers:
         this while the summaries may not be made yet)."""
         key = id(call)
         if key in self._targets:
+            if key in self._resolving:
+                self.cuts += 1
             return self._targets[key]
         self._targets[key] = None  # a call inside its own resolution counts as nothing
-        found = self._resolve(call.func, scope)
+        self._resolving.add(key)
+        try:
+            found = self._resolve(call.func, scope)
+        finally:
+            self._resolving.discard(key)
         self._targets[key] = found
         return found
 

@@ -91,6 +91,7 @@ class TypeInference:
         self._binding_types: dict[int, frozenset[TType]] = {}
         self._in_progress: set[int] = set()
         self.settled = False
+        self.cuts = 0  # answers cut short by a cycle (they depend on where it was entered)
         self._qualified: dict[tuple[int, int], str | None] = {}
         # Call resolution (``helpers.py``), given by the model: instances of project classes,
         # and what project functions of other modules return.
@@ -126,6 +127,7 @@ class TypeInference:
         if cached is not None:
             return cached
         if key[0] in self._in_progress:
+            self.cuts += 1
             return frozenset()
         self._in_progress.add(key[0])
         try:
@@ -211,6 +213,7 @@ class TypeInference:
         if cached is not None:
             return cached
         if key in self._in_progress:
+            self.cuts += 1
             return frozenset()
         self._in_progress.add(key)
         try:
@@ -434,6 +437,12 @@ class TypeInference:
             yield TType(Kind.COROUTINE, inner=value, method=method, origin_id=id(call), origin=call)
         else:
             yield value
+
+    def function_call_types(self, target: FunctionInfo) -> Iterator[TType]:
+        """What a call of the module's function ``target`` gives."""
+        if not self.settled:
+            self.settle()
+        return self._function_call_types(target)
 
     def _function_call_types(self, target: FunctionInfo) -> Iterator[TType]:
         returned = [t for expr in target.returns for t in self.types(expr, target.scope)]

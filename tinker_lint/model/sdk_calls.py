@@ -21,6 +21,8 @@ class SdkCalls:
         self.index = index
         self.inference = inference
         self._sdk_calls: dict[int, SdkCall | None] = {}
+        self._classifying: set[int] = set()
+        self.cuts = 0  # recursions cut through a receiver's type
 
     def sdk_call(self, call: cst.Call, scope: Scope | None = None) -> SdkCall | None:
         """The Tinker method ``call`` invokes, if the receiver is (believed to be) a client."""
@@ -28,6 +30,8 @@ class SdkCalls:
             self.inference.settle()
         key = id(call)
         if key in self._sdk_calls:
+            if key in self._classifying:
+                self.cuts += 1
             return self._sdk_calls[key]
         if scope is None:
             site = self.index.call_site_of.get(key)
@@ -35,7 +39,11 @@ class SdkCalls:
                 return None
             scope = site.scope
         self._sdk_calls[key] = None  # guards recursion through the receiver's type
-        result = self._classify_sdk_call(call, scope)
+        self._classifying.add(key)
+        try:
+            result = self._classify_sdk_call(call, scope)
+        finally:
+            self._classifying.discard(key)
         self._sdk_calls[key] = result
         return result
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
@@ -26,6 +26,7 @@ from tinker_lint.model.collect import collect
 from tinker_lint.model.helpers import Helpers
 from tinker_lint.model.infer import TypeInference
 from tinker_lint.model.names import array_function
+from tinker_lint.model.reuse import RecordingView, keeps_parses
 from tinker_lint.model.scopes import (
     Binding,
     CallSite,
@@ -83,10 +84,26 @@ class SemanticModel:
         hot_loop_calls: re.Pattern[str] | None = None,
         project: ProjectView | None = None,
         module_name: str = "",
+        reuse_key: str | None = None,
     ) -> None:
         """``project``: the rest of the project, for calls of its functions (``helpers.py``);
-        ``module_name``: this module's dotted name in it (``pkg.train``)."""
+        ``module_name``: this module's dotted name in it (``pkg.train``). ``reuse_key``: the
+        file's key (the engine's ``parse_key``): the function summaries of the last model made
+        under it are taken over where nothing they read changed (``reuse.py``)."""
         self.module = module
+        reuse_key = reuse_key if reuse_key is not None and keeps_parses() else None
+        if reuse_key is not None and project is not None:
+            if not (
+                isinstance(getattr(project, "consulted", None), list)
+                and hasattr(project, "index")
+                and hasattr(project, "given")
+            ):
+                reuse_key = None  # a view that cannot say what it read: nothing is kept
+            else:
+                project = RecordingView(project)
+        self._recording = project if isinstance(project, RecordingView) else None
+        # The project files the pre-filters read before the model: what the summaries may read.
+        self.consulted_before = frozenset(getattr(project, "consulted", ()))
         self.cadence_names = cadence_names
         # Calls (by name) that the project says submit a step, e.g. a wrapper from another module.
         self.hot_loop_calls = hot_loop_calls
@@ -146,6 +163,71 @@ class SemanticModel:
         self.summary_of = self.helpers.summaries.of_function
         inference.helpers = self.helpers
         self._positions: NodePositions | None = None
+        self.helpers.summaries.reuse_key = reuse_key
+        self._inference = inference
+        self._calls = calls
+
+    # --- for summaries kept across lints (``reuse.py``) -------------------------------------
+    def settle_types(self) -> None:
+        if not self._inference.settled:
+            self._inference.settle()
+
+    def return_types(self, function: FunctionInfo) -> frozenset[TType] | None:
+        """The types a call of ``function`` gives (``infer.py``), worked out as a side question:
+        every memo it fills is emptied again after, and the project is asked through a view of its
+        own (this lint is not said to read a file only this question read), so that no later
+        answer, nor what is read, depends on its having been asked. None where a recursion was
+        cut on the way (the answer would depend on where it was entered)."""
+        inference, calls, helpers = self._inference, self._calls, self.helpers
+        memos: list[dict[Any, Any]] = [
+            inference._types,
+            inference._qualified,
+            calls._sdk_calls,
+            helpers._targets,
+            helpers._of_call,
+        ]
+        sizes = [len(memo) for memo in memos]
+        cuts = (inference.cuts, calls.cuts, helpers.cuts)
+        asked = helpers.project
+        if self._recording is not None:
+            helpers.project = self.project_again()
+        try:
+            found = frozenset(inference.function_call_types(function))
+            if self.cut_count() != sum(cuts):
+                return None
+            return found
+        except RecursionError:
+            return None
+        finally:
+            helpers.project = asked
+            inference.cuts, calls.cuts, helpers.cuts = cuts
+            # Memos only grow, and what was in them before is never rewritten: dropping the
+            # entries made since leaves them as they were.
+            for memo, size in zip(memos, sizes, strict=True):
+                for key in list(memo)[size:]:
+                    del memo[key]
+
+    def cut_count(self) -> int:
+        """How many times a recursion was cut so far (types, SDK calls, call targets)."""
+        return self._inference.cuts + self._calls.cuts + self.helpers.cuts
+
+    def project_unchanged(self) -> bool:
+        """Whether the model has read no project file beyond what the pre-filters had, and stops
+        noting the project's answers (what the summaries read is read)."""
+        if self._recording is None:
+            return self.project is None
+        self._recording.recording = False
+        return frozenset(self._recording.consulted) == self.consulted_before
+
+    def project_asked(self) -> dict[tuple[str, tuple[str, ...]], object]:
+        return dict(self._recording.asked) if self._recording is not None else {}
+
+    def project_again(self) -> ProjectView:
+        """A fresh view of the project for this file, to ask the kept questions again without
+        counting them as read by this lint."""
+        assert self._recording is not None
+        view = self._recording.view
+        return view.index.view(view.given)  # type: ignore[attr-defined, no-any-return]
 
     array_function = staticmethod(array_function)
     is_tinker_name = staticmethod(is_tinker_name)

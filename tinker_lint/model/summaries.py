@@ -27,8 +27,10 @@ import libcst as cst
 from tinker_lint.model.sdk import Client, Role, SdkMethod, lookup
 
 if TYPE_CHECKING:
+    from tinker_lint.model.reuse import KeptModel, StatementFacts
     from tinker_lint.model.scopes import FunctionInfo
     from tinker_lint.model.semantic import SemanticModel
+    from tinker_lint.model.types import TType
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,20 @@ class MethodRef:
     @property
     def method(self) -> SdkMethod | None:
         return lookup(self.client, self.name)
+
+
+class LineOf:
+    """The line ``anchor`` starts on, in ``model``: worked out when a message names it."""
+
+    __slots__ = ("anchor", "model")
+
+    def __init__(self, model: SemanticModel | None, anchor: cst.CSTNode) -> None:
+        self.model = model
+        self.anchor = anchor
+
+    def __call__(self) -> int:
+        assert self.model is not None, "a kept site is bound to the model before it is read"
+        return self.model.line_of(self.anchor)
 
 
 @dataclass(frozen=True)
@@ -60,6 +76,11 @@ class WaitSite:
     def located(self) -> WaitSite:
         """The same site with its line worked out (plain data, holding no tree)."""
         return self if isinstance(self.at, int) else replace(self, at=self.line)
+
+    def bound(self, model: SemanticModel | None) -> WaitSite:
+        """The same site, its line asked of ``model`` (None: of no model, for keeping)."""
+        at = self.at
+        return replace(self, at=LineOf(model, at.anchor)) if isinstance(at, LineOf) else self
 
     @property
     def what(self) -> str:
@@ -259,11 +280,267 @@ class Summaries:
         self._in_progress: set[int] = set()
         self._functions: dict[int, FunctionInfo] = {}  # id(summary) -> its function
         self.settled = False
+        self.cuts = 0  # calls back into a function being summarised (recursion cut there)
+        # The file's key (``parse_key``): the summaries of the last lint under it are taken
+        # over where nothing they read changed (``reuse.py``); None: nothing kept.
+        self.reuse_key: str | None = None
+        self._kept: KeptModel | None = None
+        self._replaced: dict[int, int] = {}  # an edited def's statement id -> its old one's
+        # Kept summaries that read edited functions: id(function node) -> (the summary, the
+        # edited functions' statement ids); and each edited function's verdict.
+        self._pending: dict[int, tuple[Summary, frozenset[int]]] = {}
+        self._checked: dict[int, bool] = {}
+        # id(a wait's node in an edited function's last tree) -> the node of that wait now
+        self._moved: dict[int, cst.CSTNode] = {}
+        self._functions_in: dict[int, list[FunctionInfo]] = {}  # statement id -> its functions
+        self._same: set[int] = set()  # statements nothing they read changed in
+        self.taken_over = 0  # summaries taken over from the last lint (for tests and benches)
 
     def settle(self) -> None:
         self.settled = True
+        if self.reuse_key is None:
+            for function in self.model.functions:
+                self.of_function(function)
+            return
+        from tinker_lint.model import reuse
+
+        kept = reuse.take(self.reuse_key)
+        self.model.settle_types()  # first, as the first question would: its cuts are its own
+        cuts = self.model.cut_count()
+        statements = self._statement_facts(kept)
+        if kept is not None:
+            self._take_over(kept, statements)
         for function in self.model.functions:
             self.of_function(function)
+        fresh = self._keepable(statements, cuts)
+        if fresh is not None:
+            reuse.keep(self.reuse_key, fresh)
+
+    # --- summaries kept across lints of one file (an editor's) ------------------------------
+    def _statement_facts(
+        self, kept: KeptModel | None
+    ) -> dict[int, tuple[cst.CSTNode, StatementFacts]]:
+        from tinker_lint.model.reuse import statement_facts
+
+        old = kept.statements if kept is not None else {}
+        facts: dict[int, tuple[cst.CSTNode, StatementFacts]] = {}
+        for statement in self.model.module.body:
+            entry = old.get(id(statement))
+            if entry is None or entry[0] is not statement:
+                entry = (statement, statement_facts(statement))
+            facts[id(statement)] = entry
+        return facts
+
+    def _settings(self) -> tuple[Any, ...]:
+        def pattern(p: re.Pattern[str] | None) -> Any:
+            return None if p is None else (p.pattern, p.flags)
+
+        model = self.model
+        return (
+            pattern(model.cadence_names),
+            pattern(model.hot_loop_calls),
+            model.helpers.module_name,
+            self.path,
+        )
+
+    def _take_over(
+        self, kept: KeptModel, statements: dict[int, tuple[cst.CSTNode, StatementFacts]]
+    ) -> None:
+        """Install the kept summaries of the functions whose statement reads what it read; those
+        that read an edited function wait for it to be checked (``_pending``)."""
+        from tinker_lint.model.reuse import answers_same, plan
+
+        model = self.model
+        if kept.settings != self._settings() or kept.consulted != model.consulted_before:
+            return
+        if kept.asked and not answers_same(model.project_again(), kept.asked):
+            return
+        found = plan(kept.statements, kept.order, model.module.body, statements)
+        if not found.reusable:
+            return
+        self._kept = kept
+        self._replaced = found.replaced
+        self._same = {key for key, edited in found.reusable.items() if not edited}
+        for statement_id, function in self._top_statements():
+            self._functions_in.setdefault(statement_id, []).append(function)
+        for statement_id, function in self._top_statements():
+            entry = kept.summaries.get(id(function.node))
+            if entry is None or entry[0] is not function.node:
+                continue
+            edited = found.reusable.get(statement_id)
+            if edited is None:
+                continue
+            if edited:
+                self._pending[id(function.node)] = (entry[1], edited)
+            else:
+                self._install(function, entry[1])
+
+    def _install(self, function: FunctionInfo, kept: Summary) -> Summary | None:
+        """``kept`` as this lint's summary of ``function``, its wait sites at this tree's nodes;
+        None if one is at a node of the last tree that this one does not have."""
+        (found, wait), (found_last, last_wait) = (
+            self._rebound(kept.wait),
+            self._rebound(kept.last_wait),
+        )
+        if not (found and found_last):
+            return None
+        summary = replace(kept, wait=wait, last_wait=last_wait)
+        self._done[id(function.node)] = summary
+        self._functions[id(summary)] = function
+        self.taken_over += 1
+        return summary
+
+    def _rebound(self, site: WaitSite | None) -> tuple[bool, WaitSite | None]:
+        """A kept site pointing at this lint's model: at the same node, or at the one an edited
+        function's same wait now is (``_moved``); (False, None) if neither."""
+        if site is None or not isinstance(site.at, LineOf):
+            return True, site
+        anchor = self._moved.get(id(site.at.anchor), site.at.anchor)
+        if self.model.parent(anchor) is None:
+            return False, None  # not in this tree
+        return True, replace(site, at=LineOf(self.model, anchor))
+
+    def _same_wait(self, new: WaitSite | None, old: WaitSite | None) -> bool:
+        """The same site in an edited function's summary as before (``WaitSite`` equality leaves
+        out where): a site of this module maps the old node to the new one (``_moved``), which
+        the kept summaries that name it are then moved to."""
+        if new is None or old is None:
+            return new is old
+        if not (isinstance(new.at, LineOf) and isinstance(old.at, LineOf)):
+            return new.at == old.at
+        moved = self._moved.setdefault(id(old.at.anchor), new.at.anchor)
+        return moved is new.at.anchor
+
+    def _reads_same(self, edited: frozenset[int]) -> bool:
+        """Whether each edited function (by its statement's id) gives what it gave: the same
+        summary, waiting at the same nodes, and calls of it the same types."""
+        for statement_id in sorted(edited):
+            verdict = self._checked.get(statement_id)
+            if verdict is None:
+                verdict = self._checked[statement_id] = self._same_as_before(statement_id)
+            if not verdict:
+                return False
+        return True
+
+    def _same_as_before(self, statement_id: int) -> bool:
+        """Whether the functions of an edited ``def`` or ``class`` (those of the statement it
+        replaced, in order) summarise, wait and return as before, and have a body as before."""
+        kept = self._kept
+        assert kept is not None
+        old_id = self._replaced[statement_id]
+        old_functions = kept.functions.get(old_id, [])
+        new_functions = self._functions_in.get(statement_id, [])
+        if len(old_functions) != len(new_functions):
+            return False
+        for old_key, function in zip(old_functions, new_functions, strict=True):
+            old = kept.summaries.get(old_key)
+            if old is None:
+                return False
+            old_node, before = old
+            new = self.of_function(function)
+            if (
+                new != before
+                or not self._same_wait(new.wait, before.wait)
+                or not self._same_wait(new.last_wait, before.last_wait)
+                or is_abstract(function.node) != is_abstract(old_node)  # type: ignore[arg-type]
+            ):
+                return False
+            returned = self._return_shape(function, statement_id)
+            if returned is None or returned != kept.returns.get(old_key):
+                return False
+        return True
+
+    def _return_shape(self, function: FunctionInfo, statement_id: int) -> frozenset[Any] | None:
+        """The types a call of ``function`` gives, the calls they were made at told apart by
+        their place in its statement when there (so that an edited copy compares equal), else by
+        identity (the same node in both trees); None after a cut."""
+        model = self.model
+        types = model.return_types(function)
+        if types is None:
+            return None
+        first: list[int] = []
+
+        def place(origin: cst.CSTNode | None) -> Any:
+            if origin is None:
+                return None
+            site = model.call_site_of.get(id(origin))
+            node: cst.CSTNode | None = origin
+            while node is not None and id(node) != statement_id:
+                node = model.parent(node)
+            if node is None or site is None:
+                return ("at", id(origin))
+            if not first:
+                statement = node
+                first.append(
+                    next(
+                        model.call_site_of[id(n)].order
+                        for n in model.walk(statement)
+                        if id(n) in model.call_site_of
+                    )
+                )
+            return ("in", site.order - first[0])
+
+        def shape(t: TType) -> Any:
+            return (
+                t.kind,
+                t.client,
+                t.method,
+                t.name,
+                place(t.origin),
+                None if t.inner is None else shape(t.inner),
+                tuple(frozenset(map(shape, item)) for item in t.items),
+            )
+
+        return frozenset(map(shape, types))
+
+    def _top_statements(self) -> Iterator[tuple[int, FunctionInfo]]:
+        """Each function of the module with the id of the top-level statement it is in."""
+        module = self.model.module
+        parent = self.model.parent
+        for function in self.model.functions:
+            node: cst.CSTNode = function.node
+            above = parent(node)
+            while above is not None and above is not module:
+                node, above = above, parent(above)
+            yield id(node), function
+
+    def _keepable(
+        self, statements: dict[int, tuple[cst.CSTNode, StatementFacts]], cuts: int
+    ) -> KeptModel | None:
+        """What this lint keeps for the next: nothing where a cut or a new question to the
+        project may have made its summaries depend on the order things were asked in."""
+        from tinker_lint.model.reuse import KeptModel
+
+        model = self.model
+        if self.cuts or model.cut_count() != cuts or not model.project_unchanged():
+            return None
+        kept = KeptModel(
+            statements,
+            [id(s) for s in model.module.body],
+            self._settings(),
+            model.consulted_before,
+            # The questions of the summaries taken over too: they were asked in a lint before.
+            {**self._kept.asked, **model.project_asked()}
+            if self._kept is not None
+            else model.project_asked(),
+        )
+        for function in model.functions:
+            summary = self._done[id(function.node)]
+            summary = replace(
+                summary,
+                wait=summary.wait.bound(None) if summary.wait else None,
+                last_wait=summary.last_wait.bound(None) if summary.last_wait else None,
+            )
+            kept.summaries[id(function.node)] = (function.node, summary)
+        for statement_id, function in self._top_statements():
+            kept.functions.setdefault(statement_id, []).append(id(function.node))
+            key = id(function.node)
+            if statement_id in self._same and self._kept is not None and key in self._kept.returns:
+                # Nothing it reads changed: what a call of it gives neither.
+                kept.returns[key] = self._kept.returns[key]
+            else:
+                kept.returns[key] = self._return_shape(function, statement_id)
+        return kept
 
     def of_function(self, function: FunctionInfo) -> Summary:
         if not self.settled:
@@ -272,8 +549,14 @@ class Summaries:
         done = self._done.get(key)
         if done is not None:
             return done
+        pending = self._pending.pop(key, None)
+        if pending is not None and self._reads_same(pending[1]):
+            installed = self._install(function, pending[0])
+            if installed is not None:
+                return installed
         name = f"{function.class_name}.{function.name}" if function.class_name else function.name
         if key in self._in_progress:
+            self.cuts += 1
             return Summary(name, function.is_async)  # recursion: cut here
         self._in_progress.add(key)
         try:
@@ -424,8 +707,7 @@ class Summaries:
             if t.method is not None:
                 request = MethodRef(t.method.client, t.method.name)
                 break
-        model, anchor = self.model, wait.anchor
-        return WaitSite(request, self.path, lambda: model.line_of(anchor))
+        return WaitSite(request, self.path, LineOf(self.model, wait.anchor))
 
     def _in_own_loop(self, node: cst.CSTNode, function: FunctionInfo) -> bool:
         loops = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)

@@ -280,6 +280,7 @@ def _analyse(
             hot_loop_calls=settings.hot_loop_pattern,
             project=view,
             module_name=view.module_name if view is not None else "",
+            reuse_key=parse_key,
         )
     except RecursionError:
         return _not_analysed(path, "nested too deeply to analyse")
