@@ -17,7 +17,7 @@ from tinker_lint.guard import SyntaxProblem, python_verdict
 from tinker_lint.prefilter import sketch as sketching
 from tinker_lint.prefilter.sketch import sketch
 from tinker_lint.syntax import cpython
-from tinker_lint.syntax.parse import parses_kept
+from tinker_lint.syntax.buffers import parses_kept
 
 COOKBOOK = Path("/work/corpora/tinker_cookbook-0.6.1/tinker_cookbook")
 KEY = "edited.py"
@@ -101,9 +101,9 @@ EDITS = [
 @contextmanager
 def kept() -> Iterator[None]:
     with parses_kept(4):
-        cpython._recent.pop(KEY, None)
+        cpython._recent.pop(KEY)
         yield
-        cpython._recent.pop(KEY, None)
+        cpython._recent.pop(KEY)
 
 
 def lint_front(text: str) -> tuple[SyntaxProblem | None, str | None]:
@@ -201,7 +201,7 @@ def test_only_the_changed_statement_is_compiled() -> None:
         assert (after.body[-1].lineno, after.body[-1].end_lineno) == (29, 30)
     with kept(), parses_kept(0):  # a batch run keeps nothing
         lint_front(BASE)
-        assert KEY not in cpython._recent
+        assert cpython._recent.get(KEY) is None
 
 
 def _random_edit(text: str, rng: random.Random) -> str:
@@ -267,10 +267,10 @@ def test_sketch_of_an_edit_reuses_the_statements_kept() -> None:
         # B's facts, from the first lint of ``base``, were not walked again for ``edited``.
         cpython.verdict(base, KEY, KEY)
         sketch(cpython.tree(base, KEY) or ast.Module(), key=KEY)
-        walked = {k.statement.lineno: k.part for k in sketching._PARTS[KEY][1].values()}
+        walked = {k.statement.lineno: k.part for k in sketching._kept_parts(KEY)[1].values()}
         cpython.verdict(edited, KEY, KEY)
         sketch(cpython.tree(edited, KEY) or ast.Module(), key=KEY)
-        again = {k.statement.lineno: k.part for k in sketching._PARTS[KEY][1].values()}
+        again = {k.statement.lineno: k.part for k in sketching._kept_parts(KEY)[1].values()}
         assert sorted(again) == [1, 11]
         assert again[11] is walked[5] and again[1] is not walked[1]
     assert KEY in sketching._PARTS

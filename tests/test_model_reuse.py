@@ -17,14 +17,14 @@ from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.model.summaries import LineOf
 from tinker_lint.project.index import ProjectIndex
 from tinker_lint.run.engine import lint_text
-from tinker_lint.syntax import parse
+from tinker_lint.syntax import buffers, parse
 
 _keys = itertools.count()
 
 
 @pytest.fixture(autouse=True)
 def _kept() -> Iterator[None]:
-    with parse.parses_kept(4):
+    with buffers.parses_kept(4):
         parse._recent.clear()
         reuse.forget_all()
         yield
@@ -329,7 +329,7 @@ def test_nothing_is_kept_without_a_key_or_in_a_batch_run() -> None:
     key = _path()
     SemanticModel(parse.parse_module(PROGRAM, key=key)).helpers.summaries.settle()
     assert reuse.take(key) is None
-    with parse.parses_kept(0):
+    with buffers.parses_kept(0):
         _model(PROGRAM, key)
     assert reuse.take(key) is None
 

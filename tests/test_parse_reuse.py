@@ -14,7 +14,7 @@ import libcst as cst
 import pytest
 
 from tinker_lint.run.engine import lint_text
-from tinker_lint.syntax import parse
+from tinker_lint.syntax import buffers, parse
 
 ROOT = Path(__file__).parent.parent
 FIXTURES = sorted((ROOT / "fixtures").rglob("*.py"))
@@ -22,10 +22,16 @@ FIXTURES = sorted((ROOT / "fixtures").rglob("*.py"))
 
 @pytest.fixture(autouse=True)
 def _no_kept_parses() -> Iterator[None]:
-    with parse.parses_kept(4):
+    with buffers.parses_kept(4):
         parse._recent.clear()
         yield
         parse._recent.clear()
+
+
+def _kept(path: str) -> parse._Parsed:
+    kept = parse._recent.get(path)
+    assert kept is not None
+    return kept
 
 
 def _compiles(text: str) -> bool:
@@ -74,10 +80,10 @@ def _check_edits(path: str, text: str, edits: int, seed: int) -> int:
         new = _one_line_edit(text, rng)
         if new == text or not _compiles(new):
             continue
-        before = parse._recent[path].module
+        before = _kept(path).module
         got = parse.parse_module(new, key=path)
         assert got.deep_equals(cst.parse_module(new)), (path, new)  # and so its code is ``new``
-        starts = parse._starts(parse._recent[path])  # worked out, or kept from the reuse
+        starts = parse._starts(_kept(path))  # worked out, or kept from the reuse
         for statement, start, end in zip(got.body, starts, starts[1:], strict=False):
             assert new[start:end] == got.code_for_node(statement)
         reused += any(a is b for a, b in zip(before.body, got.body, strict=False)) or any(
@@ -173,14 +179,14 @@ def test_the_engine_finds_the_same_with_a_reused_parse(make_settings) -> None:  
     edited = text.replace("\n", "\n\n", 3)
     lint_text(text, path, settings)
     reused = lint_text(edited, path, settings).diagnostics
-    with parse.parses_kept(0):
+    with buffers.parses_kept(0):
         fresh = lint_text(edited, path, settings).diagnostics
     assert reused == fresh
     assert reused
-    assert parse._recent[path].text == edited  # kept for the next edit ...
+    assert _kept(path).text == edited  # kept for the next edit ...
     other = str(ROOT / "fixtures" / "tnk1xx" / "tnk101_good.py")
     lint_text(Path(other).read_text(encoding="utf-8"), other, settings, reuse_parse=False)
-    assert other not in parse._recent  # ... unless the caller lints each file once (flake8)
+    assert parse._recent.get(other) is None  # ... unless the caller lints each file once (flake8)
 
 
 @pytest.mark.slow

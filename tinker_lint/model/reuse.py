@@ -27,8 +27,6 @@ is cut, what is kept depends on the order things were asked in, and reuse change
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -36,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from tinker_lint.model.tree import CHILDREN, KINDS, MANY, NODE, children_getter, kind_of
+from tinker_lint.syntax.buffers import BufferStore
 
 if TYPE_CHECKING:
     from tinker_lint.model.summaries import ProjectView, Summary
@@ -340,36 +339,17 @@ class KeptModel:
     functions: dict[int, list[int]] = field(default_factory=dict)
 
 
-_KEEP = 4  # files (as parse.py keeps their parses: an editor's open buffers)
-
-
-def keeps_parses() -> bool:
-    """Whether parses are kept for the next lint (not in a batch run: ``parses_kept(0)``), and so
-    whether a kept summary could ever be of use."""
-    from tinker_lint.syntax import parse
-
-    return bool(getattr(parse, "_keep", 0))  # (tests/test_model_reuse.py sees it work)
-
-
-_kept: OrderedDict[str, KeptModel] = OrderedDict()
-
-
-_lock = threading.Lock()  # the server may lint two files at once
+_kept: BufferStore[KeptModel] = BufferStore()
 
 
 def take(key: str) -> KeptModel | None:
     """What the last lint under ``key`` kept (it is taken: a lint keeps its own)."""
-    with _lock:
-        return _kept.pop(key, None)
+    return _kept.pop(key)
 
 
 def keep(key: str, kept: KeptModel) -> None:
-    with _lock:
-        _kept[key] = kept
-        while len(_kept) > _KEEP:
-            _kept.popitem(last=False)
+    _kept.put(key, kept)
 
 
 def forget_all() -> None:
-    with _lock:
-        _kept.clear()
+    _kept.clear()

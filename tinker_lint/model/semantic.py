@@ -26,7 +26,7 @@ from tinker_lint.model.collect import collect
 from tinker_lint.model.helpers import Helpers
 from tinker_lint.model.infer import TypeInference
 from tinker_lint.model.names import array_function
-from tinker_lint.model.reuse import RecordingView, keeps_parses
+from tinker_lint.model.reuse import RecordingView
 from tinker_lint.model.scopes import (
     Binding,
     CallSite,
@@ -46,6 +46,7 @@ from tinker_lint.model.summaries import ProjectView
 from tinker_lint.model.tree import TRIVIA as _TRIVIA  # noqa: F401 - tests/test_model_index.py
 from tinker_lint.model.tree import child_fields
 from tinker_lint.model.types import TType
+from tinker_lint.syntax import buffers
 from tinker_lint.syntax.positions import NodePositions
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ class SemanticModel:
         file's key (the engine's ``parse_key``): the function summaries of the last model made
         under it are taken over where nothing they read changed (``reuse.py``)."""
         self.module = module
-        reuse_key = reuse_key if reuse_key is not None and keeps_parses() else None
+        reuse_key = reuse_key if buffers.keeps(reuse_key) else None
         if reuse_key is not None and project is not None:
             if not (
                 isinstance(getattr(project, "consulted", None), list)

@@ -20,8 +20,6 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field as data_field
@@ -35,6 +33,7 @@ from tinker_lint.model.names import (
     names_hot_call,
 )
 from tinker_lint.model.sdk import Role
+from tinker_lint.syntax.buffers import BufferStore
 
 _ROLES: dict[str, frozenset[Role]] = {}
 for _table in sdk.METHODS.values():
@@ -270,22 +269,15 @@ class _Kept(NamedTuple):
 
 
 # The last sketch per editor buffer: its context, and id(statement) -> ``_Kept``.
-_PARTS: OrderedDict[str, tuple[_Context | None, dict[int, _Kept]]] = OrderedDict()
-_PARTS_KEPT = 4  # buffers, as libcst's parses (``syntax/parse.py``)
-_parts_lock = threading.Lock()
+_PARTS: BufferStore[tuple[_Context, dict[int, _Kept]]] = BufferStore()
 
 
 def _kept_parts(key: str) -> tuple[_Context | None, dict[int, _Kept]]:
-    with _parts_lock:
-        return _PARTS.get(key, (None, {}))
+    return _PARTS.get(key) or (None, {})
 
 
 def _remember_parts(key: str, context: _Context, parts: dict[int, _Kept]) -> None:
-    with _parts_lock:
-        _PARTS[key] = (context, parts)
-        _PARTS.move_to_end(key)
-        while len(_PARTS) > _PARTS_KEPT:
-            _PARTS.popitem(last=False)
+    _PARTS.put(key, (context, parts))
 
 
 def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Part:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import gc
 import traceback
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import cast
@@ -32,7 +31,8 @@ from tinker_lint.prefilter.sketch import sketch
 from tinker_lint.project.index import FileView, ProjectIndex
 from tinker_lint.rules import ALL_CODES, PYTHON_RULES
 from tinker_lint.rules.base import Context, Finding, Rule, without_superseded
-from tinker_lint.syntax import cpython
+from tinker_lint.syntax import buffers, cpython
+from tinker_lint.syntax.buffers import BufferStore
 from tinker_lint.syntax.parse import parse_module
 from tinker_lint.syntax.positions import NodePositions
 
@@ -188,7 +188,7 @@ def _lint_text(
             # The project's helpers it may call count as the submits and waits they make.
             helpers = view.helper_names(tree) if view is not None else None
             # In an editor, the statements an edit kept are not walked again (``sketch``'s key).
-            kept_for = parse_key if cpython.keeps(parse_key) else None
+            kept_for = parse_key if buffers.keeps(parse_key) else None
             found = sketch(tree, settings.hot_loop_pattern, helpers, key=kept_for)
             rules = [rule for rule in rules if needs[rule].admits_tree(found)]
         if not rules:
@@ -213,19 +213,14 @@ def _lint_text(
 
 # The last text facts of each editor buffer (``parse_key``): the next edit's are worked out from
 # them where the edit leaves them true (``TextFacts(text, previous)``).
-_FACTS: OrderedDict[str, TextFacts] = OrderedDict()
-_FACTS_KEPT = 4  # buffers, as libcst's parses
+_FACTS: BufferStore[TextFacts] = BufferStore()
 
 
 def _text_facts(text: str, key: str | None) -> TextFacts:
-    if not cpython.keeps(key):
+    if key is None or not buffers.keeps(key):
         return TextFacts(text)
-    assert key is not None
     facts = TextFacts(text, _FACTS.get(key))
-    _FACTS[key] = facts
-    _FACTS.move_to_end(key)
-    while len(_FACTS) > _FACTS_KEPT:
-        _FACTS.popitem(last=False)
+    _FACTS.put(key, facts)
     return facts
 
 

@@ -27,15 +27,14 @@ from __future__ import annotations
 import ast
 import re
 import symtable
-import threading
 import warnings
 from bisect import bisect_left, bisect_right
-from collections import OrderedDict
 from dataclasses import dataclass
 
 from tinker_lint.guard import SyntaxProblem, python_verdict
-from tinker_lint.syntax import parse as libcst_parse
-from tinker_lint.syntax.parse import _common_prefix, _common_suffix
+from tinker_lint.syntax import buffers
+from tinker_lint.syntax.buffers import BufferStore
+from tinker_lint.syntax.parse import common_prefix, common_suffix
 
 # Line ends other than "\n" (Python's "\r", "\r\n"; what ``str.splitlines`` also splits at), form
 # feeds (they reset the tokenizer's column) and null bytes: the text is judged whole.
@@ -68,8 +67,7 @@ class _Compiled:
     head_end: int  # where the line of its end ends
 
 
-_recent: OrderedDict[str, _Compiled] = OrderedDict()
-_lock = threading.Lock()
+_recent: BufferStore[_Compiled] = BufferStore()
 # The tree made with the last verdict, for ``tree`` to hand out: (key, text, tree).
 _made: tuple[str, str, ast.Module] | None = None
 
@@ -78,21 +76,19 @@ def verdict(text: str, path: str, key: str | None) -> SyntaxProblem | None:
     """``guard.python_verdict(text, path)``, worked out on the changed statements only where the
     last compiling text of ``key`` shows that is the same answer."""
     global _made
-    if key is None or not keeps(key):
+    if key is None or not buffers.keeps(key):
         return python_verdict(text, path)
-    with _lock:
-        old = _recent.get(key)
+    old = _recent.get(key)
     compiled = None
     if old is not None:
         try:
             compiled = _incremental(old, text, path)
         except Exception:  # whatever it was, the whole text gives the true answer
-            with _lock:
-                _recent.pop(key, None)  # its tree may be half moved
+            _recent.pop(key)  # its tree may be half moved
             compiled = None
     if compiled is None:
         return python_verdict(text, path)
-    _remember(key, compiled)
+    _recent.put(key, compiled)
     _made = (key, text, compiled.tree)
     return None
 
@@ -109,26 +105,11 @@ def tree(text: str, key: str | None) -> ast.Module | None:
             parsed = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # CPython compiled it a moment ago: never here, but never fatal
-    if key is not None and keeps(key):
+    if key is not None and buffers.keeps(key):
         compiled = _whole(text, parsed)
         if compiled is not None:
-            _remember(key, compiled)
+            _recent.put(key, compiled)
     return parsed
-
-
-def keeps(key: str | None) -> bool:
-    """Whether what is worked out for ``key`` is kept for its next lint: in an editor, not in a
-    batch run (``parse.parses_kept(0)``), as libcst's parses are."""
-    return key is not None and libcst_parse._keep > 0
-
-
-def _remember(key: str, compiled: _Compiled) -> None:
-    with _lock:
-        _recent[key] = compiled
-        _recent.move_to_end(key)
-        # As many files as libcst's parses are kept for (``parse.parses_kept``; none in a batch).
-        while len(_recent) > libcst_parse._keep:
-            _recent.popitem(last=False)
 
 
 def _whole(text: str, parsed: ast.Module) -> _Compiled | None:
@@ -191,8 +172,8 @@ def _incremental(old: _Compiled, text: str, path: str) -> _Compiled | None:
     if _unusual(text):
         return None
     old_text = old.text
-    prefix = _common_prefix(old_text, text)
-    suffix = _common_suffix(old_text, text, min(len(old_text), len(text)) - prefix)
+    prefix = common_prefix(old_text, text)
+    suffix = common_suffix(old_text, text, min(len(old_text), len(text)) - prefix)
     if prefix == len(text) == len(old_text):
         return old  # the same text
     # Statements kept from the front: all their lines in the common prefix; from the back: all

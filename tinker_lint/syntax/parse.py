@@ -14,15 +14,16 @@ from __future__ import annotations
 import difflib
 import threading
 from bisect import bisect_left, bisect_right
-from collections import OrderedDict
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
 import libcst as cst
 from libcst._nodes.base import CSTNode
 from libcst._nodes.internal import CodegenState
+
+from tinker_lint.syntax import buffers
+from tinker_lint.syntax.buffers import BufferStore
 
 
 def _subclasses(cls: type) -> list[type]:
@@ -48,10 +49,9 @@ def parse_module(text: str, key: str | None = None) -> cst.Module:
     """``cst.parse_module(text)``, its nodes not validated (``text`` compiles: CPython said so).
     ``key`` (the file's path): the previous parse under it is reused where the text is the same
     (below)."""
-    if key is None or not _keep:
+    if key is None or not buffers.keeps(key):
         return _parse(text)
-    with _lock:
-        old = _recent.get(key)
+    old = _recent.get(key)
     found = None
     if old is not None and old.text == text:
         found = old
@@ -62,7 +62,7 @@ def parse_module(text: str, key: str | None = None) -> cst.Module:
             found = None
     if found is None:
         found = _Parsed(text, _parse(text))
-    _remember(key, found)
+    _recent.put(key, found)
     return found.module
 
 
@@ -94,7 +94,6 @@ def _parse(text: str) -> cst.Module:
 # from the kept statements and the new ones. The result is the tree ``cst.parse_module`` gives
 # (tests/test_parse_reuse.py compares them node for node over edits of every cookbook file); where
 # that is not certain (the conditions below), the text is parsed whole.
-_KEEP = 4  # files remembered (an editor's open buffers); the oldest is forgotten first
 # A statement to parse before and after the changed part, so that the lines at its edges are
 # given to the statements a whole parse gives them to (a simple statement keeps no lines after
 # it; before a statement at column 0, a block keeps only the comments indented to its level).
@@ -118,35 +117,10 @@ class _Parsed:
     inner: dict[int, _BlockStarts] = field(default_factory=dict)
 
 
-_recent: OrderedDict[str, _Parsed] = OrderedDict()
-_keep = _KEEP
+_recent: BufferStore[_Parsed] = BufferStore()
 
 
-@contextmanager
-def parses_kept(count: int) -> Iterator[None]:
-    """Keep the parses of ``count`` files meanwhile (0: none; a batch run parses each file once,
-    and a kept tree would only hold memory)."""
-    global _keep
-    before = _keep
-    _keep = count
-    try:
-        yield
-    finally:
-        _keep = before
-        with _lock:
-            while len(_recent) > _keep:
-                _recent.popitem(last=False)
-
-
-def _remember(key: str, parsed: _Parsed) -> None:
-    with _lock:
-        _recent[key] = parsed
-        _recent.move_to_end(key)
-        while len(_recent) > _keep:
-            _recent.popitem(last=False)
-
-
-def _common_prefix(a: str, b: str) -> int:
+def common_prefix(a: str, b: str) -> int:
     """Length of the longest common prefix (halving: compares of slices run at C speed)."""
     low, high = 0, min(len(a), len(b))
     while low < high:
@@ -158,7 +132,7 @@ def _common_prefix(a: str, b: str) -> int:
     return low
 
 
-def _common_suffix(a: str, b: str, limit: int) -> int:
+def common_suffix(a: str, b: str, limit: int) -> int:
     low, high = 0, min(len(a), len(b), limit)
     while low < high:
         middle = (low + high + 1) // 2
@@ -241,8 +215,8 @@ def _reparse(old: _Parsed, text: str, split: bool = True) -> _Parsed | None:
     old_text = old.text
     # Statements end at line starts: the prefix is cut back to one, which keeps the same ones,
     # and leaves the suffix the rest (``a\n    b\n`` to ``    b\n``: not ``    `` twice).
-    prefix = old_text.rfind("\n", 0, _common_prefix(old_text, text)) + 1
-    suffix = _common_suffix(old_text, text, min(len(old_text), len(text)) - prefix)
+    prefix = old_text.rfind("\n", 0, common_prefix(old_text, text)) + 1
+    suffix = common_suffix(old_text, text, min(len(old_text), len(text)) - prefix)
     # p: statements kept from the front (each ending inside the common prefix).
     p = max(0, min(bisect_right(starts, prefix) - 1, len(body)))
     # q: statements kept from the back, from body[first_kept] on (each starts inside the common

@@ -1,0 +1,83 @@
+"""What one lint of a file keeps for its next lint: an editor's buffers, by path.
+
+The language server lints a buffer on every edit, and gives the engine the path as ``parse_key``.
+Each stage then keeps, per path, what lets the next lint redo only what the edit changed: libcst's
+parse (``parse.py``), CPython's verdict and tree (``cpython.py``), the tree pre-filter's facts per
+statement (``prefilter/sketch.py``), the text pre-filter's facts (``run/engine.py``) and the
+function summaries (``model/reuse.py``). Each keeps them in a ``BufferStore``; every store keeps
+the same last ``kept_files()`` paths, and none in a batch run (``parses_kept(0)``), where each
+file is linted once and what is kept would only hold memory.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+DEFAULT_FILES = 4  # an editor's open buffers; the least recently linted is forgotten first
+_files = DEFAULT_FILES
+_stores: list[BufferStore[object]] = []
+
+
+def kept_files() -> int:
+    return _files
+
+
+def keeps(key: str | None) -> bool:
+    """Whether a lint under ``key`` keeps anything for the next one."""
+    return key is not None and _files > 0
+
+
+@contextmanager
+def parses_kept(count: int) -> Iterator[None]:
+    """Keep what ``count`` files' lints make meanwhile (0: nothing; a batch run)."""
+    global _files
+    before = _files
+    _files = count
+    try:
+        yield
+    finally:
+        _files = before
+        for store in _stores:
+            store.trim()
+
+
+class BufferStore(Generic[T]):
+    """One stage's kept state, by path; safe to use from several threads (the server lints on a
+    worker, tests on their own)."""
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[str, T] = OrderedDict()
+        self._lock = threading.Lock()
+        _stores.append(self)  # type: ignore[arg-type]
+
+    def get(self, key: str) -> T | None:
+        with self._lock:
+            return self._items.get(key)
+
+    def pop(self, key: str) -> T | None:
+        with self._lock:
+            return self._items.pop(key, None)
+
+    def put(self, key: str, value: T) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            self._trim()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+    def trim(self) -> None:
+        with self._lock:
+            self._trim()
+
+    def _trim(self) -> None:
+        while len(self._items) > _files:
+            self._items.popitem(last=False)
