@@ -273,5 +273,5 @@ def test_sketch_of_an_edit_reuses_the_statements_kept() -> None:
         again = {k.statement.lineno: k.part for k in sketching._kept_parts(KEY)[1].values()}
         assert sorted(again) == [1, 11]
         assert again[11] is walked[5] and again[1] is not walked[1]
-    assert KEY in sketching._PARTS
-    sketching._PARTS.pop(KEY, None)
+    assert sketching._PARTS.get(KEY) is not None
+    sketching._PARTS.pop(KEY)
