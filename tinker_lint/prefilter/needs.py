@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from tinker_lint.prefilter.sketch import Sketch
+from tinker_lint.syntax.buffers import common_prefix, common_suffix
 
 _IDENTIFIER = re.compile(r"\w+")
 
@@ -259,24 +260,9 @@ _END = sys.maxsize  # a slice's end past any text's
 
 def _common_ends(old: str, new: str) -> tuple[int, int]:
     """The lengths of the longest common prefix of two texts and of their longest common suffix
-    after it (halving: slices compare at C speed). ``syntax/parse.py`` has the same, but importing
-    it imports libcst, which the flake8 plugin's gate must not."""
-    low, high = 0, min(len(old), len(new))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if old[low:middle] == new[low:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    prefix = low
-    low, high = 0, min(len(old), len(new)) - prefix
-    while low < high:
-        middle = (low + high + 1) // 2
-        if old[len(old) - middle : len(old) - low] == new[len(new) - middle : len(new) - low]:
-            low = middle
-        else:
-            high = middle - 1
-    return prefix, low
+    after it."""
+    prefix = common_prefix(old, new)
+    return prefix, common_suffix(old, new, min(len(old), len(new)) - prefix)
 
 
 def _word_character(character: str) -> bool:

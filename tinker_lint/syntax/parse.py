@@ -23,7 +23,7 @@ from libcst._nodes.base import CSTNode
 from libcst._nodes.internal import CodegenState
 
 from tinker_lint.syntax import buffers
-from tinker_lint.syntax.buffers import BufferStore
+from tinker_lint.syntax.buffers import BufferStore, common_prefix, common_suffix
 
 
 def _subclasses(cls: type) -> list[type]:
@@ -118,29 +118,6 @@ class _Parsed:
 
 
 _recent: BufferStore[_Parsed] = BufferStore()
-
-
-def common_prefix(a: str, b: str) -> int:
-    """Length of the longest common prefix (halving: compares of slices run at C speed)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[low:middle] == b[low:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
-def common_suffix(a: str, b: str, limit: int) -> int:
-    low, high = 0, min(len(a), len(b), limit)
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[len(a) - middle : len(a) - low] == b[len(b) - middle : len(b) - low]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 def _code_length(module: cst.Module, node: cst.CSTNode) -> int:
