@@ -7,6 +7,7 @@ does this later submit use (through assignments in between) what that wait produ
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, cast
@@ -19,6 +20,7 @@ from tinker_lint.model.scopes import FunctionInfo, Scope, SdkCall, resolve_funct
 from tinker_lint.model.sdk import Client, Returns, Role
 from tinker_lint.model.summaries import MethodRef, Summary
 from tinker_lint.model.types import Kind, TType, future
+from tinker_lint.syntax.buffers import BufferStore
 
 if TYPE_CHECKING:
     from tinker_lint.model.semantic import SemanticModel
@@ -383,6 +385,12 @@ def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
     cached = model.reads_cache.get(key)
     if cached is not None:
         return cached
+    kept = _kept_walks(model)
+    if kept is not None:
+        found = kept.reads_of(node)
+        if found is not None:
+            model.reads_cache[key] = found
+            return found
     names: set[str] = set()
     children_of = model.children_of
     stack = [node]
@@ -407,6 +415,8 @@ def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
             if kids:
                 stack.extend(kids)
     model.reads_cache[key] = names
+    if kept is not None:
+        kept.reads[key] = (node, names)
     return names
 
 
@@ -578,6 +588,12 @@ def _writes(model: SemanticModel, stmt: cst.CSTNode) -> tuple[set[str], set[str]
     cached = model.writes_cache.get(id(stmt))
     if cached is not None:
         return cached
+    kept = _kept_walks(model)
+    if kept is not None:
+        cached = kept.writes_of(stmt)
+        if cached is not None:
+            model.writes_cache[id(stmt)] = cached
+            return cached
     bound: set[str] = set()
     mutated: set[str] = set()
     if isinstance(stmt, cst.Assign):
@@ -605,7 +621,62 @@ def _writes(model: SemanticModel, stmt: cst.CSTNode) -> tuple[set[str], set[str]
         if kids:
             stack.extend(kids)
     found = model.writes_cache[id(stmt)] = (bound, mutated, bound | mutated)
+    if kept is not None:
+        kept.writes[id(stmt)] = (stmt, found)
     return found
+
+
+# ==========================================================================================
+# The walks above, kept from one lint of a buffer for the next (an editor's, on each edit)
+# ==========================================================================================
+# ``names_read`` and ``_writes`` depend on nothing but the node's own subtree (libcst's nodes do
+# not change, and the model's tree index gives any node the same children in every lint), and
+# ``parse.py`` hands back the previous parse's nodes wherever the text around them did not change:
+# so a node of the last lint's tree has the same answers now. Each lint keeps the answers it used,
+# with their nodes (an entry holds its node alive, so its id names no other node while kept).
+@dataclass(eq=False)
+class _KeptWalks:
+    owner: weakref.ref[SemanticModel]  # the lint filling ``reads`` and ``writes``
+    reads: dict[int, tuple[cst.CSTNode, set[str]]]
+    writes: dict[int, tuple[cst.CSTNode, tuple[set[str], set[str], set[str]]]]
+    last_reads: dict[int, tuple[cst.CSTNode, set[str]]]  # the previous lint's
+    last_writes: dict[int, tuple[cst.CSTNode, tuple[set[str], set[str], set[str]]]]
+
+    def reads_of(self, node: cst.CSTNode) -> set[str] | None:
+        entry = self.last_reads.get(id(node))
+        if entry is None or entry[0] is not node:
+            return None
+        self.reads[id(node)] = entry
+        return entry[1]
+
+    def writes_of(self, node: cst.CSTNode) -> tuple[set[str], set[str], set[str]] | None:
+        entry = self.last_writes.get(id(node))
+        if entry is None or entry[0] is not node:
+            return None
+        self.writes[id(node)] = entry
+        return entry[1]
+
+
+_walks: BufferStore[_KeptWalks] = BufferStore()
+
+
+def _kept_walks(model: SemanticModel) -> _KeptWalks | None:
+    """This lint's kept walks, when its buffer keeps anything (the server's): the first call of a
+    lint takes over the previous lint's answers as ``last_*``."""
+    key = model.helpers.summaries.reuse_key
+    if key is None:
+        return None
+    kept = _walks.get(key)
+    if kept is None or kept.owner() is not model:
+        kept = _KeptWalks(
+            weakref.ref(model),
+            {},
+            {},
+            kept.reads if kept is not None else {},
+            kept.writes if kept is not None else {},
+        )
+        _walks.put(key, kept)
+    return kept
 
 
 def rebound_mutations(writes: set[str], bound: set[str]) -> set[str]:
