@@ -235,7 +235,35 @@ def events_in(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> list[Eve
         return cached
     found: list[Event] = []
     model.events_cache[key] = found
+    for current in _calls_and_awaits(model, node):
+        if type(current) is cst.Call:  # exact types: ``isinstance`` on libcst's classes is slow
+            call = current
+            submit = model.submit_of(call, scope)
+            if submit is not None:
+                found.append(Submit(call, submit))
+            wait = wait_of(model, call, scope)
+            if wait is not None:
+                found.append(wait)
+            elif submit is None:
+                found.extend(helper_events(model, call, scope))
+        else:
+            wait = wait_of(model, current, scope)
+            if wait is not None:
+                found.append(wait)
+            else:
+                found.extend(awaited_helper_events(model, cast(cst.Await, current), scope))
+    return found
 
+
+def _calls_and_awaits(model: SemanticModel, node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The calls and awaits in ``node``, in evaluation order (post-order), outside nested
+    functions and lambdas."""
+    kept = _kept_walks(model)
+    if kept is not None:
+        served = kept.get("events", node)
+        if served is not None:
+            return cast(list[cst.CSTNode], served)
+    found: list[cst.CSTNode] = []
     children_of = model.children_of
 
     def walk(current: cst.CSTNode) -> None:
@@ -246,24 +274,12 @@ def events_in(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> list[Eve
         if kids:
             for child in kids:
                 walk(child)
-        if kind is cst.Call:  # exact types: ``isinstance`` on libcst's classes is slow
-            call = cast(cst.Call, current)
-            submit = model.submit_of(call, scope)
-            if submit is not None:
-                found.append(Submit(call, submit))
-            wait = wait_of(model, call, scope)
-            if wait is not None:
-                found.append(wait)
-            elif submit is None:
-                found.extend(helper_events(model, call, scope))
-        elif kind is cst.Await:
-            wait = wait_of(model, current, scope)
-            if wait is not None:
-                found.append(wait)
-            else:
-                found.extend(awaited_helper_events(model, cast(cst.Await, current), scope))
+        if kind is cst.Call or kind is cst.Await:
+            found.append(current)
 
     walk(node)
+    if kept is not None:
+        kept.put("events", node, found)
     return found
 
 
@@ -387,10 +403,10 @@ def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
         return cached
     kept = _kept_walks(model)
     if kept is not None:
-        found = kept.reads_of(node)
+        found = kept.get("reads", node)
         if found is not None:
-            model.reads_cache[key] = found
-            return found
+            model.reads_cache[key] = cast(set[str], found)
+            return cast(set[str], found)
     names: set[str] = set()
     children_of = model.children_of
     stack = [node]
@@ -416,7 +432,7 @@ def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
                 stack.extend(kids)
     model.reads_cache[key] = names
     if kept is not None:
-        kept.reads[key] = (node, names)
+        kept.put("reads", node, names)
     return names
 
 
@@ -460,7 +476,7 @@ def reads_when_run(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> set
     if cached is not None:
         return cached
     reads = names_read(model, node)
-    if any(type(current) is cst.Call for current in model.walk(node, NESTED_CODE)):
+    if _makes_call(model, node):
         reads = reads | callable_reads(model, node, scope)
     model.run_reads_cache[key] = reads
     return reads
@@ -517,18 +533,37 @@ def callable_reads(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> set
 _CALLABLE_DEPTH = 3
 
 
-def _named_values(model: SemanticModel, node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+def _makes_call(model: SemanticModel, node: cst.CSTNode) -> bool:
+    """Whether ``node`` makes a call (outside nested functions and lambdas)."""
+    kept = _kept_walks(model)
+    if kept is not None:
+        found = kept.get("call", node)
+        if found is not None:
+            return cast(bool, found)
+    makes = any(type(current) is cst.Call for current in model.walk(node, NESTED_CODE))
+    if kept is not None:
+        kept.put("call", node, makes)
+    return makes
+
+
+def _named_values(model: SemanticModel, node: cst.CSTNode) -> list[cst.BaseExpression]:
     """The names and ``x.attr`` paths ``node`` reads, and the lambdas in it (outside nested
     functions): what may name or be a function."""
+    kept = _kept_walks(model)
+    if kept is not None:
+        found = kept.get("named", node)
+        if found is not None:
+            return cast(list[cst.BaseExpression], found)
+    values: list[cst.BaseExpression] = []
     stack = [node]
     while stack:
         current = stack.pop()
         kind = type(current)
         if kind is cst.Lambda:
-            yield cast(cst.Lambda, current)
+            values.append(cast(cst.Lambda, current))
             continue
         if kind is cst.Name or kind is cst.Attribute:
-            yield cast(cst.BaseExpression, current)
+            values.append(cast(cst.BaseExpression, current))
             if kind is cst.Name:
                 continue
         elif kind in _NESTED_TYPES and current is not node:
@@ -536,6 +571,9 @@ def _named_values(model: SemanticModel, node: cst.CSTNode) -> Iterator[cst.BaseE
         kids = model.children_of.get(id(current))
         if kids:
             stack.extend(kids)
+    if kept is not None:
+        kept.put("named", node, values)
+    return values
 
 
 def _receiver(expr: cst.BaseExpression, function: FunctionInfo, rename: str | None) -> str | None:
@@ -590,9 +628,11 @@ def _writes(model: SemanticModel, stmt: cst.CSTNode) -> tuple[set[str], set[str]
         return cached
     kept = _kept_walks(model)
     if kept is not None:
-        cached = kept.writes_of(stmt)
-        if cached is not None:
-            model.writes_cache[id(stmt)] = cached
+        served = kept.get("writes", stmt)
+        if served is not None:
+            cached = model.writes_cache[id(stmt)] = cast(
+                tuple[set[str], set[str], set[str]], served
+            )
             return cached
     bound: set[str] = set()
     mutated: set[str] = set()
@@ -622,39 +662,40 @@ def _writes(model: SemanticModel, stmt: cst.CSTNode) -> tuple[set[str], set[str]
             stack.extend(kids)
     found = model.writes_cache[id(stmt)] = (bound, mutated, bound | mutated)
     if kept is not None:
-        kept.writes[id(stmt)] = (stmt, found)
+        kept.put("writes", stmt, found)
     return found
 
 
 # ==========================================================================================
 # The walks above, kept from one lint of a buffer for the next (an editor's, on each edit)
 # ==========================================================================================
-# ``names_read`` and ``_writes`` depend on nothing but the node's own subtree (libcst's nodes do
-# not change, and the model's tree index gives any node the same children in every lint), and
-# ``parse.py`` hands back the previous parse's nodes wherever the text around them did not change:
-# so a node of the last lint's tree has the same answers now. Each lint keeps the answers it used,
-# with their nodes (an entry holds its node alive, so its id names no other node while kept).
+# ``names_read``, ``_writes``, ``_named_values``, ``_makes_call`` and ``_calls_and_awaits``
+# depend on nothing but the node's own subtree (libcst's nodes do not change, and the model's tree index gives any node the
+# same children in every lint), and ``parse.py`` hands back the previous parse's nodes wherever the
+# text around them did not change: so a node of the last lint's tree has the same answers now.
+# Each lint keeps the answers it used, with their nodes (an entry holds its node alive, so its id
+# names no other node while kept). Callers do not change what they are given.
+_Answers = dict[tuple[str, int], tuple[cst.CSTNode, object]]  # (walk, id(node)) -> (node, answer)
+
+
 @dataclass(eq=False)
 class _KeptWalks:
-    owner: weakref.ref[SemanticModel]  # the lint filling ``reads`` and ``writes``
-    reads: dict[int, tuple[cst.CSTNode, set[str]]]
-    writes: dict[int, tuple[cst.CSTNode, tuple[set[str], set[str], set[str]]]]
-    last_reads: dict[int, tuple[cst.CSTNode, set[str]]]  # the previous lint's
-    last_writes: dict[int, tuple[cst.CSTNode, tuple[set[str], set[str], set[str]]]]
+    owner: weakref.ref[SemanticModel]  # the lint filling ``now``
+    now: _Answers
+    last: _Answers  # the previous lint's
 
-    def reads_of(self, node: cst.CSTNode) -> set[str] | None:
-        entry = self.last_reads.get(id(node))
-        if entry is None or entry[0] is not node:
-            return None
-        self.reads[id(node)] = entry
+    def get(self, walk: str, node: cst.CSTNode) -> object | None:
+        key = (walk, id(node))
+        entry = self.now.get(key)
+        if entry is None:
+            entry = self.last.get(key)
+            if entry is None or entry[0] is not node:
+                return None
+            self.now[key] = entry
         return entry[1]
 
-    def writes_of(self, node: cst.CSTNode) -> tuple[set[str], set[str], set[str]] | None:
-        entry = self.last_writes.get(id(node))
-        if entry is None or entry[0] is not node:
-            return None
-        self.writes[id(node)] = entry
-        return entry[1]
+    def put(self, walk: str, node: cst.CSTNode, answer: object) -> None:
+        self.now[(walk, id(node))] = (node, answer)
 
 
 _walks: BufferStore[_KeptWalks] = BufferStore()
@@ -668,13 +709,7 @@ def _kept_walks(model: SemanticModel) -> _KeptWalks | None:
         return None
     kept = _walks.get(key)
     if kept is None or kept.owner() is not model:
-        kept = _KeptWalks(
-            weakref.ref(model),
-            {},
-            {},
-            kept.reads if kept is not None else {},
-            kept.writes if kept is not None else {},
-        )
+        kept = _KeptWalks(weakref.ref(model), {}, kept.now if kept is not None else {})
         _walks.put(key, kept)
     return kept
 
