@@ -546,6 +546,20 @@ def _makes_call(model: SemanticModel, node: cst.CSTNode) -> bool:
     return makes
 
 
+def awaits_in(model: SemanticModel, node: cst.CSTNode) -> list[cst.Await]:
+    """The awaits in ``node`` (``node`` itself included), outside nested functions and lambdas,
+    in pre-order."""
+    kept = _kept_walks(model)
+    if kept is not None:
+        served = kept.get("awaits", node)
+        if served is not None:
+            return cast(list[cst.Await], served)
+    found = [n for n in model.walk(node, NESTED_CODE) if isinstance(n, cst.Await)]
+    if kept is not None:
+        kept.put("awaits", node, found)
+    return found
+
+
 def _named_values(model: SemanticModel, node: cst.CSTNode) -> list[cst.BaseExpression]:
     """The names and ``x.attr`` paths ``node`` reads, and the lambdas in it (outside nested
     functions): what may name or be a function."""
@@ -669,8 +683,8 @@ def _writes(model: SemanticModel, stmt: cst.CSTNode) -> tuple[set[str], set[str]
 # ==========================================================================================
 # The walks above, kept from one lint of a buffer for the next (an editor's, on each edit)
 # ==========================================================================================
-# ``names_read``, ``_writes``, ``_named_values``, ``_makes_call`` and ``_calls_and_awaits``
-# depend on nothing but the node's own subtree (libcst's nodes do not change, and the model's tree index gives any node the
+# ``names_read``, ``_writes``, ``_named_values``, ``_makes_call``, ``_calls_and_awaits`` and
+# ``awaits_in`` depend on nothing but the node's own subtree (libcst's nodes do not change, and the model's tree index gives any node the
 # same children in every lint), and ``parse.py`` hands back the previous parse's nodes wherever the
 # text around them did not change: so a node of the last lint's tree has the same answers now.
 # Each lint keeps the answers it used, with their nodes (an entry holds its node alive, so its id
