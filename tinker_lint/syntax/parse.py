@@ -602,11 +602,30 @@ def _describe_blocks(parsed: _Parsed, key: str, old: _Parsed | None) -> None:
     pairs = _paired(module.body, tree.body)
     if pairs is None:
         return
-    line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
     starts = _starts(parsed)
     for p, (statement, node) in enumerate(pairs):
         if new[p]:
-            _describe(parsed, statement, statement, node, starts[p], starts[p + 1], line_starts)
+            start, end = starts[p], starts[p + 1]
+            # Where the statement's lines start (only its own: the text may be long), and the
+            # number of its first line.
+            lines = _Lines(
+                text.count("\n", 0, start) + 1,
+                [start, *(match.end() for match in _NEWLINE.finditer(text, start, end))],
+            )
+            _describe(parsed, statement, statement, node, start, end, lines)
+
+
+_NEWLINE = re.compile("\n")
+
+
+@dataclass
+class _Lines:
+    first: int  # the number of the line at ``starts[0]``
+    starts: list[int]  # where each line from there on starts
+
+    def start(self, line: int) -> int | None:
+        index = line - self.first
+        return self.starts[index] if 0 <= index < len(self.starts) else None
 
 
 def _paired(
@@ -643,7 +662,7 @@ def _describe(
     node: ast.stmt,
     start: int,
     end: int,
-    line_starts: list[int],
+    lines: _Lines,
 ) -> None:
     """``outer`` (libcst) and ``node`` (CPython's), from ``start`` to ``end`` in the text."""
     described = cast(_Described, outer)
@@ -658,28 +677,30 @@ def _describe(
         return
     entry = parsed.inner.get(id(outer))
     if entry is not None and entry[1] is outer:  # worked out by the re-parse: its inner ones?
-        _describe_inner(parsed, top, pairs, start, entry[2], line_starts)
+        _describe_inner(parsed, top, pairs, start, entry[2], lines)
         return
     relative = []
     for statement, first in pairs:
         decorators: list[ast.expr] = getattr(first, "decorator_list", [])
         leading = cast(_Statement, statement).leading_lines
         line = (decorators[0].lineno if decorators else first.lineno) - len(leading)
-        if line < 1 or line > len(line_starts):
+        offset = lines.start(line)
+        if offset is None:
             return
-        relative.append(line_starts[line - 1] - start)
+        relative.append(offset - start)
     # The last statement ends where the block's footer (a line each) begins, before ``end``.
+    line_starts = lines.starts
     end_line = bisect_left(line_starts, end)
     if end_line >= len(line_starts) or line_starts[end_line] != end:
         return
     footer_line = end_line - len(block.footer)
-    if footer_line < 1:
+    if footer_line < 0:
         return
     relative.append(line_starts[footer_line] - start)
     if relative[0] <= 0 or any(b <= a for a, b in itertools.pairwise(relative)):
         return
     parsed.inner[id(outer)] = (top, outer, relative)
-    _describe_inner(parsed, top, pairs, start, relative, line_starts)
+    _describe_inner(parsed, top, pairs, start, relative, lines)
 
 
 def _describe_inner(
@@ -688,7 +709,7 @@ def _describe_inner(
     pairs: list[tuple[cst.CSTNode, ast.stmt]],
     start: int,
     relative: list[int],
-    line_starts: list[int],
+    lines: _Lines,
 ) -> None:
     for i, (statement, first) in enumerate(pairs):
         if type(statement) in _DESCENDED:
@@ -699,5 +720,5 @@ def _describe_inner(
                 first,
                 start + relative[i],
                 start + relative[i + 1],
-                line_starts,
+                lines,
             )
