@@ -383,3 +383,122 @@ def test_an_edit_of_the_footer_only_keeps_every_statement() -> None:
     first = parse.parse_module(LONG, key="m.py")
     got = _reparsed(LONG, LONG + "# the end\n")
     assert all(a is b for a, b in zip(first.body, got.body, strict=True))
+
+
+# --- block starts from CPython's tree (``_describe_blocks``) ---------------------------------
+
+
+def _described_and_printed(text: str) -> list[tuple[str, list[int] | None, list[int] | None]]:
+    """Per ``def``/``class`` (any depth, as the re-parse descends): its name, the block starts
+    described from CPython's tree of the text, and those ``_inner_starts`` prints."""
+    from tinker_lint.syntax import cpython
+
+    cpython._recent.clear()
+    assert cpython.tree(text, "m.py") is not None  # the engine makes it before the parse
+    module = parse.parse_module(text, key="m.py")
+    kept = _kept("m.py")
+    printed = parse._Parsed(text, module)
+    found = []
+
+    def visit(outer: cst.CSTNode, depth: int) -> None:
+        assert isinstance(outer, cst.FunctionDef | cst.ClassDef)
+        entry = kept.inner.get(id(outer))
+        found.append(
+            (
+                outer.name.value,
+                entry[2] if entry is not None else None,
+                parse._inner_starts(printed, outer, depth),
+            )
+        )
+        for statement in _block_of(outer):
+            if isinstance(statement, cst.FunctionDef | cst.ClassDef):
+                visit(statement, depth + 1)
+
+    for statement in module.body:
+        if isinstance(statement, cst.FunctionDef | cst.ClassDef):
+            visit(statement, 0)
+    cpython._recent.clear()
+    return found
+
+
+BLOCKS = '''\
+import tinker
+
+
+@decorated
+class Trainer:
+    """Doc."""
+
+    # a comment before a method
+
+    def step(self, x):
+        if x:
+            return 1
+            # a comment the if's block keeps
+        # one the next statement keeps
+
+        y = 2; z = 3
+        @staticmethod
+        def inner():
+            pass
+        return y
+    # the class's block's footer
+
+def main():
+    for i in range(3):
+        pass
+        # the for's footer
+x = 1
+'''
+
+
+def test_block_starts_are_read_from_cpython_s_tree_as_printing_finds_them() -> None:
+    found = _described_and_printed(BLOCKS)
+    assert found == [
+        ("Trainer", [28, 43, 318], [28, 43, 318]),  # the docstring, ``def step``, the end
+        ("step", [57, 137, 198, 258, 275], [57, 137, 198, 258, 275]),
+        ("inner", [43, 60], [43, 60]),
+        ("main", [13, 76], [13, 76]),
+    ]
+
+
+def test_a_decorator_joined_by_a_backslash_is_printed_not_read() -> None:
+    text = "def f():\n    @\\\n    deco\n    def g():\n        pass\n    return g\n"
+    # Neither read (the ``@`` is a line above the line CPython gives): printed when asked.
+    assert _described_and_printed(text) == [("f", None, [9, 51, 64]), ("g", None, [29, 42])]
+
+
+@pytest.mark.parametrize("path", FIXTURES[::4], ids=lambda p: p.name)
+def test_block_starts_of_fixtures_read_from_cpython_s_tree(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    if not _compiles(text) or "\\\n" in text or "\r" in text:
+        pytest.skip("not read from the tree")
+    found = _described_and_printed(text)
+    assert [(name, described) for name, described, _ in found] == [
+        (name, printed) for name, _, printed in found
+    ]
+
+
+def test_an_edit_in_one_method_keeps_the_other_methods_block_starts() -> None:
+    found = _described_and_printed(BLOCKS)  # described from the tree, kept under "m.py"
+    before = _kept("m.py")
+    [trainer] = [s for s in before.module.body if isinstance(s, cst.ClassDef)]
+    step = _block_of(trainer)[1]
+    # An edit in the ``if`` of ``step`` (no tree of this text: what is kept comes from the
+    # re-parse).
+    edited = BLOCKS.replace("return 1", "return 11")
+    module = parse.parse_module(edited, key="m.py")
+    assert module.deep_equals(cst.parse_module(edited))
+    after = _kept("m.py")
+    [new_trainer] = [s for s in module.body if isinstance(s, cst.ClassDef)]
+    new_step = _block_of(new_trainer)[1]
+    assert new_trainer is not trainer and new_step is not step
+    inner = _block_of(new_step)[2]
+    assert isinstance(inner, cst.FunctionDef) and inner.name.value == "inner"
+    assert inner is _block_of(step)[2]  # kept as it was, under new nodes
+    assert after.inner[id(inner)] == (new_trainer, inner, [43, 60])
+    assert found[2] == ("inner", [43, 60], [43, 60])
+    assert after.inner[id(new_step)][2] == [57, 138, 199, 259, 276]  # one character longer
+    assert after.inner[id(new_step)][2] == parse._inner_starts(
+        parse._Parsed(edited, module), new_step, 1
+    )

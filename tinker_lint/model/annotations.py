@@ -18,7 +18,8 @@ def annotation_types(
 ) -> Iterator[TType]:
     """The types an annotation names: Tinker clients and futures, ``ModelInput``, tokenizers,
     arrays, and lists, optionals and unions of them. A string annotation is parsed, and read in the module scope."""
-    if isinstance(ann, cst.SimpleString):
+    # Exact types (libcst's node classes are final): ``isinstance`` on them goes through ``ABCMeta``.
+    if type(ann) is cst.SimpleString:
         try:
             parsed = cst.parse_expression(str(ann.evaluated_value))
         except (cst.ParserSyntaxError, ValueError, TypeError):
@@ -26,14 +27,14 @@ def annotation_types(
         # A string annotation names things imported in this module.
         yield from annotation_types(imports, module_scope, parsed, module_scope)
         return
-    if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+    if type(ann) is cst.BinaryOperation and type(ann.operator) is cst.BitOr:
         yield from annotation_types(imports, module_scope, ann.left, scope)
         yield from annotation_types(imports, module_scope, ann.right, scope)
         return
-    if isinstance(ann, cst.Subscript):
+    if type(ann) is cst.Subscript:
         head = dotted_name(ann.value) or ""
         last = head.rsplit(".", 1)[-1]
-        args = [e.slice.value for e in ann.slice if isinstance(e.slice, cst.Index)]
+        args = [e.slice.value for e in ann.slice if type(e.slice) is cst.Index]
         if last in ("Optional", "Union", "Annotated"):
             for arg in args[:1] if last == "Annotated" else args:
                 yield from annotation_types(imports, module_scope, arg, scope)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import cast
 
 import libcst as cst
+
+_STRINGS = (cst.SimpleString, cst.ConcatenatedString)
 
 # *_every, *_interval, *_freq, should_log, is_eval_step, ... (spec: "Cadence guard").
 DEFAULT_CADENCE_NAME = re.compile(
@@ -21,10 +24,14 @@ def _names_cadence(name: str, extra: re.Pattern[str] | None) -> bool:
 def is_cadence_test(nodes: Iterable[cst.CSTNode], extra: re.Pattern[str] | None = None) -> bool:
     """Whether an ``if`` test (given as its nodes) reads like "every N steps": a ``%`` or a name
     such as ``log_every``, ``save_interval``, ``should_log``, ``is_eval_step``."""
+    # Exact types (libcst's node classes are final): ``isinstance`` on them goes through
+    # ``ABCMeta``, and the collector asks this of every ``if`` test's nodes.
     for node in nodes:
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
-            if not isinstance(node.left, cst.SimpleString | cst.ConcatenatedString):
+        kind = type(node)
+        if kind is cst.BinaryOperation:
+            binary = cast(cst.BinaryOperation, node)
+            if type(binary.operator) is cst.Modulo and type(binary.left) not in _STRINGS:
                 return True  # ``"%s" % x`` is formatting, not a cadence
-        elif isinstance(node, cst.Name) and _names_cadence(node.value, extra):
+        elif kind is cst.Name and _names_cadence(cast(cst.Name, node).value, extra):
             return True
     return False

@@ -198,7 +198,7 @@ class _Collector:
             if extra:
                 self.index.guarded_statements.add(id(statement))
             self.visit(statement)
-            if isinstance(statement, cst.If) and self._exits_off_cadence(statement):
+            if type(statement) is cst.If and self._exits_off_cadence(statement):
                 extra += 1
                 self.guards[-1] += 1
         self.guards[-1] -= extra
@@ -264,47 +264,52 @@ class _Collector:
         index: int = 0,
         size: int = 0,
     ) -> None:
-        if isinstance(target, cst.Name):
-            self.scope.bind(target.value, Binding(kind, expr, self.scope, index=index, size=size))
-        elif isinstance(target, cst.Tuple | cst.List):
-            elements = target.elements
+        # Exact types (libcst's node classes are final): ``isinstance`` on them goes through
+        # ``ABCMeta``, and every assignment of the module comes here.
+        target_type = type(target)
+        if target_type is cst.Name:
+            name = cast(cst.Name, target).value
+            self.scope.bind(name, Binding(kind, expr, self.scope, index=index, size=size))
+        elif target_type is cst.Tuple or target_type is cst.List:
+            elements = cast(cst.Tuple | cst.List, target).elements
             values = (
                 [e.value for e in expr.elements]
-                if kind == "value" and isinstance(expr, cst.Tuple | cst.List)
+                if kind == "value" and (type(expr) is cst.Tuple or type(expr) is cst.List)
                 else None
             )
-            starred = any(isinstance(e, cst.StarredElement) for e in elements)
+            starred = any(type(e) is cst.StarredElement for e in elements)
             for i, element in enumerate(elements):
                 if values is not None and len(values) == len(elements) and not starred:
                     self._bind_target(element.value, kind, values[i])
                 elif (
                     kind in ("value", "iter")
                     and not starred
-                    and not isinstance(element.value, cst.Tuple | cst.List)
+                    and type(element.value) is not cst.Tuple
+                    and type(element.value) is not cst.List
                 ):
                     # ``fwd, opt = submit_step(batch)``, ``for i, fut in enumerate(futures)``
                     unpack = "unpack" if kind == "value" else "iter-unpack"
                     self._bind_target(element.value, unpack, expr, i, len(elements))
                 else:
                     self._bind_target(element.value, "unknown", None)
-        elif isinstance(target, cst.StarredElement):
-            self._bind_target(target.value, "unknown", None)
-        elif isinstance(target, cst.Attribute):
+        elif target_type is cst.StarredElement:
+            self._bind_target(cast(cst.StarredElement, target).value, "unknown", None)
+        elif target_type is cst.Attribute:
             binding = Binding(kind, expr, self.scope, index=index, size=size)
-            self._bind_self_attribute(target, binding)
-        elif isinstance(target, cst.Subscript) and kind == "value":
-            self._store_element(target.value, "element", expr)
+            self._bind_self_attribute(cast(cst.Attribute, target), binding)
+        elif target_type is cst.Subscript and kind == "value":
+            self._store_element(cast(cst.Subscript, target).value, "element", expr)
 
     def _store_element(
         self, container: cst.BaseExpression, kind: str, expr: cst.CSTNode | None
     ) -> None:
         """``xs.append(fut)``, ``xs[k] = fut``: ``xs`` holds what ``fut`` is. Recorded with the
         name's own bindings (wherever it is bound), so a closure's append does not shadow it."""
-        if isinstance(container, cst.Name):
+        if type(container) is cst.Name:
             bindings = self.scope.lookup(container.value)
             if bindings:
                 bindings.append(Binding(kind, expr, self.scope))
-        elif isinstance(container, cst.Attribute):
+        elif type(container) is cst.Attribute:
             self._bind_self_attribute(container, Binding(kind, expr, self.scope))
 
     def _bind_self_attribute(self, target: cst.Attribute, binding: Binding) -> None:
@@ -312,7 +317,7 @@ class _Collector:
         if (
             function is not None
             and function.class_name is not None
-            and isinstance(target.value, cst.Name)
+            and type(target.value) is cst.Name
             and target.value.value == function.self_name
         ):
             attrs = self.index.class_attrs.setdefault(function.class_name, {})
@@ -473,7 +478,7 @@ class _Collector:
     # --- calls -----------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and len(node.args) == 1 + (func.attr.value == "insert"):
+        if type(func) is cst.Attribute and len(node.args) == 1 + (func.attr.value == "insert"):
             stored = _CONTAINER_STORES.get(func.attr.value)
             if stored is not None:
                 self._store_element(func.value, stored, node.args[-1].value)

@@ -7,6 +7,7 @@ does this later submit use (through assignments in between) what that wait produ
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, cast
@@ -19,6 +20,7 @@ from tinker_lint.model.scopes import FunctionInfo, Scope, SdkCall, resolve_funct
 from tinker_lint.model.sdk import Client, Returns, Role
 from tinker_lint.model.summaries import MethodRef, Summary
 from tinker_lint.model.types import Kind, TType, future
+from tinker_lint.syntax.buffers import BufferStore
 
 if TYPE_CHECKING:
     from tinker_lint.model.semantic import SemanticModel
@@ -233,7 +235,35 @@ def events_in(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> list[Eve
         return cached
     found: list[Event] = []
     model.events_cache[key] = found
+    for current in _calls_and_awaits(model, node):
+        if type(current) is cst.Call:  # exact types: ``isinstance`` on libcst's classes is slow
+            call = current
+            submit = model.submit_of(call, scope)
+            if submit is not None:
+                found.append(Submit(call, submit))
+            wait = wait_of(model, call, scope)
+            if wait is not None:
+                found.append(wait)
+            elif submit is None:
+                found.extend(helper_events(model, call, scope))
+        else:
+            wait = wait_of(model, current, scope)
+            if wait is not None:
+                found.append(wait)
+            else:
+                found.extend(awaited_helper_events(model, cast(cst.Await, current), scope))
+    return found
 
+
+def _calls_and_awaits(model: SemanticModel, node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The calls and awaits in ``node``, in evaluation order (post-order), outside nested
+    functions and lambdas."""
+    kept = _kept_walks(model)
+    if kept is not None:
+        served = kept.get("events", node)
+        if served is not None:
+            return cast(list[cst.CSTNode], served)
+    found: list[cst.CSTNode] = []
     children_of = model.children_of
 
     def walk(current: cst.CSTNode) -> None:
@@ -244,24 +274,12 @@ def events_in(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> list[Eve
         if kids:
             for child in kids:
                 walk(child)
-        if kind is cst.Call:  # exact types: ``isinstance`` on libcst's classes is slow
-            call = cast(cst.Call, current)
-            submit = model.submit_of(call, scope)
-            if submit is not None:
-                found.append(Submit(call, submit))
-            wait = wait_of(model, call, scope)
-            if wait is not None:
-                found.append(wait)
-            elif submit is None:
-                found.extend(helper_events(model, call, scope))
-        elif kind is cst.Await:
-            wait = wait_of(model, current, scope)
-            if wait is not None:
-                found.append(wait)
-            else:
-                found.extend(awaited_helper_events(model, cast(cst.Await, current), scope))
+        if kind is cst.Call or kind is cst.Await:
+            found.append(current)
 
     walk(node)
+    if kept is not None:
+        kept.put("events", node, found)
     return found
 
 
@@ -383,6 +401,12 @@ def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
     cached = model.reads_cache.get(key)
     if cached is not None:
         return cached
+    kept = _kept_walks(model)
+    if kept is not None:
+        found = kept.get("reads", node)
+        if found is not None:
+            model.reads_cache[key] = cast(set[str], found)
+            return cast(set[str], found)
     names: set[str] = set()
     children_of = model.children_of
     stack = [node]
@@ -407,6 +431,8 @@ def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
             if kids:
                 stack.extend(kids)
     model.reads_cache[key] = names
+    if kept is not None:
+        kept.put("reads", node, names)
     return names
 
 
@@ -450,7 +476,7 @@ def reads_when_run(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> set
     if cached is not None:
         return cached
     reads = names_read(model, node)
-    if any(type(current) is cst.Call for current in model.walk(node, NESTED_CODE)):
+    if _makes_call(model, node):
         reads = reads | callable_reads(model, node, scope)
     model.run_reads_cache[key] = reads
     return reads
@@ -507,18 +533,51 @@ def callable_reads(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> set
 _CALLABLE_DEPTH = 3
 
 
-def _named_values(model: SemanticModel, node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+def _makes_call(model: SemanticModel, node: cst.CSTNode) -> bool:
+    """Whether ``node`` makes a call (outside nested functions and lambdas)."""
+    kept = _kept_walks(model)
+    if kept is not None:
+        found = kept.get("call", node)
+        if found is not None:
+            return cast(bool, found)
+    makes = any(type(current) is cst.Call for current in model.walk(node, NESTED_CODE))
+    if kept is not None:
+        kept.put("call", node, makes)
+    return makes
+
+
+def awaits_in(model: SemanticModel, node: cst.CSTNode) -> list[cst.Await]:
+    """The awaits in ``node`` (``node`` itself included), outside nested functions and lambdas,
+    in pre-order."""
+    kept = _kept_walks(model)
+    if kept is not None:
+        served = kept.get("awaits", node)
+        if served is not None:
+            return cast(list[cst.Await], served)
+    found = [n for n in model.walk(node, NESTED_CODE) if isinstance(n, cst.Await)]
+    if kept is not None:
+        kept.put("awaits", node, found)
+    return found
+
+
+def _named_values(model: SemanticModel, node: cst.CSTNode) -> list[cst.BaseExpression]:
     """The names and ``x.attr`` paths ``node`` reads, and the lambdas in it (outside nested
     functions): what may name or be a function."""
+    kept = _kept_walks(model)
+    if kept is not None:
+        found = kept.get("named", node)
+        if found is not None:
+            return cast(list[cst.BaseExpression], found)
+    values: list[cst.BaseExpression] = []
     stack = [node]
     while stack:
         current = stack.pop()
         kind = type(current)
         if kind is cst.Lambda:
-            yield cast(cst.Lambda, current)
+            values.append(cast(cst.Lambda, current))
             continue
         if kind is cst.Name or kind is cst.Attribute:
-            yield cast(cst.BaseExpression, current)
+            values.append(cast(cst.BaseExpression, current))
             if kind is cst.Name:
                 continue
         elif kind in _NESTED_TYPES and current is not node:
@@ -526,6 +585,9 @@ def _named_values(model: SemanticModel, node: cst.CSTNode) -> Iterator[cst.BaseE
         kids = model.children_of.get(id(current))
         if kids:
             stack.extend(kids)
+    if kept is not None:
+        kept.put("named", node, values)
+    return values
 
 
 def _receiver(expr: cst.BaseExpression, function: FunctionInfo, rename: str | None) -> str | None:
@@ -578,6 +640,14 @@ def _writes(model: SemanticModel, stmt: cst.CSTNode) -> tuple[set[str], set[str]
     cached = model.writes_cache.get(id(stmt))
     if cached is not None:
         return cached
+    kept = _kept_walks(model)
+    if kept is not None:
+        served = kept.get("writes", stmt)
+        if served is not None:
+            cached = model.writes_cache[id(stmt)] = cast(
+                tuple[set[str], set[str], set[str]], served
+            )
+            return cached
     bound: set[str] = set()
     mutated: set[str] = set()
     if isinstance(stmt, cst.Assign):
@@ -605,7 +675,57 @@ def _writes(model: SemanticModel, stmt: cst.CSTNode) -> tuple[set[str], set[str]
         if kids:
             stack.extend(kids)
     found = model.writes_cache[id(stmt)] = (bound, mutated, bound | mutated)
+    if kept is not None:
+        kept.put("writes", stmt, found)
     return found
+
+
+# ==========================================================================================
+# The walks above, kept from one lint of a buffer for the next (an editor's, on each edit)
+# ==========================================================================================
+# ``names_read``, ``_writes``, ``_named_values``, ``_makes_call``, ``_calls_and_awaits`` and
+# ``awaits_in`` depend on nothing but the node's own subtree (libcst's nodes do not change, and the model's tree index gives any node the
+# same children in every lint), and ``parse.py`` hands back the previous parse's nodes wherever the
+# text around them did not change: so a node of the last lint's tree has the same answers now.
+# Each lint keeps the answers it used, with their nodes (an entry holds its node alive, so its id
+# names no other node while kept). Callers do not change what they are given.
+_Answers = dict[tuple[str, int], tuple[cst.CSTNode, object]]  # (walk, id(node)) -> (node, answer)
+
+
+@dataclass(eq=False)
+class _KeptWalks:
+    owner: weakref.ref[SemanticModel]  # the lint filling ``now``
+    now: _Answers
+    last: _Answers  # the previous lint's
+
+    def get(self, walk: str, node: cst.CSTNode) -> object | None:
+        key = (walk, id(node))
+        entry = self.now.get(key)
+        if entry is None:
+            entry = self.last.get(key)
+            if entry is None or entry[0] is not node:
+                return None
+            self.now[key] = entry
+        return entry[1]
+
+    def put(self, walk: str, node: cst.CSTNode, answer: object) -> None:
+        self.now[(walk, id(node))] = (node, answer)
+
+
+_walks: BufferStore[_KeptWalks] = BufferStore()
+
+
+def _kept_walks(model: SemanticModel) -> _KeptWalks | None:
+    """This lint's kept walks, when its buffer keeps anything (the server's): the first call of a
+    lint takes over the previous lint's answers as ``last_*``."""
+    key = model.helpers.summaries.reuse_key
+    if key is None:
+        return None
+    kept = _walks.get(key)
+    if kept is None or kept.owner() is not model:
+        kept = _KeptWalks(weakref.ref(model), {}, kept.now if kept is not None else {})
+        _walks.put(key, kept)
+    return kept
 
 
 def rebound_mutations(writes: set[str], bound: set[str]) -> set[str]:

@@ -78,6 +78,7 @@ _LITERALS = (
     cst.List,
     cst.Tuple,
 )
+_LITERAL_TYPES = frozenset(_LITERALS)  # by exact type: the classes are final
 
 
 class TypeInference:
@@ -138,28 +139,30 @@ class TypeInference:
         return result
 
     def _infer(self, expr: cst.BaseExpression, scope: Scope) -> Iterator[TType]:
-        if isinstance(expr, cst.Name):
+        # By exact type (libcst's node classes are final): ``isinstance`` on them goes through
+        # ``ABCMeta``, and this is asked of every expression a binding or a rule looks at.
+        if type(expr) is cst.Name:
             bindings = scope.lookup(expr.value)
             found = [t for binding in bindings for t in self.binding_types(binding)]
             yield from found
             if not found and self._named_tokenizer(expr.value, bindings):
                 yield TOKENIZER
-        elif isinstance(expr, cst.Attribute):
+        elif type(expr) is cst.Attribute:
             found = list(self._infer_attribute(expr, scope))
             yield from found
             if not found and self._named_tokenizer(
                 expr.attr.value, self._attr_bindings(expr, scope)
             ):
                 yield TOKENIZER
-        elif isinstance(expr, cst.Call):
+        elif type(expr) is cst.Call:
             yield from self._infer_call(expr, scope)
-        elif isinstance(expr, cst.Await):
+        elif type(expr) is cst.Await:
             for t in self.types(expr.expression, scope):
                 inner = t.awaited()
                 if inner is not None:
                     yield inner
             yield from self._infer_gather(expr, scope)
-        elif isinstance(expr, cst.List | cst.Tuple | cst.Set):
+        elif type(expr) is cst.List or type(expr) is cst.Tuple or type(expr) is cst.Set:
             # Both views: a sequence of any of its elements, and (unless starred) each position.
             items: list[frozenset[TType]] = []
             for element in expr.elements:
@@ -167,25 +170,29 @@ class TypeInference:
                 types = self.types(value, scope)
                 items.append(types)
                 for t in types:
-                    if isinstance(element, cst.StarredElement):
+                    if type(element) is cst.StarredElement:
                         yield t
                     else:
                         yield TType(Kind.LIST, inner=t)
-            starred = any(isinstance(e, cst.StarredElement) for e in expr.elements)
-            if not isinstance(expr, cst.Set) and not starred and any(items):
+            starred = any(type(e) is cst.StarredElement for e in expr.elements)
+            if type(expr) is not cst.Set and not starred and any(items):
                 yield TType(Kind.TUPLE, items=tuple(items))
-        elif isinstance(expr, cst.ListComp | cst.SetComp | cst.GeneratorExp):
+        elif (
+            type(expr) is cst.ListComp
+            or type(expr) is cst.SetComp
+            or type(expr) is cst.GeneratorExp
+        ):
             for t in self.types(expr.elt, scope):
                 yield TType(Kind.LIST, inner=t)
-        elif isinstance(expr, cst.Subscript):
+        elif type(expr) is cst.Subscript:
             yield from self._infer_subscript(expr, scope)
-        elif isinstance(expr, cst.IfExp):
+        elif type(expr) is cst.IfExp:
             yield from self.types(expr.body, scope)
             yield from self.types(expr.orelse, scope)
-        elif isinstance(expr, cst.BooleanOperation):
+        elif type(expr) is cst.BooleanOperation:
             yield from self.types(expr.left, scope)
             yield from self.types(expr.right, scope)
-        elif isinstance(expr, cst.NamedExpr):
+        elif type(expr) is cst.NamedExpr:
             yield from self.types(expr.value, scope)
 
     def _infer_subscript(self, expr: cst.Subscript, scope: Scope) -> Iterator[TType]:
@@ -251,21 +258,22 @@ class TypeInference:
         of a class of the project."""
         if self.helpers is None:
             return
-        if isinstance(ann, cst.SimpleString):
+        # Exact types, as in ``_infer``.
+        if type(ann) is cst.SimpleString:
             text = str(ann.evaluated_value)
             if text.replace(".", "").replace("_", "").isalnum():
                 ann, scope = cst.parse_expression(text), self.index.module_scope
             else:
                 return
-        if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+        if type(ann) is cst.BinaryOperation and type(ann.operator) is cst.BitOr:
             yield from self._annotated_instance(ann.left, scope)
             yield from self._annotated_instance(ann.right, scope)
-        elif isinstance(ann, cst.Subscript):
+        elif type(ann) is cst.Subscript:
             if (dotted_name(ann.value) or "").rsplit(".", 1)[-1] == "Optional":
                 for element in ann.slice:
-                    if isinstance(element.slice, cst.Index):
+                    if type(element.slice) is cst.Index:
                         yield from self._annotated_instance(element.slice.value, scope)
-        elif isinstance(ann, cst.Name | cst.Attribute):
+        elif type(ann) is cst.Name or type(ann) is cst.Attribute:
             qualified = self.helpers.is_class(ann, scope)
             if qualified is not None:
                 yield instance(qualified)
@@ -287,11 +295,11 @@ class TypeInference:
         for binding in bindings:
             if binding.kind == "def":
                 return False
-            if binding.kind == "value" and isinstance(binding.expr, _LITERALS):
+            if binding.kind == "value" and type(binding.expr) in _LITERAL_TYPES:
                 return False
             if binding.kind == "annotation" and isinstance(binding.expr, cst.BaseExpression):
                 head = binding.expr
-                if isinstance(head, cst.Subscript):
+                if type(head) is cst.Subscript:
                     head = head.value
                 if (dotted_name(head) or "").rsplit(".", 1)[-1] in _NOT_TOKENIZER_ANNOTATIONS:
                     return False
@@ -319,7 +327,7 @@ class TypeInference:
             ):
                 yield MODEL_INPUT  # ``tinker.ModelInput(chunks=...)``, ``types.ModelInput.empty()``
                 return
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             name = func.attr.value
             receiver = self.types(func.value, scope)
             if name in sdk.FUTURE_METHODS:
@@ -351,7 +359,7 @@ class TypeInference:
                     yield TType(Kind.LIST, inner=TType(Kind.TUPLE, items=(frozenset(), values)))
             elif name in CONTAINER_VIEWS:  # values(), copy()
                 yield from (t for t in receiver if t.kind is Kind.LIST)
-        elif isinstance(func, cst.Name):
+        elif type(func) is cst.Name:
             if func.value == "get_tokenizer":
                 yield TOKENIZER
             if not scope.lookup(func.value) and call.args:

@@ -20,6 +20,7 @@ from tinker_lint.model.flow import (
     Step,
     Submit,
     Wait,
+    awaits_in,
     events_in,
     has_jump,
     linear_steps,
@@ -585,11 +586,10 @@ def coroutines_awaited_one_by_one(model: SemanticModel, loop: LoopInfo) -> list[
         return []  # no ``await`` outside ``async def`` (a notebook's top level may have one)
     body = node.body if isinstance(node, cst.For) else node.elt
     candidates = []  # the awaits first: most loops have none, and need no steps
-    for awaited in model.walk(body, NESTED_CODE):
-        if isinstance(awaited, cst.Await):
-            what = _unstarted_sampling(model, awaited.expression, loop, 0)
-            if what:
-                candidates.append(CoroutineAwait(awaited, what))
+    for awaited in awaits_in(model, body):
+        what = _unstarted_sampling(model, awaited.expression, loop, 0)
+        if what:
+            candidates.append(CoroutineAwait(awaited, what))
     if not candidates or _paced(model, body, loop.scope):
         return []
     if not isinstance(node, cst.For):

@@ -111,6 +111,18 @@ def tree(text: str, key: str | None) -> ast.Module | None:
     return parsed
 
 
+def known_tree(text: str, key: str) -> ast.Module | None:
+    """CPython's tree of ``text`` when this lint already made it under ``key`` (no parse here);
+    valid until the next verdict under ``key`` (which moves its kept statements' lines)."""
+    made = _made
+    if made is not None and made[0] == key and made[1] is text:
+        return made[2]
+    kept = _recent.get(key)
+    if kept is not None and kept.text is text:
+        return kept.tree
+    return None
+
+
 def _whole(text: str, parsed: ast.Module) -> _Compiled | None:
     if _unusual(text):
         return None

@@ -11,7 +11,11 @@ the fixers later, are checked as always. The engine parses only what CPython com
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import difflib
+import itertools
+import re
 import threading
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
@@ -62,6 +66,9 @@ def parse_module(text: str, key: str | None = None) -> cst.Module:
             found = None
     if found is None:
         found = _Parsed(text, _parse(text))
+    if found is not old:
+        with contextlib.suppress(Exception):  # a shortcut only: ``_inner_starts`` prints the rest
+            _describe_blocks(found, key, old)
     _recent.put(key, found)
     return found.module
 
@@ -352,9 +359,24 @@ def _reparse_inside(old: _Parsed, text: str, p: int, prefix: int, suffix: int) -
     shift = len(text) - len(old.text)
     new_starts = [*starts[: p + 1], *(start + shift for start in starts[p + 1 :])]
     inner = _kept_inner(old, new_module)
+    # The blocks inside the statement kept as they were (the same nodes: their starts, from their
+    # own, stand), now under its new node.
+    stack: list[cst.CSTNode] = [new_outer]
+    while stack:
+        for statement in _block_statements(stack.pop()):
+            if type(statement) in _DESCENDED:
+                entry = old.inner.get(id(statement))
+                if entry is not None and entry[1] is statement:
+                    inner[id(statement)] = (new_outer, statement, entry[2])
+                stack.append(statement)
     for node, relative in worked_out:
         inner[id(node)] = (new_outer, node, relative)
     return _Parsed(text, new_module, new_starts, old.first_indent, inner)
+
+
+def _block_statements(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
+    block = cast(_Described, node).body
+    return block.body if type(block) is cst.IndentedBlock else ()
 
 
 def _reparse_block(
@@ -523,3 +545,157 @@ def _length_in_block(module: cst.Module, nodes: Sequence[cst.CSTNode], indents: 
     for node in nodes:
         node._codegen(state)
     return sum(map(len, state.tokens))
+
+
+# ==========================================================================================
+# Block starts from CPython's tree of the same text
+# ==========================================================================================
+# ``_inner_starts`` prints a ``def``/``class`` (about half the cost of parsing it) to find where the
+# statements of its block start. The engine has CPython's tree of the same text by then
+# (``cpython.py``, made before the parse), which gives each statement's first line; a libcst
+# statement starts its ``leading_lines`` (one line each) before that, at a line start. So after
+# each parse the blocks not yet described are described from that tree, and the next edit's
+# re-parse finds them kept (tests/test_parse_reuse.py compares them with the printed starts over
+# every cookbook file). Not where a line's number could mislead: a backslash joining lines (a
+# decorator's ``@`` on the line before its name), line ends other than ``\n``, form feeds.
+_AST_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _describe_blocks(parsed: _Parsed, key: str, old: _Parsed | None) -> None:
+    """Record in ``parsed.inner`` the block starts of every ``def``/``class`` (at any depth, as
+    ``_reparse_block`` descends) in the top-level statements that are new since ``old`` and not
+    already there, from CPython's tree of ``parsed.text``."""
+    module = parsed.module
+    text = parsed.text
+    kept = {id(statement) for statement in old.module.body} if old is not None else set()
+    new = [type(s) in _DESCENDED and id(s) not in kept for s in module.body]
+    if not any(new) or module.default_newline != "\n" or "\r" in text or "\f" in text:
+        return
+    from tinker_lint.syntax import cpython  # cpython.py imports this module
+
+    tree = cpython.known_tree(text, key)
+    if tree is None:
+        return
+    pairs = _paired(module.body, tree.body)
+    if pairs is None:
+        return
+    starts = _starts(parsed)
+    for p, (statement, node) in enumerate(pairs):
+        if new[p]:
+            start, end = starts[p], starts[p + 1]
+            # Where the statement's lines start (only its own: the text may be long), and the
+            # number of its first line.
+            lines = _Lines(
+                text.count("\n", 0, start) + 1,
+                [start, *(match.end() for match in _NEWLINE.finditer(text, start, end))],
+            )
+            _describe(parsed, statement, statement, node, start, end, lines)
+
+
+_NEWLINE = re.compile("\n")
+
+
+@dataclass
+class _Lines:
+    first: int  # the number of the line at ``starts[0]``
+    starts: list[int]  # where each line from there on starts
+
+    def start(self, line: int) -> int | None:
+        index = line - self.first
+        return self.starts[index] if 0 <= index < len(self.starts) else None
+
+
+def _paired(
+    statements: Sequence[cst.CSTNode], nodes: Sequence[ast.stmt]
+) -> list[tuple[cst.CSTNode, ast.stmt]] | None:
+    """Each libcst statement of a block with the first of CPython's statements it holds (a
+    simple statement line holds one per small statement); None when they do not match."""
+    pairs = []
+    j = 0
+    for statement in statements:
+        if j >= len(nodes):
+            return None
+        node = nodes[j]
+        if type(statement) is cst.SimpleStatementLine:
+            j += len(statement.body)
+        else:
+            if type(statement) in _DESCENDED:
+                described = cast(_Described, statement)
+                if (
+                    not isinstance(node, _AST_DEFINITIONS)
+                    or (type(statement) is cst.ClassDef) != isinstance(node, ast.ClassDef)
+                    or node.name != described.name.value
+                ):
+                    return None
+            j += 1
+        pairs.append((statement, node))
+    return pairs if j == len(nodes) else None
+
+
+def _describe(
+    parsed: _Parsed,
+    top: cst.CSTNode,
+    outer: cst.CSTNode,
+    node: ast.stmt,
+    start: int,
+    end: int,
+    lines: _Lines,
+) -> None:
+    """``outer`` (libcst) and ``node`` (CPython's), from ``start`` to ``end`` in the text."""
+    described = cast(_Described, outer)
+    block = described.body
+    if type(block) is not cst.IndentedBlock or block.indent is not None or not block.body:
+        return
+    if "\\\n" in parsed.text[start:end]:
+        return
+    inner = cast(Sequence[_Statement], block.body)
+    pairs = _paired(inner, cast(Sequence[ast.stmt], getattr(node, "body", ())))
+    if pairs is None:
+        return
+    entry = parsed.inner.get(id(outer))
+    if entry is not None and entry[1] is outer:  # worked out by the re-parse: its inner ones?
+        _describe_inner(parsed, top, pairs, start, entry[2], lines)
+        return
+    relative = []
+    for statement, first in pairs:
+        decorators: list[ast.expr] = getattr(first, "decorator_list", [])
+        leading = cast(_Statement, statement).leading_lines
+        line = (decorators[0].lineno if decorators else first.lineno) - len(leading)
+        offset = lines.start(line)
+        if offset is None:
+            return
+        relative.append(offset - start)
+    # The last statement ends where the block's footer (a line each) begins, before ``end``.
+    line_starts = lines.starts
+    end_line = bisect_left(line_starts, end)
+    if end_line >= len(line_starts) or line_starts[end_line] != end:
+        return
+    footer_line = end_line - len(block.footer)
+    if footer_line < 0:
+        return
+    relative.append(line_starts[footer_line] - start)
+    if relative[0] <= 0 or any(b <= a for a, b in itertools.pairwise(relative)):
+        return
+    parsed.inner[id(outer)] = (top, outer, relative)
+    _describe_inner(parsed, top, pairs, start, relative, lines)
+
+
+def _describe_inner(
+    parsed: _Parsed,
+    top: cst.CSTNode,
+    pairs: list[tuple[cst.CSTNode, ast.stmt]],
+    start: int,
+    relative: list[int],
+    lines: _Lines,
+) -> None:
+    for i, (statement, first) in enumerate(pairs):
+        if type(statement) in _DESCENDED:
+            _describe(
+                parsed,
+                top,
+                statement,
+                first,
+                start + relative[i],
+                start + relative[i + 1],
+                lines,
+            )
