@@ -11,7 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from packaging.version import Version
 
 from tests.fixture_expectations import FIXTURES_ROOT, ROOT
 from tinker_lint.io.settings import Settings
+from tinker_lint.syntax import buffers
 
 CORPORA = ROOT / ".tinker_lint_cache" / "corpora"
 COOKBOOK = "tinker-cookbook==0.6.1"
@@ -36,6 +37,16 @@ def make_settings(**changes: Any) -> Settings:
 @pytest.fixture(name="make_settings")
 def make_settings_fixture() -> Callable[..., Settings]:
     return make_settings
+
+
+@pytest.fixture
+def fresh_buffers() -> Iterator[None]:
+    """Lints keep per buffer what the next lint of it may take over (``syntax/buffers.py``), as
+    in the server, starting from nothing kept, and leave nothing kept."""
+    with buffers.parses_kept(buffers.DEFAULT_FILES):
+        buffers.forget_all()
+        yield
+        buffers.forget_all()
 
 
 @pytest.fixture(scope="session")

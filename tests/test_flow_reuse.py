@@ -5,13 +5,12 @@ not walked again, an edited one is, and the findings after each edit are a fresh
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 
 import libcst as cst
 import pytest
 
 from tinker_lint.io.settings import Settings
-from tinker_lint.model import flow, reuse
+from tinker_lint.model import flow
 from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.run.engine import lint_text
 from tinker_lint.syntax import buffers, parse
@@ -19,14 +18,7 @@ from tinker_lint.syntax import buffers, parse
 _keys = itertools.count()
 
 
-@pytest.fixture(autouse=True)
-def _kept() -> Iterator[None]:
-    with buffers.parses_kept(4):
-        parse._recent.clear()
-        reuse.forget_all()
-        yield
-        parse._recent.clear()
-        reuse.forget_all()
+pytestmark = pytest.mark.usefixtures("fresh_buffers")
 
 
 PROGRAM = """\

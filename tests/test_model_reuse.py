@@ -5,7 +5,6 @@ findings after each edit are a fresh lint's, to the line of the wait a message n
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,14 +21,7 @@ from tinker_lint.syntax import buffers, parse
 _keys = itertools.count()
 
 
-@pytest.fixture(autouse=True)
-def _kept() -> Iterator[None]:
-    with buffers.parses_kept(4):
-        parse._recent.clear()
-        reuse.forget_all()
-        yield
-        parse._recent.clear()
-        reuse.forget_all()
+pytestmark = pytest.mark.usefixtures("fresh_buffers")
 
 
 PROGRAM = """\

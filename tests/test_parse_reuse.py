@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import random
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
 import libcst as cst
@@ -20,12 +19,7 @@ ROOT = Path(__file__).parent.parent
 FIXTURES = sorted((ROOT / "fixtures").rglob("*.py"))
 
 
-@pytest.fixture(autouse=True)
-def _no_kept_parses() -> Iterator[None]:
-    with buffers.parses_kept(4):
-        parse._recent.clear()
-        yield
-        parse._recent.clear()
+pytestmark = pytest.mark.usefixtures("fresh_buffers")
 
 
 def _kept(path: str) -> parse._Parsed:

@@ -349,7 +349,3 @@ def take(key: str) -> KeptModel | None:
 
 def keep(key: str, kept: KeptModel) -> None:
     _kept.put(key, kept)
-
-
-def forget_all() -> None:
-    _kept.clear()

@@ -72,6 +72,12 @@ def common_suffix(a: str, b: str, limit: int) -> int:
     return low
 
 
+def forget_all() -> None:
+    """Forget what every stage keeps (a test starts from nothing kept)."""
+    for store in _stores:
+        store.clear()
+
+
 class BufferStore(Generic[T]):
     """One stage's kept state, by path; safe to use from several threads (the server lints on a
     worker, tests on their own)."""
