@@ -7,10 +7,11 @@ does this later submit use (through assignments in between) what that wait produ
 
 from __future__ import annotations
 
+import functools
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import libcst as cst
 
@@ -21,6 +22,8 @@ from tinker_lint.model.sdk import Client, Returns, Role
 from tinker_lint.model.summaries import MethodRef, Summary
 from tinker_lint.model.types import Kind, TType, future
 from tinker_lint.syntax.buffers import BufferStore
+
+_Walk = TypeVar("_Walk", bound=Callable[..., Any])
 
 if TYPE_CHECKING:
     from tinker_lint.model.semantic import SemanticModel
@@ -226,6 +229,27 @@ def _futures_in(model: SemanticModel, expr: cst.BaseExpression, scope: Scope) ->
     return frozenset(found)
 
 
+def _kept_walk(kind: str) -> Callable[[_Walk], _Walk]:
+    """A walk of ``node``'s own subtree whose answer the next lint of the same buffer takes over
+    for the same node (``_kept_walks``): it reads nothing but the subtree."""
+
+    def decorate(walk: _Walk) -> _Walk:
+        @functools.wraps(walk)
+        def kept_or_walked(model: SemanticModel, node: cst.CSTNode) -> Any:
+            kept = _kept_walks(model)
+            if kept is None:
+                return walk(model, node)
+            found = kept.get(kind, node)
+            if found is None:
+                found = walk(model, node)
+                kept.put(kind, node, found)
+            return found
+
+        return cast(_Walk, kept_or_walked)
+
+    return decorate
+
+
 def events_in(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> list[Event]:
     """The submits and waits ``node`` performs, in evaluation order (post-order: arguments are
     evaluated before the call that takes them). Nested functions and lambdas run later: skipped."""
@@ -255,14 +279,10 @@ def events_in(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> list[Eve
     return found
 
 
+@_kept_walk("events")
 def _calls_and_awaits(model: SemanticModel, node: cst.CSTNode) -> list[cst.CSTNode]:
     """The calls and awaits in ``node``, in evaluation order (post-order), outside nested
     functions and lambdas."""
-    kept = _kept_walks(model)
-    if kept is not None:
-        served = kept.get("events", node)
-        if served is not None:
-            return cast(list[cst.CSTNode], served)
     found: list[cst.CSTNode] = []
     children_of = model.children_of
 
@@ -278,8 +298,6 @@ def _calls_and_awaits(model: SemanticModel, node: cst.CSTNode) -> list[cst.CSTNo
             found.append(current)
 
     walk(node)
-    if kept is not None:
-        kept.put("events", node, found)
     return found
 
 
@@ -533,41 +551,23 @@ def callable_reads(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> set
 _CALLABLE_DEPTH = 3
 
 
+@_kept_walk("call")
 def _makes_call(model: SemanticModel, node: cst.CSTNode) -> bool:
     """Whether ``node`` makes a call (outside nested functions and lambdas)."""
-    kept = _kept_walks(model)
-    if kept is not None:
-        found = kept.get("call", node)
-        if found is not None:
-            return cast(bool, found)
-    makes = any(type(current) is cst.Call for current in model.walk(node, NESTED_CODE))
-    if kept is not None:
-        kept.put("call", node, makes)
-    return makes
+    return any(type(current) is cst.Call for current in model.walk(node, NESTED_CODE))
 
 
+@_kept_walk("awaits")
 def awaits_in(model: SemanticModel, node: cst.CSTNode) -> list[cst.Await]:
     """The awaits in ``node`` (``node`` itself included), outside nested functions and lambdas,
     in pre-order."""
-    kept = _kept_walks(model)
-    if kept is not None:
-        served = kept.get("awaits", node)
-        if served is not None:
-            return cast(list[cst.Await], served)
-    found = [n for n in model.walk(node, NESTED_CODE) if isinstance(n, cst.Await)]
-    if kept is not None:
-        kept.put("awaits", node, found)
-    return found
+    return [n for n in model.walk(node, NESTED_CODE) if isinstance(n, cst.Await)]
 
 
+@_kept_walk("named")
 def _named_values(model: SemanticModel, node: cst.CSTNode) -> list[cst.BaseExpression]:
     """The names and ``x.attr`` paths ``node`` reads, and the lambdas in it (outside nested
     functions): what may name or be a function."""
-    kept = _kept_walks(model)
-    if kept is not None:
-        found = kept.get("named", node)
-        if found is not None:
-            return cast(list[cst.BaseExpression], found)
     values: list[cst.BaseExpression] = []
     stack = [node]
     while stack:
@@ -585,8 +585,6 @@ def _named_values(model: SemanticModel, node: cst.CSTNode) -> list[cst.BaseExpre
         kids = model.children_of.get(id(current))
         if kids:
             stack.extend(kids)
-    if kept is not None:
-        kept.put("named", node, values)
     return values
 
 
