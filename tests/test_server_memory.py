@@ -63,3 +63,26 @@ def test_a_full_collection_unfreezes_cycles_left_frozen(monkeypatch: pytest.Monk
     collector.idle()  # the second: everything is unfrozen, collected, frozen again
     gc.unfreeze()
     assert not any(type(o) is _Cycle for o in gc.get_objects())
+
+
+def test_overdue_once_max_deferred_lints_went_by_without_a_collection() -> None:
+    collector = Collector()
+    for _ in range(memory.MAX_DEFERRED - 1):
+        with collector.paused():
+            pass
+        assert not collector.overdue()  # the collection may still wait for a pause
+    with collector.paused(), collector.paused():  # a dependent's lint inside: one more
+        pass
+    assert collector.overdue()
+    collector.idle()
+    assert not collector.overdue()
+
+
+def test_a_lint_under_way_keeps_the_count() -> None:
+    collector = Collector()
+    for _ in range(memory.MAX_DEFERRED):
+        with collector.paused():
+            pass
+    with collector.paused():
+        collector.idle()  # refused while a lint runs: nothing was collected
+    assert collector.overdue()

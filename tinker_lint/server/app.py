@@ -34,12 +34,11 @@ from tinker_lint import __version__
 from tinker_lint.diagnostics import SAFE, Diagnostic
 from tinker_lint.server import convert
 from tinker_lint.server.lint import CONFIG_NAMES, Linted, Linter, has_safe_fix, noqa_edit
-from tinker_lint.server.memory import Collector
+from tinker_lint.server.memory import QUIET_SECONDS, Collector
 
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.tinker-lint"
 FIX_ALL_COMMAND = "tinker-lint.fixAll"
 FIX_ALL_TITLE = "Fix all safe tinker-lint problems"
-REPLY_GRACE_SECONDS = 0.01
 # What the client is asked to watch (when it can be asked): helpers, configurations and pins.
 WATCHED = (
     "**/*.py",
@@ -58,6 +57,7 @@ class TinkerLintServer(LanguageServer):
         )
         self.linter = Linter()
         self.collector = Collector()  # the garbage collector runs between lints, not in one
+        self._collection: asyncio.TimerHandle | None = None  # the one due at the next pause
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tinker-lint")
         self.linted: dict[str, tuple[int | None, Linted]] = {}  # uri -> (version, its lint)
         self.stale: set[str] = set()  # linted before a helper of theirs changed
@@ -105,6 +105,7 @@ class TinkerLintServer(LanguageServer):
         if known is not None and current and uri not in self.stale:
             return known[1]
         self.stale.discard(uri)
+        self._postpone_collection()
         path = path_of(uri, self.workspace.root_path)
         linted, changed = await self.in_worker(self._lint_now, path, text)
         self.linted[uri] = (version, linted)
@@ -146,6 +147,7 @@ class TinkerLintServer(LanguageServer):
             self.workspace_diagnostic_refresh(None)
 
     def schedule(self, uris: Sequence[str]) -> None:
+        self._postpone_collection()
         for uri in uris:
             self.pending[uri] = None
         if self.drainer is None or self.drainer.done():
@@ -163,13 +165,23 @@ class TinkerLintServer(LanguageServer):
                 types.PublishDiagnosticsParams(uri, self.diagnostics(linted), version)
             )
             if not self.pending:
-                await self.in_worker(self.collector.idle)
+                self.collect_when_quiet()
 
-    def collect_after_reply(self) -> None:
-        """The between-lints collection, once the reply being made is sent (the collection holds
-        the GIL; a callback due now would run before the reply is written)."""
+    def collect_when_quiet(self) -> None:
+        """The between-lints collection (``memory.py``): after ``QUIET_SECONDS`` with no new
+        lint (one that comes first postpones it), or at once when too many lints went by without
+        one. Never before the reply being made is sent: the collection holds the GIL."""
+        self._postpone_collection()
+        if self.collector.overdue():
+            self.worker.submit(self.collector.idle)
+            return
         loop = asyncio.get_running_loop()
-        loop.call_later(REPLY_GRACE_SECONDS, self.worker.submit, self.collector.idle)
+        self._collection = loop.call_later(QUIET_SECONDS, self.worker.submit, self.collector.idle)
+
+    def _postpone_collection(self) -> None:
+        if self._collection is not None:
+            self._collection.cancel()
+            self._collection = None
 
     def diagnostics(self, linted: Linted) -> list[types.Diagnostic]:
         lines = convert.split_lines(linted.text)
@@ -425,7 +437,7 @@ def build() -> TinkerLintServer:
     ) -> types.RelatedFullDocumentDiagnosticReport:
         linted = await ls.lint(params.text_document.uri)
         items = ls.diagnostics(linted) if linted is not None else []
-        ls.collect_after_reply()
+        ls.collect_when_quiet()
         return types.RelatedFullDocumentDiagnosticReport(items=items)
 
     @server.feature(
