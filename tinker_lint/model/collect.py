@@ -2,6 +2,17 @@
 guards, and the tree index (children and parents), so that later walks never re-enter libcst.
 
 ``collect(module)`` gives a ``ModuleIndex``; the semantic model answers every question from it.
+
+In an editor (``collect(module, key=...)``, the server's lint on every edit), the pass is made per
+top-level statement, and what each statement added is kept (``_Statement``). The next parse hands
+back the statements an edit did not touch as the same node objects (``syntax/parse.py``); for
+those, the records are added again instead of walking the statement: the same ``Binding``,
+``FunctionInfo``, ``LoopInfo`` and ``CallSite`` objects, pointed at the new module scope, the call
+sites numbered again in module order. That gives what a walk would because what one statement adds
+depends on nothing outside it: the pass writes the module-wide tables (imports, classes, methods,
+``self.x`` attributes), and reads only one thing that another statement wrote, the module scope's
+bindings, when ``xs.append(fut)`` looks ``xs`` up there; a statement that does is walked again every
+time (``replayable``).
 """
 
 from __future__ import annotations
@@ -34,6 +45,7 @@ from tinker_lint.model.tree import (
     kind_of,
     no_children,
 )
+from tinker_lint.syntax.buffers import BufferStore
 
 # Container methods that store their (last) argument: as one element, or each of its elements.
 _CONTAINER_STORES = {
@@ -109,10 +121,75 @@ class ModuleIndex:
         self.module_scope = Scope("module", self.module, None, registry=self.bindings)
 
 
-def collect(module: cst.Module, cadence_names: re.Pattern[str] | None = None) -> ModuleIndex:
+def collect(
+    module: cst.Module, cadence_names: re.Pattern[str] | None = None, key: str | None = None
+) -> ModuleIndex:
+    """``key``: the buffer's key (the engine's ``parse_key``, when ``syntax/buffers.py`` keeps
+    state for it): what each top-level statement added is kept for the next pass under it, and
+    what the last one kept is added again for the statements this module still has."""
     index = ModuleIndex(module, cadence_names)
-    _Collector(index).visit(module)
+    collector = _Collector(index)
+    if key is None:
+        collector.visit(module)
+        return index
+    pattern = None if cadence_names is None else (cadence_names.pattern, cadence_names.flags)
+    kept = _kept.get(key)
+    if kept is not None and kept.cadence != pattern:
+        kept = None  # cadence guards are told by the pattern: every statement is walked again
+    records = collector.visit_module(module, kept)
+    _kept.put(key, _KeptIndex(records, index.module_scope, pattern))
     return index
+
+
+@dataclass(eq=False)
+class _Statement:
+    """What the pass added for one top-level statement: its own part of each table (those keyed
+    by node), and the slices of the module-wide lists it appended to, in order."""
+
+    node: cst.CSTNode
+    tree: TreeIndex = field(default_factory=TreeIndex)  # its subtree's children and parents
+    imports: ImportMap = field(default_factory=ImportMap)
+    classes: dict[str, cst.ClassDef] = field(default_factory=dict)
+    methods: dict[str, dict[str, FunctionInfo]] = field(default_factory=dict)
+    class_attrs: dict[str, dict[str, list[Binding]]] = field(default_factory=dict)
+    function_of_node: dict[int, FunctionInfo] = field(default_factory=dict)
+    loop_of_node: dict[int, LoopInfo] = field(default_factory=dict)
+    call_site_of: dict[int, CallSite] = field(default_factory=dict)
+    guarded_blocks: set[int] = field(default_factory=set)
+    guarded_statements: set[int] = field(default_factory=set)
+    bindings: list[Binding] = field(default_factory=list)  # its slice of the registry
+    module_bindings: list[tuple[str, Binding]] = field(default_factory=list)  # of those, by name
+    functions: list[FunctionInfo] = field(default_factory=list)
+    loops: list[LoopInfo] = field(default_factory=list)
+    calls: list[CallSite] = field(default_factory=list)
+    scopes: list[Scope] = field(default_factory=list)  # the class and function scopes made in it
+    # False when walking it read the module scope's bindings (``_store_element``): what it adds
+    # then depends on the statements before it.
+    replayable: bool = True
+
+
+# The tables a statement's walk fills in place of the module's (then merged into them).
+_OWN_TABLES = (
+    "imports",
+    "classes",
+    "methods",
+    "class_attrs",
+    "function_of_node",
+    "loop_of_node",
+    "call_site_of",
+    "guarded_blocks",
+    "guarded_statements",
+)
+
+
+@dataclass(eq=False)
+class _KeptIndex:
+    statements: list[_Statement]
+    module_scope: Scope  # the scope the records' module-level objects point at
+    cadence: tuple[str, int] | None
+
+
+_kept: BufferStore[_KeptIndex] = BufferStore()
 
 
 class _Collector:
@@ -132,11 +209,118 @@ class _Collector:
         self.leave: dict[type, Callable[[Any], None]] = {}
         self.plans: dict[type, _Plan] = {}
         self.inert: set[type] = set()  # classes ``visit`` does nothing with
+        self.record: _Statement | None = None  # the top-level statement being recorded
         for name in dir(type(self)):
             kind, _, node_type = name.partition("_")
             if kind in ("visit", "leave") and node_type and hasattr(cst, node_type):
                 table = self.enter if kind == "visit" else self.leave
                 table[getattr(cst, node_type)] = getattr(self, name)
+
+    # --- per top-level statement, kept from one pass to the next ----------------------------
+    def visit_module(self, module: cst.Module, kept: _KeptIndex | None) -> list[_Statement]:
+        """``visit(module)``, one top-level statement at a time: each walked and recorded, or, when
+        ``kept`` has a replayable record of the same node, that record added again."""
+        old = {id(r.node): r for r in kept.statements} if kept is not None else {}
+        records: list[_Statement] = []
+        kids: list[cst.CSTNode] = []
+        for value in (CHILDREN.get(type(module)) or children_getter(module))(module):
+            statements = value if (KINDS.get(type(value)) or kind_of(type(value))) is MANY else ()
+            if not statements and (KINDS.get(type(value)) or kind_of(type(value))) is NODE:
+                statements = (value,)
+            for statement in statements:
+                if (KINDS.get(type(statement)) or kind_of(type(statement))) is not NODE:
+                    continue
+                kids.append(statement)
+                self.parent_of[id(statement)] = module
+                record = old.pop(id(statement), None)
+                if record is not None and record.node is statement and record.replayable:
+                    assert kept is not None
+                    self._replay(record, kept.module_scope)
+                else:
+                    record = self._walk_recorded(statement)
+                records.append(record)
+        if kids:
+            self.children_of[id(module)] = kids
+        return records
+
+    def _walk_recorded(self, statement: cst.CSTNode) -> _Statement:
+        """Walk one top-level statement with its own tables, then merge them into the module's."""
+        index = self.index
+        record = _Statement(statement)
+        mine = record.tree
+        saved = [getattr(index, name) for name in _OWN_TABLES]
+        for name in _OWN_TABLES:
+            setattr(index, name, getattr(record, name))
+        saved_tree = index.tree
+        index.tree = mine
+        self.children_of, self.parent_of = mine.children_of, mine.parent_of
+        starts = len(index.bindings), len(index.functions), len(index.loops), len(index.calls)
+        index.module_scope.log = record.module_bindings
+        self.record = record
+        try:
+            self.visit(statement)
+        finally:
+            self.record = None
+            index.module_scope.log = None
+            index.tree = saved_tree
+            self.children_of, self.parent_of = saved_tree.children_of, saved_tree.parent_of
+            for name, table in zip(_OWN_TABLES, saved, strict=True):
+                setattr(index, name, table)
+        record.bindings = index.bindings[starts[0] :]
+        record.functions = index.functions[starts[1] :]
+        record.loops = index.loops[starts[2] :]
+        record.calls = index.calls[starts[3] :]
+        self._merge(record)
+        return record
+
+    def _replay(self, record: _Statement, old_scope: Scope) -> None:
+        """Add again what ``record``'s statement added, its module-level objects pointed at this
+        module's scope and its call sites numbered where they now come."""
+        index = self.index
+        scope = index.module_scope
+        if old_scope is not scope:
+            for binding in record.bindings:
+                if binding.scope is old_scope:
+                    binding.scope = scope
+            for made in record.scopes:
+                made.registry = index.bindings
+                if made.parent is old_scope:
+                    made.parent = scope
+            for loop in record.loops:
+                if loop.scope is old_scope:
+                    loop.scope = scope
+        for site in record.calls:
+            if site.scope is old_scope:
+                site.scope = scope
+            site.order = len(index.calls)
+            index.calls.append(site)
+        index.bindings.extend(record.bindings)
+        for name, binding in record.module_bindings:
+            scope.bindings.setdefault(name, []).append(binding)
+        index.functions.extend(record.functions)
+        index.loops.extend(record.loops)
+        self._merge(record)
+
+    def _merge(self, record: _Statement) -> None:
+        """Merge a statement's own tables into the module's, as the one pass would have filled
+        them: later imports and methods win, the first class of a name stays, lists grow."""
+        index = self.index
+        self.parent_of.update(record.tree.parent_of)
+        self.children_of.update(record.tree.children_of)
+        index.imports.aliases.update(record.imports.aliases)
+        for name, node in record.classes.items():
+            index.classes.setdefault(name, node)
+        for class_name, methods in record.methods.items():
+            index.methods.setdefault(class_name, {}).update(methods)
+        for class_name, attrs in record.class_attrs.items():
+            mine = index.class_attrs.setdefault(class_name, {})
+            for attr, bindings in attrs.items():
+                mine.setdefault(attr, []).extend(bindings)
+        index.function_of_node.update(record.function_of_node)
+        index.loop_of_node.update(record.loop_of_node)
+        index.call_site_of.update(record.call_site_of)
+        index.guarded_blocks |= record.guarded_blocks
+        index.guarded_statements |= record.guarded_statements
 
     def visit(self, node: cst.CSTNode) -> None:
         """Index ``node``'s subtree, calling ``visit_<Type>`` before and ``leave_<Type>`` after each
@@ -307,6 +491,10 @@ class _Collector:
         name's own bindings (wherever it is bound), so a closure's append does not shadow it."""
         if type(container) is cst.Name:
             bindings = self.scope.lookup(container.value)
+            if self.record is not None and (
+                not bindings or bindings is self.index.module_scope.bindings.get(container.value)
+            ):
+                self.record.replayable = False  # read what the statements before it bound
             if bindings:
                 bindings.append(Binding(kind, expr, self.scope))
         elif type(container) is cst.Attribute:
@@ -339,6 +527,8 @@ class _Collector:
         scope = Scope(
             "class", node, self.scope, class_name=node.name.value, registry=self.index.bindings
         )
+        if self.record is not None:
+            self.record.scopes.append(scope)
         self.scopes.append(scope)
         self.classes.append(node.name.value)
 
@@ -352,6 +542,8 @@ class _Collector:
         params = [*node.params.posonly_params, *node.params.params]
         self_name = params[0].name.value if class_name and params else None
         scope = Scope("function", node, enclosing, registry=self.index.bindings)
+        if self.record is not None:
+            self.record.scopes.append(scope)
         info = FunctionInfo(node, scope, self.functions[-1], class_name, self_name)
         scope.function = info
         enclosing.bind(node.name.value, Binding("def", None, enclosing, info))

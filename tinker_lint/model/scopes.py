@@ -46,11 +46,16 @@ class Scope:
     class_name: str | None = None
     # Every binding of the module, in the order made (``SemanticModel.bindings``).
     registry: list[Binding] | None = None
+    # Where the module scope notes its bindings, by name, while the collector records what one
+    # top-level statement binds (``collect.py``, to bind them again in the next lint).
+    log: list[tuple[str, Binding]] | None = None
 
     def bind(self, name: str, binding: Binding) -> None:
         self.bindings.setdefault(name, []).append(binding)
         if self.registry is not None:
             self.registry.append(binding)
+        if self.log is not None:
+            self.log.append((name, binding))
 
     def lookup(self, name: str) -> list[Binding]:
         scope: Scope | None = self

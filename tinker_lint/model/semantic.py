@@ -93,6 +93,9 @@ class SemanticModel:
         under it are taken over where nothing they read changed (``reuse.py``)."""
         self.module = module
         reuse_key = reuse_key if buffers.keeps(reuse_key) else None
+        # The pass keeps each top-level statement's records for the next lint (``collect.py``):
+        # they read nothing of the project.
+        index_key = reuse_key
         if reuse_key is not None and project is not None:
             if not (
                 isinstance(getattr(project, "consulted", None), list)
@@ -108,7 +111,7 @@ class SemanticModel:
         self.cadence_names = cadence_names
         # Calls (by name) that the project says submit a step, e.g. a wrapper from another module.
         self.hot_loop_calls = hot_loop_calls
-        index = collect(module, cadence_names)
+        index = collect(module, cadence_names, key=index_key)
         self.index = index
         # What the pass recorded (node-keyed tables use ``id(node)``: see ``tree.py``).
         self.imports = index.imports
