@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
 
@@ -54,6 +55,10 @@ class _Pending:
 
     def copy(self) -> _Pending:
         return _Pending(self.wait, set(self.tainted))
+
+
+# Small statements after which this path of the pass goes on elsewhere, or not at all.
+_ENDS_PASS = frozenset({cst.Return, cst.Raise, cst.Break, cst.Continue})
 
 
 def _merge(*states: list[_Pending]) -> list[_Pending]:
@@ -101,51 +106,73 @@ class _PathWalker:
 
     def simple(self, smalls: Sequence[cst.CSTNode], state: list[_Pending]) -> list[_Pending]:
         for small in smalls:
-            state = self.expression(small, state, names_written(self.model, small))
-            if isinstance(small, cst.Break | cst.Continue) and self._jumps:
+            state = self.expression(small, state, None)
+            kind = type(small)  # exact types: ``isinstance`` on libcst's classes is slow
+            if (kind is cst.Break or kind is cst.Continue) and self._jumps:
                 self._jumps[-1].append(state)  # what it built leaves the loop (``_loop_body``)
-            if isinstance(small, cst.Return | cst.Raise | cst.Break | cst.Continue):
+            if kind in _ENDS_PASS:
                 return []  # this path of the pass ends here
         return state
 
     def expression(
-        self, node: cst.CSTNode, state: list[_Pending], writes: set[str]
+        self, node: cst.CSTNode, state: list[_Pending], writes: set[str] | None
     ) -> list[_Pending]:
-        state = [p.copy() for p in state]
+        """``writes``: what ``node`` stores the values it makes in (None: ``names_written``,
+        asked only when something is tainted with it)."""
+        events = events_in(self.model, node, self.scope)
+        if not state and not events:
+            return state  # nothing pending, nothing made: this step changes nothing
         fresh: list[_Pending] = []
-        for event in events_in(self.model, node, self.scope):
-            if isinstance(event, Submit):
-                reads = submit_reads(self.model, event, self.scope)
-                for pending in [*state, *fresh]:
-                    dependent = bool(reads & pending.tainted) or self.model.contains(
-                        event.node, pending.wait.node
-                    )
-                    self.pairs.append(WaitThenSubmit(pending.wait, event, dependent))
+        for event in events:
+            if type(event) is Submit:
+                submit = event
+                waiting_now = [*state, *fresh]
+                if waiting_now:  # what it reads is asked only when a wait is pending
+                    reads = submit_reads(self.model, submit, self.scope)
+                    for waiting in waiting_now:
+                        dependent = bool(reads & waiting.tainted) or self.model.contains(
+                            submit.node, waiting.wait.node
+                        )
+                        self.pairs.append(WaitThenSubmit(waiting.wait, submit, dependent))
                 state, fresh = [], []
-            elif not self._in_submitting_comprehension(event, node):
+            elif not self._in_submitting_comprehension(cast(Wait, event), node):
                 if self._guard_depth:
                     self.guarded_waits.add(id(event.node))
-                fresh.append(_Pending(event))
-        # ``data = build()``, a closure reading the result: ``data`` holds it too.
-        reads = reads_when_run(self.model, node, self.scope) if state else set()
-        for pending in state:
-            if reads & pending.tainted:
-                pending.tainted |= writes
+                fresh.append(_Pending(cast(Wait, event)))
+        if not state and not fresh:
+            return state
+        if writes is None:
+            writes = names_written(self.model, node)
+        # ``data = build()``, a closure reading the result: ``data`` holds it too. A pending
+        # wait's taint grows in a new record: the one given may be on another path too.
+        if state:
+            reads = reads_when_run(self.model, node, self.scope)
+            state = [
+                _Pending(p.wait, p.tainted | writes) if reads & p.tainted else p for p in state
+            ]
         for pending in fresh:
             pending.tainted |= writes
         return [*state, *fresh]
 
     def _in_submitting_comprehension(self, wait: Wait, statement: cst.CSTNode) -> bool:
-        """``[sc.sample(p).result() for p in ps]``: submit and wait per element is TNK103's."""
-        for loop in self.model.loops:
+        """``[sc.sample(p).result() for p in ps]``: submit and wait per element is TNK103's.
+        The comprehensions around the wait, up to ``statement``, are its ancestors."""
+        loop_of_node, parent_of = self.model.loop_of_node, self.model.parent_of
+        found = False
+        node: cst.CSTNode | None = wait.node
+        while node is not None:
+            loop = loop_of_node.get(id(node))
             if (
-                loop.is_comprehension
+                not found
+                and loop is not None
+                and loop.is_comprehension
                 and any(self.model.submit_of(s.node, s.scope) for s in loop.calls)
-                and self.model.contains(statement, loop.node)
-                and self.model.contains(loop.node, wait.node)
             ):
-                return True
-        return False
+                found = True
+            if node is statement:
+                return found
+            node = parent_of.get(id(node))
+        return False  # the wait is not in ``statement`` (it always is)
 
     def _loop_body(self, body: cst.BaseSuite, state: list[_Pending]) -> list[_Pending]:
         """A wait made inside a loop body belongs to that body's pass; what follows the loop is
