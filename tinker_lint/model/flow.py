@@ -521,18 +521,30 @@ def callable_reads(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> set
     pending: list[tuple[cst.CSTNode, Scope, str | None, int]] = [(node, scope, None, 0)]
     while pending:
         current, current_scope, rename, depth = pending.pop()
-        for expr in _named_values(model, current):
-            if isinstance(expr, cst.Lambda):
-                found |= _lambda_reads(expr, frozenset())
+        for kind, value, attr in _callable_names(model, current):
+            if kind is _LAMBDA:
+                found |= _lambda_reads(cast(cst.Lambda, value), frozenset())
                 continue
-            if isinstance(expr, cst.Name):  # ``loss = lambda d, lp: ...`` earlier
-                for binding in current_scope.lookup(expr.value):
-                    if isinstance(binding.expr, cst.Lambda):
+            # What ``model.resolve_function`` answers, from the one lookup: a name bound by a
+            # ``def``, or ``self.method`` of the enclosing class.
+            function: FunctionInfo | None = None
+            receiver: str | None = None
+            if kind is _NAME:
+                bindings = current_scope.lookup(cast(str, value))
+                for binding in bindings:
+                    if type(binding.expr) is cst.Lambda:  # ``loss = lambda d, lp: ...`` earlier
                         found |= _lambda_reads(binding.expr, frozenset())
-            function = model.resolve_function(expr, current_scope)
+                function = next((b.function for b in bindings if b.kind == "def"), None)
+            else:
+                owner = current_scope.function
+                if owner is not None and owner.class_name is not None and value == owner.self_name:
+                    function = model.methods.get(owner.class_name, {}).get(attr)
+                    if function is not None and function.self_name is not None:
+                        # The caller's name for its ``self`` (in a method reached the same
+                        # way, the outer caller's name).
+                        receiver = rename if rename is not None else cast(str, value)
             if function is None or id(function.node) in seen or depth >= _CALLABLE_DEPTH:
                 continue
-            receiver = _receiver(expr, function, rename)
             if receiver is None and function.parent is None and scope.kind != "module":
                 continue  # a module function reads globals, not the calling function's names
             seen.add(id(function.node))
@@ -564,38 +576,47 @@ def awaits_in(model: SemanticModel, node: cst.CSTNode) -> list[cst.Await]:
     return [n for n in model.walk(node, NESTED_CODE) if isinstance(n, cst.Await)]
 
 
-@_kept_walk("named")
-def _named_values(model: SemanticModel, node: cst.CSTNode) -> list[cst.BaseExpression]:
-    """The names and ``x.attr`` paths ``node`` reads, and the lambdas in it (outside nested
-    functions): what may name or be a function."""
-    values: list[cst.BaseExpression] = []
+_LAMBDA, _NAME, _SELF_ATTRIBUTE = "lambda", "name", "attribute"
+
+
+@_kept_walk("callable names")
+def _callable_names(
+    model: SemanticModel, node: cst.CSTNode
+) -> list[tuple[str, cst.Lambda | str, str]]:
+    """What in ``node`` (outside nested functions) may name or be a function, each once, in the
+    order first met: the lambdas, ``(_LAMBDA, lambda, "")``; the names, ``(_NAME, name, "")``
+    (an attribute's own name too); and ``x.attr`` on a plain name, ``(_SELF_ATTRIBUTE, "x",
+    "attr")``, which is a method when ``x`` is the ``self`` of the enclosing method. Another
+    meeting of the same name asks ``callable_reads`` nothing new."""
+    found: list[tuple[str, cst.Lambda | str, str]] = []
+    met: set[tuple[str, ...]] = set()
     stack = [node]
     while stack:
         current = stack.pop()
         kind = type(current)
         if kind is cst.Lambda:
-            values.append(cast(cst.Lambda, current))
+            found.append((_LAMBDA, cast(cst.Lambda, current), ""))
             continue
-        if kind is cst.Name or kind is cst.Attribute:
-            values.append(cast(cst.BaseExpression, current))
-            if kind is cst.Name:
-                continue
+        if kind is cst.Name:
+            key = (_NAME, cast(cst.Name, current).value)
+            if key not in met:
+                met.add(key)
+                found.append((key[0], key[1], ""))
+            continue
+        if kind is cst.Attribute:
+            attribute = cast(cst.Attribute, current)
+            receiver = attribute.value
+            if type(receiver) is cst.Name:
+                held = (_SELF_ATTRIBUTE, receiver.value, attribute.attr.value)
+                if held not in met:
+                    met.add(held)
+                    found.append(held)
         elif kind in _NESTED_TYPES and current is not node:
             continue
         kids = model.children_of.get(id(current))
         if kids:
             stack.extend(kids)
-    return values
-
-
-def _receiver(expr: cst.BaseExpression, function: FunctionInfo, rename: str | None) -> str | None:
-    """The caller's name for the ``self`` of a method reached as ``self.method`` (inside a
-    method reached the same way, the outer caller's name)."""
-    if function.self_name is None or not isinstance(expr, cst.Attribute):
-        return None
-    if not isinstance(expr.value, cst.Name):
-        return None
-    return rename if rename is not None else expr.value.value
+    return found
 
 
 def target_keys(target: cst.BaseExpression) -> set[str]:
