@@ -172,11 +172,12 @@ def dpo_step(policy, reference: tinker.SamplingClient, batch, make_datums, adam)
         # Only a body that submits something can wait before a submit; its calls are known (a
         # function's call sites include those of classes inside it, not of nested functions), so
         # the others are not walked.
-        submitting = {
-            id(site.function.node) if site.function is not None else None
-            for site in model.calls
-            if model.roles_submitted_by_call(site.node, site.scope)
-        }
+        # One submitting call is enough to walk a body: its other calls are not asked.
+        submitting: set[int | None] = set()
+        for site in model.calls:
+            body = id(site.function.node) if site.function is not None else None
+            if body not in submitting and model.roles_submitted_by_call(site.node, site.scope):
+                submitting.add(body)
         bodies: list[tuple[Sequence[cst.CSTNode], Scope]] = []
         if None in submitting:
             bodies.append((model.module.body, model.module_scope))
