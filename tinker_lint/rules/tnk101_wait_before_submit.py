@@ -175,9 +175,9 @@ def dpo_step(policy, reference: tinker.SamplingClient, batch, make_datums, adam)
         # One submitting call is enough to walk a body: its other calls are not asked.
         submitting: set[int | None] = set()
         for site in model.calls:
-            body = id(site.function.node) if site.function is not None else None
-            if body not in submitting and model.roles_submitted_by_call(site.node, site.scope):
-                submitting.add(body)
+            owner = id(site.function.node) if site.function is not None else None
+            if owner not in submitting and model.roles_submitted_by_call(site.node, site.scope):
+                submitting.add(owner)
         bodies: list[tuple[Sequence[cst.CSTNode], Scope]] = []
         if None in submitting:
             bodies.append((model.module.body, model.module_scope))
