@@ -159,27 +159,29 @@ def may_block(model: SemanticModel, call: cst.Call, scope: Scope) -> bool:
 
 def wait_of(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> Wait | None:
     """A wait on a Tinker future, if ``node`` is one (spec: "Waits")."""
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:  # exact types: ``isinstance`` on libcst's classes is slow
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "result":
+        if type(func) is cst.Attribute and func.attr.value == "result":
             futures = frozenset(t for t in model.types(func.value, scope) if t.is_future)
             return Wait(node, futures, True, (func.value,)) if futures else None
+        if not node.args:
+            return None  # the waits below take what they wait for: nothing to ask its name
         qualified = model.qualify(func, scope)
-        if qualified in BLOCKING_WAIT_FUNCTIONS and node.args:
+        if qualified in BLOCKING_WAIT_FUNCTIONS:
             futures = _futures_in(model, node.args[0].value, scope)
             return Wait(node, futures, True, (node.args[0].value,), True) if futures else None
-        if qualified == "asyncio.run" and node.args:
+        if qualified == "asyncio.run":
             # ``asyncio.run(sc.sample_async(p))``: the coroutine runs to the end, blocking.
             value = node.args[0].value
             futures = frozenset(t for t in model.types(value, scope) if _is_waitable(t))
             return Wait(node, futures, True, (value,)) if futures else None
         return None
-    if not isinstance(node, cst.Await):
+    if type(node) is not cst.Await:
         return None
     inner = node.expression
-    if isinstance(inner, cst.Call):
+    if type(inner) is cst.Call:
         func = inner.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("result_async", "coroutine"):
+        if type(func) is cst.Attribute and func.attr.value in ("result_async", "coroutine"):
             futures = frozenset(t for t in model.types(func.value, scope) if t.is_future)
             if futures:
                 return Wait(node, futures, False, (func.value,))
@@ -317,7 +319,7 @@ def helper_events(model: SemanticModel, call: cst.Call, scope: Scope) -> list[Ev
     """What calling a (sync) project function does here: its submits, then its waits, on its own
     requests and on futures passed to it. Calling an ``async def`` runs nothing until awaited;
     ``asyncio.run(helper(...))`` runs it to the end, blocking."""
-    if model.qualify(call.func, scope) == "asyncio.run" and call.args:
+    if call.args and model.qualify(call.func, scope) == "asyncio.run":
         inner = call.args[0].value
         if isinstance(inner, cst.Call):
             helper = model.helper_of(inner, scope)
@@ -791,25 +793,26 @@ def linear_steps(
 def _steps_of(
     model: SemanticModel, stmt: cst.CSTNode, scope: Scope, guarded: bool, depth: int
 ) -> Iterator[Step]:
-    if isinstance(stmt, cst.SimpleStatementLine):
+    # Exact types, as the walks above (parsed trees hold only libcst's concrete classes).
+    if type(stmt) is cst.SimpleStatementLine:
         for small in stmt.body:
             yield _small_step(model, small, scope, guarded, depth)
-    elif isinstance(stmt, cst.If):
+    elif type(stmt) is cst.If:
         yield _test_step(model, stmt.test, stmt, scope, guarded, depth)
         body_guarded = guarded or id(stmt.body) in model.guarded_blocks
         yield from _block(model, stmt.body, scope, body_guarded, depth + 1)
         if stmt.orelse is not None:
             orelse = stmt.orelse
-            if isinstance(orelse, cst.If):
+            if type(orelse) is cst.If:
                 yield from _steps_of(model, orelse, scope, guarded, depth)
             else:
                 yield from _block(model, orelse.body, scope, guarded, depth + 1)
-    elif isinstance(stmt, cst.While):
+    elif type(stmt) is cst.While:
         yield _test_step(model, stmt.test, stmt, scope, guarded, depth)
         yield from _block(model, stmt.body, scope, guarded, depth + 1)
         if stmt.orelse is not None:
             yield from _block(model, stmt.orelse.body, scope, guarded, depth + 1)
-    elif isinstance(stmt, cst.For):
+    elif type(stmt) is cst.For:
         yield Step(
             stmt,
             "for",
@@ -823,7 +826,7 @@ def _steps_of(
         yield from _block(model, stmt.body, scope, guarded, depth + 1)
         if stmt.orelse is not None:
             yield from _block(model, stmt.orelse.body, scope, guarded, depth + 1)
-    elif isinstance(stmt, cst.With):
+    elif type(stmt) is cst.With:
         for item in stmt.items:
             writes = target_keys(item.asname.name) if item.asname is not None else set()
             yield Step(
@@ -837,7 +840,7 @@ def _steps_of(
                 binds=writes,
             )
         yield from _block(model, stmt.body, scope, guarded, depth + 1)
-    elif isinstance(stmt, cst.Try | cst.TryStar):
+    elif type(stmt) is cst.Try or type(stmt) is cst.TryStar:
         yield from _block(model, stmt.body, scope, guarded, depth + 1)
         for handler in stmt.handlers:
             yield from _block(model, handler.body, scope, guarded, depth + 1)
@@ -845,7 +848,7 @@ def _steps_of(
             yield from _block(model, stmt.orelse.body, scope, guarded, depth + 1)
         if stmt.finalbody is not None:
             yield from _block(model, stmt.finalbody.body, scope, guarded, depth + 1)
-    elif isinstance(stmt, cst.Match):
+    elif type(stmt) is cst.Match:
         yield _test_step(model, stmt.subject, stmt, scope, guarded, depth)
         for case in stmt.cases:
             yield from _block(model, case.body, scope, guarded, depth + 1)
@@ -855,9 +858,9 @@ def _steps_of(
 def _block(
     model: SemanticModel, block: cst.BaseSuite, scope: Scope, guarded: bool, depth: int
 ) -> Iterator[Step]:
-    if isinstance(block, cst.IndentedBlock):
+    if type(block) is cst.IndentedBlock:
         yield from linear_steps(model, block.body, scope, guarded=guarded, depth=depth)
-    elif isinstance(block, cst.SimpleStatementSuite):
+    elif type(block) is cst.SimpleStatementSuite:
         for small in block.body:
             yield _small_step(model, small, scope, guarded, depth)
 
@@ -917,10 +920,7 @@ def leaves_loop(model: SemanticModel, control: cst.CSTNode) -> bool:
     key = id(control)
     found = model.breaks_cache.get(key)
     if found is None:
-        nested = (*NESTED_CODE, cst.For, cst.While)
-        found = model.breaks_cache[key] = any(
-            type(n) is cst.Break for n in model.walk(control, nested)
-        )
+        found = model.breaks_cache[key] = cst.Break in _statement_kinds(model, control, _LOOPS)
     return found
 
 
@@ -930,7 +930,52 @@ def _jumps_in(model: SemanticModel, node: cst.CSTNode) -> frozenset[type]:
     key = id(node)
     found = model.jumps_cache.get(key)
     if found is None:
-        found = model.jumps_cache[key] = frozenset(
-            kind for kind in map(type, model.walk(node, NESTED_CODE)) if kind in _JUMPS
-        )
+        found = model.jumps_cache[key] = _kept_jumps(model, node)
     return found
+
+
+@_kept_walk("jumps")
+def _kept_jumps(model: SemanticModel, node: cst.CSTNode) -> frozenset[type]:
+    return frozenset(_statement_kinds(model, node, ()) & _JUMPS)
+
+
+# What can hold a statement: the compound statements (not the nested code, whose statements run
+# later), their blocks and clauses, a line of small statements. No expression holds one.
+_STATEMENT_HOLDERS = frozenset(
+    {
+        cst.SimpleStatementLine,
+        cst.SimpleStatementSuite,
+        cst.IndentedBlock,
+        cst.If,
+        cst.Else,
+        cst.While,
+        cst.For,
+        cst.With,
+        cst.Try,
+        cst.TryStar,
+        cst.ExceptHandler,
+        cst.ExceptStarHandler,
+        cst.Finally,
+        cst.Match,
+        cst.MatchCase,
+    }
+)
+_LOOPS = (cst.For, cst.While)
+
+
+def _statement_kinds(model: SemanticModel, node: cst.CSTNode, skip: tuple[type, ...]) -> set[type]:
+    """The kinds of ``node`` and the statements in it, outside nested functions and classes and
+    the compound statements of ``skip`` in it: the walk enters only what can hold a statement
+    (``_STATEMENT_HOLDERS``), not the expressions, where jumps cannot be."""
+    kinds = {type(node)}
+    children_of = model.children_of
+    stack = [node]
+    while stack:
+        kids = children_of.get(id(stack.pop()))
+        if kids:
+            for child in kids:
+                kind = type(child)
+                kinds.add(kind)
+                if kind in _STATEMENT_HOLDERS and kind not in skip:
+                    stack.append(child)
+    return kinds
