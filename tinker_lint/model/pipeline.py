@@ -98,9 +98,9 @@ class _PathWalker:
     def suite(self, suite: cst.BaseSuite | None, state: list[_Pending]) -> list[_Pending]:
         if suite is None:
             return state
-        if isinstance(suite, cst.IndentedBlock):
+        if type(suite) is cst.IndentedBlock:
             return self.block(suite.body, state)
-        if isinstance(suite, cst.SimpleStatementSuite):
+        if type(suite) is cst.SimpleStatementSuite:
             return self.simple(suite.body, state)
         return state
 
@@ -202,35 +202,37 @@ class _PathWalker:
         return [p for p in state if not reads & p.tainted]
 
     def statement(self, stmt: cst.CSTNode, state: list[_Pending]) -> list[_Pending]:
-        if isinstance(stmt, cst.SimpleStatementLine):
+        # Exact types: ``isinstance`` on libcst's classes is slow, and parsed trees hold only
+        # its concrete classes.
+        if type(stmt) is cst.SimpleStatementLine:
             return self.simple(stmt.body, state)
-        if isinstance(stmt, cst.If):
+        if type(stmt) is cst.If:
             state = self._test(stmt.test, state, stmt)
             guarded = id(stmt.body) in self.model.guarded_blocks
             self._guard_depth += guarded
             body = self.suite(stmt.body, [p.copy() for p in state])
             self._guard_depth -= guarded
-            if isinstance(stmt.orelse, cst.If):
+            if type(stmt.orelse) is cst.If:
                 orelse = self.statement(stmt.orelse, [p.copy() for p in state])
             elif stmt.orelse is not None:
                 orelse = self.suite(stmt.orelse.body, [p.copy() for p in state])
             else:
                 orelse = state
             return _merge(body, orelse)
-        if isinstance(stmt, cst.While):
+        if type(stmt) is cst.While:
             state = self._test(stmt.test, state, stmt)
             after = self._loop_body(stmt.body, state)
             return self.suite(stmt.orelse.body, after) if stmt.orelse else after
-        if isinstance(stmt, cst.For):
+        if type(stmt) is cst.For:
             state = self.expression(stmt.iter, state, target_keys(stmt.target))
             after = self._loop_body(stmt.body, state)
             return self.suite(stmt.orelse.body, after) if stmt.orelse else after
-        if isinstance(stmt, cst.With):
+        if type(stmt) is cst.With:
             for item in stmt.items:
                 writes = target_keys(item.asname.name) if item.asname else set()
                 state = self.expression(item.item, state, writes)
             return self.suite(stmt.body, state)
-        if isinstance(stmt, cst.Try | cst.TryStar):
+        if type(stmt) is cst.Try or type(stmt) is cst.TryStar:
             before = {id(p.wait.node) for p in state}
             body = self.suite(stmt.body, [p.copy() for p in state])
             entry = _merge(state, _handler_entry(body, before))
@@ -238,7 +240,7 @@ class _PathWalker:
             orelse = self.suite(stmt.orelse.body, body) if stmt.orelse else body
             out = _merge(orelse, *handlers)
             return self.suite(stmt.finalbody.body, out) if stmt.finalbody else out
-        if isinstance(stmt, cst.Match):
+        if type(stmt) is cst.Match:
             state = self._test(stmt.subject, state, stmt)
             cases = [self.suite(c.body, [p.copy() for p in state]) for c in stmt.cases]
             return _merge(state, *cases)
@@ -477,6 +479,10 @@ def _needed_next_iteration(
     return False, False
 
 
+# A loop or nested code between a wait and the loop around it.
+_INNER_CODE = frozenset({cst.For, cst.While, cst.FunctionDef, cst.Lambda})
+
+
 def _success_leaves_loop(
     model: SemanticModel, loop: cst.For | cst.While, wait: cst.CSTNode
 ) -> bool:
@@ -486,7 +492,7 @@ def _success_leaves_loop(
     loop, whose next request depends on this one's outcome."""
     inner = model.parent(wait)
     while inner is not None and inner is not loop:
-        if isinstance(inner, cst.For | cst.While | cst.FunctionDef | cst.Lambda):
+        if type(inner) in _INNER_CODE:
             return False  # a break in there leaves that loop; a nested function runs later
         inner = model.parent(inner)
     child: cst.CSTNode = wait
@@ -519,10 +525,13 @@ def _try_around(
     child: cst.CSTNode = wait
     parent = model.parent(child)
     while parent is not None and parent is not loop:
-        if isinstance(parent, cst.FunctionDef | cst.Lambda):
+        kind = type(parent)
+        if kind is cst.FunctionDef or kind is cst.Lambda:
             return None
-        if isinstance(parent, cst.Try | cst.TryStar) and child is parent.body and parent.handlers:
-            return parent
+        if kind is cst.Try or kind is cst.TryStar:
+            attempt = cast(cst.Try | cst.TryStar, parent)
+            if child is attempt.body and attempt.handlers:
+                return attempt
         child, parent = parent, model.parent(parent)
     return None
 
@@ -544,11 +553,14 @@ def _any_leaves(block: cst.BaseSuite) -> bool:
     return any(_leaves(s) for s in _body_statements(block))
 
 
+_LEAVING = frozenset({cst.Break, cst.Return, cst.Raise})
+
+
 def _leaves(stmt: cst.CSTNode) -> bool:
     """An unconditional ``break``/``return``/``raise`` statement (or a line made of them)."""
-    if isinstance(stmt, cst.SimpleStatementLine):
+    if type(stmt) is cst.SimpleStatementLine:
         return any(_leaves(small) for small in stmt.body)
-    return isinstance(stmt, cst.Break | cst.Return | cst.Raise)
+    return type(stmt) in _LEAVING
 
 
 def _comprehension_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
