@@ -736,9 +736,18 @@ class _KeptWalks:
 _walks: BufferStore[_KeptWalks] = BufferStore()
 
 
+# The kept walks asked for last (weakly: the store alone keeps them): a lint asks for its own
+# ones on every walk, some 1,500 times, and each time the store's lock would be taken.
+_latest: weakref.ref[_KeptWalks] | None = None
+
+
 def _kept_walks(model: SemanticModel) -> _KeptWalks | None:
     """This lint's kept walks, when its buffer keeps anything (the server's): the first call of a
     lint takes over the previous lint's answers as ``last_*``."""
+    global _latest
+    latest = _latest() if _latest is not None else None
+    if latest is not None and latest.owner() is model:
+        return latest
     key = model.helpers.summaries.reuse_key
     if key is None:
         return None
@@ -746,6 +755,7 @@ def _kept_walks(model: SemanticModel) -> _KeptWalks | None:
     if kept is None or kept.owner() is not model:
         kept = _KeptWalks(weakref.ref(model), {}, kept.now if kept is not None else {})
         _walks.put(key, kept)
+    _latest = weakref.ref(kept)
     return kept
 
 
@@ -868,12 +878,12 @@ def _block(
 def _small_step(
     model: SemanticModel, small: cst.CSTNode, scope: Scope, guarded: bool, depth: int
 ) -> Step:
-    binds = names_bound(model, small)
+    binds, _, written = _writes(model, small)  # bound, mutated, both: one memo
     return Step(
         small,
         "stmt",
         names_read(model, small),
-        binds | names_mutated(model, small),
+        written,
         events_in(model, small, scope),
         guarded,
         depth=depth,
