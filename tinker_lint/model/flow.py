@@ -704,9 +704,10 @@ def _writes(model: SemanticModel, stmt: cst.CSTNode) -> tuple[set[str], set[str]
 # ==========================================================================================
 # The walks above, kept from one lint of a buffer for the next (an editor's, on each edit)
 # ==========================================================================================
-# ``names_read``, ``_writes``, ``_named_values``, ``_makes_call``, ``_calls_and_awaits`` and
-# ``awaits_in`` depend on nothing but the node's own subtree (libcst's nodes do not change, and the model's tree index gives any node the
-# same children in every lint), and ``parse.py`` hands back the previous parse's nodes wherever the
+# ``names_read``, ``_writes``, ``_callable_names``, ``_makes_call``, ``_calls_and_awaits``,
+# ``awaits_in`` and the jumps of ``has_jump`` depend on nothing but the node's own subtree
+# (libcst's nodes do not change, and the model's tree index gives any node the same children in
+# every lint), and ``parse.py`` hands back the previous parse's nodes wherever the
 # text around them did not change: so a node of the last lint's tree has the same answers now.
 # Each lint keeps the answers it used, with their nodes (an entry holds its node alive, so its id
 # names no other node while kept). Callers do not change what they are given.
