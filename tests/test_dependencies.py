@@ -63,6 +63,39 @@ def test_a_bound_method_reads_the_callers_receiver_through_helper_methods():
     assert not callable_keys_meet(reads, "self.policy")
 
 
+def test_a_method_without_self_reached_through_self_reads_nothing_of_the_caller():
+    reads = _reads_of_last_call(
+        """
+        class Trainer:
+            def _paramless():
+                return ref_logprobs
+
+            def _loss(self, data, logprobs):
+                return self.beta
+
+            def step(self, batch):
+                submit(batch, self._loss, self._paramless)
+        """,
+        "step",
+    )
+    assert reads == {"self.beta"}  # not ``ref_logprobs``: no ``self`` to take it from
+
+
+def test_an_attribute_named_like_a_closure_does_not_hide_the_closure():
+    # ``name.x`` and the closure ``x``: each is asked once, neither in place of the other.
+    reads = _reads_of_last_call(
+        """
+        def step(batch, name):
+            ref = wait()
+            def x(data, logprobs):
+                return ref
+            submit(batch, name.x)
+        """,
+        "step",
+    )
+    assert reads == {"ref"}
+
+
 def test_a_lambda_reads_its_free_names_when_it_runs_even_bound_before_the_wait():
     reads = _reads_of_last_call(
         """

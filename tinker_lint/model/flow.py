@@ -159,27 +159,29 @@ def may_block(model: SemanticModel, call: cst.Call, scope: Scope) -> bool:
 
 def wait_of(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> Wait | None:
     """A wait on a Tinker future, if ``node`` is one (spec: "Waits")."""
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:  # exact types: ``isinstance`` on libcst's classes is slow
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "result":
+        if type(func) is cst.Attribute and func.attr.value == "result":
             futures = frozenset(t for t in model.types(func.value, scope) if t.is_future)
             return Wait(node, futures, True, (func.value,)) if futures else None
+        if not node.args:
+            return None  # the waits below take what they wait for: nothing to ask its name
         qualified = model.qualify(func, scope)
-        if qualified in BLOCKING_WAIT_FUNCTIONS and node.args:
+        if qualified in BLOCKING_WAIT_FUNCTIONS:
             futures = _futures_in(model, node.args[0].value, scope)
             return Wait(node, futures, True, (node.args[0].value,), True) if futures else None
-        if qualified == "asyncio.run" and node.args:
+        if qualified == "asyncio.run":
             # ``asyncio.run(sc.sample_async(p))``: the coroutine runs to the end, blocking.
             value = node.args[0].value
             futures = frozenset(t for t in model.types(value, scope) if _is_waitable(t))
             return Wait(node, futures, True, (value,)) if futures else None
         return None
-    if not isinstance(node, cst.Await):
+    if type(node) is not cst.Await:
         return None
     inner = node.expression
-    if isinstance(inner, cst.Call):
+    if type(inner) is cst.Call:
         func = inner.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("result_async", "coroutine"):
+        if type(func) is cst.Attribute and func.attr.value in ("result_async", "coroutine"):
             futures = frozenset(t for t in model.types(func.value, scope) if t.is_future)
             if futures:
                 return Wait(node, futures, False, (func.value,))
@@ -317,7 +319,7 @@ def helper_events(model: SemanticModel, call: cst.Call, scope: Scope) -> list[Ev
     """What calling a (sync) project function does here: its submits, then its waits, on its own
     requests and on futures passed to it. Calling an ``async def`` runs nothing until awaited;
     ``asyncio.run(helper(...))`` runs it to the end, blocking."""
-    if model.qualify(call.func, scope) == "asyncio.run" and call.args:
+    if call.args and model.qualify(call.func, scope) == "asyncio.run":
         inner = call.args[0].value
         if isinstance(inner, cst.Call):
             helper = model.helper_of(inner, scope)
@@ -521,18 +523,30 @@ def callable_reads(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> set
     pending: list[tuple[cst.CSTNode, Scope, str | None, int]] = [(node, scope, None, 0)]
     while pending:
         current, current_scope, rename, depth = pending.pop()
-        for expr in _named_values(model, current):
-            if isinstance(expr, cst.Lambda):
-                found |= _lambda_reads(expr, frozenset())
+        for kind, value, attr in _callable_names(model, current):
+            if kind is _LAMBDA:
+                found |= _lambda_reads(cast(cst.Lambda, value), frozenset())
                 continue
-            if isinstance(expr, cst.Name):  # ``loss = lambda d, lp: ...`` earlier
-                for binding in current_scope.lookup(expr.value):
-                    if isinstance(binding.expr, cst.Lambda):
+            # What ``model.resolve_function`` answers, from the one lookup: a name bound by a
+            # ``def``, or ``self.method`` of the enclosing class.
+            function: FunctionInfo | None = None
+            receiver: str | None = None
+            if kind is _NAME:
+                bindings = current_scope.lookup(cast(str, value))
+                for binding in bindings:
+                    if type(binding.expr) is cst.Lambda:  # ``loss = lambda d, lp: ...`` earlier
                         found |= _lambda_reads(binding.expr, frozenset())
-            function = model.resolve_function(expr, current_scope)
+                function = next((b.function for b in bindings if b.kind == "def"), None)
+            else:
+                owner = current_scope.function
+                if owner is not None and owner.class_name is not None and value == owner.self_name:
+                    function = model.methods.get(owner.class_name, {}).get(attr)
+                    if function is not None and function.self_name is not None:
+                        # The caller's name for its ``self`` (in a method reached the same
+                        # way, the outer caller's name).
+                        receiver = rename if rename is not None else cast(str, value)
             if function is None or id(function.node) in seen or depth >= _CALLABLE_DEPTH:
                 continue
-            receiver = _receiver(expr, function, rename)
             if receiver is None and function.parent is None and scope.kind != "module":
                 continue  # a module function reads globals, not the calling function's names
             seen.add(id(function.node))
@@ -564,38 +578,47 @@ def awaits_in(model: SemanticModel, node: cst.CSTNode) -> list[cst.Await]:
     return [n for n in model.walk(node, NESTED_CODE) if isinstance(n, cst.Await)]
 
 
-@_kept_walk("named")
-def _named_values(model: SemanticModel, node: cst.CSTNode) -> list[cst.BaseExpression]:
-    """The names and ``x.attr`` paths ``node`` reads, and the lambdas in it (outside nested
-    functions): what may name or be a function."""
-    values: list[cst.BaseExpression] = []
+_LAMBDA, _NAME, _SELF_ATTRIBUTE = "lambda", "name", "attribute"
+
+
+@_kept_walk("callable names")
+def _callable_names(
+    model: SemanticModel, node: cst.CSTNode
+) -> list[tuple[str, cst.Lambda | str, str]]:
+    """What in ``node`` (outside nested functions) may name or be a function, each once, in the
+    order first met: the lambdas, ``(_LAMBDA, lambda, "")``; the names, ``(_NAME, name, "")``
+    (an attribute's own name too); and ``x.attr`` on a plain name, ``(_SELF_ATTRIBUTE, "x",
+    "attr")``, which is a method when ``x`` is the ``self`` of the enclosing method. Another
+    meeting of the same name asks ``callable_reads`` nothing new."""
+    found: list[tuple[str, cst.Lambda | str, str]] = []
+    met: set[tuple[str, ...]] = set()
     stack = [node]
     while stack:
         current = stack.pop()
         kind = type(current)
         if kind is cst.Lambda:
-            values.append(cast(cst.Lambda, current))
+            found.append((_LAMBDA, cast(cst.Lambda, current), ""))
             continue
-        if kind is cst.Name or kind is cst.Attribute:
-            values.append(cast(cst.BaseExpression, current))
-            if kind is cst.Name:
-                continue
+        if kind is cst.Name:
+            key = (_NAME, cast(cst.Name, current).value)
+            if key not in met:
+                met.add(key)
+                found.append((key[0], key[1], ""))
+            continue
+        if kind is cst.Attribute:
+            attribute = cast(cst.Attribute, current)
+            receiver = attribute.value
+            if type(receiver) is cst.Name:
+                held = (_SELF_ATTRIBUTE, receiver.value, attribute.attr.value)
+                if held not in met:
+                    met.add(held)
+                    found.append(held)
         elif kind in _NESTED_TYPES and current is not node:
             continue
         kids = model.children_of.get(id(current))
         if kids:
             stack.extend(kids)
-    return values
-
-
-def _receiver(expr: cst.BaseExpression, function: FunctionInfo, rename: str | None) -> str | None:
-    """The caller's name for the ``self`` of a method reached as ``self.method`` (inside a
-    method reached the same way, the outer caller's name)."""
-    if function.self_name is None or not isinstance(expr, cst.Attribute):
-        return None
-    if not isinstance(expr.value, cst.Name):
-        return None
-    return rename if rename is not None else expr.value.value
+    return found
 
 
 def target_keys(target: cst.BaseExpression) -> set[str]:
@@ -681,9 +704,10 @@ def _writes(model: SemanticModel, stmt: cst.CSTNode) -> tuple[set[str], set[str]
 # ==========================================================================================
 # The walks above, kept from one lint of a buffer for the next (an editor's, on each edit)
 # ==========================================================================================
-# ``names_read``, ``_writes``, ``_named_values``, ``_makes_call``, ``_calls_and_awaits`` and
-# ``awaits_in`` depend on nothing but the node's own subtree (libcst's nodes do not change, and the model's tree index gives any node the
-# same children in every lint), and ``parse.py`` hands back the previous parse's nodes wherever the
+# ``names_read``, ``_writes``, ``_callable_names``, ``_makes_call``, ``_calls_and_awaits``,
+# ``awaits_in`` and the jumps of ``has_jump`` depend on nothing but the node's own subtree
+# (libcst's nodes do not change, and the model's tree index gives any node the same children in
+# every lint), and ``parse.py`` hands back the previous parse's nodes wherever the
 # text around them did not change: so a node of the last lint's tree has the same answers now.
 # Each lint keeps the answers it used, with their nodes (an entry holds its node alive, so its id
 # names no other node while kept). Callers do not change what they are given.
@@ -713,9 +737,18 @@ class _KeptWalks:
 _walks: BufferStore[_KeptWalks] = BufferStore()
 
 
+# The kept walks asked for last (weakly: the store alone keeps them): a lint asks for its own
+# ones on every walk, some 1,500 times, and each time the store's lock would be taken.
+_latest: weakref.ref[_KeptWalks] | None = None
+
+
 def _kept_walks(model: SemanticModel) -> _KeptWalks | None:
     """This lint's kept walks, when its buffer keeps anything (the server's): the first call of a
     lint takes over the previous lint's answers as ``last_*``."""
+    global _latest
+    latest = _latest() if _latest is not None else None
+    if latest is not None and latest.owner() is model:
+        return latest
     key = model.helpers.summaries.reuse_key
     if key is None:
         return None
@@ -723,6 +756,7 @@ def _kept_walks(model: SemanticModel) -> _KeptWalks | None:
     if kept is None or kept.owner() is not model:
         kept = _KeptWalks(weakref.ref(model), {}, kept.now if kept is not None else {})
         _walks.put(key, kept)
+    _latest = weakref.ref(kept)
     return kept
 
 
@@ -770,25 +804,26 @@ def linear_steps(
 def _steps_of(
     model: SemanticModel, stmt: cst.CSTNode, scope: Scope, guarded: bool, depth: int
 ) -> Iterator[Step]:
-    if isinstance(stmt, cst.SimpleStatementLine):
+    # Exact types, as the walks above (parsed trees hold only libcst's concrete classes).
+    if type(stmt) is cst.SimpleStatementLine:
         for small in stmt.body:
             yield _small_step(model, small, scope, guarded, depth)
-    elif isinstance(stmt, cst.If):
+    elif type(stmt) is cst.If:
         yield _test_step(model, stmt.test, stmt, scope, guarded, depth)
         body_guarded = guarded or id(stmt.body) in model.guarded_blocks
         yield from _block(model, stmt.body, scope, body_guarded, depth + 1)
         if stmt.orelse is not None:
             orelse = stmt.orelse
-            if isinstance(orelse, cst.If):
+            if type(orelse) is cst.If:
                 yield from _steps_of(model, orelse, scope, guarded, depth)
             else:
                 yield from _block(model, orelse.body, scope, guarded, depth + 1)
-    elif isinstance(stmt, cst.While):
+    elif type(stmt) is cst.While:
         yield _test_step(model, stmt.test, stmt, scope, guarded, depth)
         yield from _block(model, stmt.body, scope, guarded, depth + 1)
         if stmt.orelse is not None:
             yield from _block(model, stmt.orelse.body, scope, guarded, depth + 1)
-    elif isinstance(stmt, cst.For):
+    elif type(stmt) is cst.For:
         yield Step(
             stmt,
             "for",
@@ -802,7 +837,7 @@ def _steps_of(
         yield from _block(model, stmt.body, scope, guarded, depth + 1)
         if stmt.orelse is not None:
             yield from _block(model, stmt.orelse.body, scope, guarded, depth + 1)
-    elif isinstance(stmt, cst.With):
+    elif type(stmt) is cst.With:
         for item in stmt.items:
             writes = target_keys(item.asname.name) if item.asname is not None else set()
             yield Step(
@@ -816,7 +851,7 @@ def _steps_of(
                 binds=writes,
             )
         yield from _block(model, stmt.body, scope, guarded, depth + 1)
-    elif isinstance(stmt, cst.Try | cst.TryStar):
+    elif type(stmt) is cst.Try or type(stmt) is cst.TryStar:
         yield from _block(model, stmt.body, scope, guarded, depth + 1)
         for handler in stmt.handlers:
             yield from _block(model, handler.body, scope, guarded, depth + 1)
@@ -824,7 +859,7 @@ def _steps_of(
             yield from _block(model, stmt.orelse.body, scope, guarded, depth + 1)
         if stmt.finalbody is not None:
             yield from _block(model, stmt.finalbody.body, scope, guarded, depth + 1)
-    elif isinstance(stmt, cst.Match):
+    elif type(stmt) is cst.Match:
         yield _test_step(model, stmt.subject, stmt, scope, guarded, depth)
         for case in stmt.cases:
             yield from _block(model, case.body, scope, guarded, depth + 1)
@@ -834,9 +869,9 @@ def _steps_of(
 def _block(
     model: SemanticModel, block: cst.BaseSuite, scope: Scope, guarded: bool, depth: int
 ) -> Iterator[Step]:
-    if isinstance(block, cst.IndentedBlock):
+    if type(block) is cst.IndentedBlock:
         yield from linear_steps(model, block.body, scope, guarded=guarded, depth=depth)
-    elif isinstance(block, cst.SimpleStatementSuite):
+    elif type(block) is cst.SimpleStatementSuite:
         for small in block.body:
             yield _small_step(model, small, scope, guarded, depth)
 
@@ -844,12 +879,12 @@ def _block(
 def _small_step(
     model: SemanticModel, small: cst.CSTNode, scope: Scope, guarded: bool, depth: int
 ) -> Step:
-    binds = names_bound(model, small)
+    binds, _, written = _writes(model, small)  # bound, mutated, both: one memo
     return Step(
         small,
         "stmt",
         names_read(model, small),
-        binds | names_mutated(model, small),
+        written,
         events_in(model, small, scope),
         guarded,
         depth=depth,
@@ -896,10 +931,7 @@ def leaves_loop(model: SemanticModel, control: cst.CSTNode) -> bool:
     key = id(control)
     found = model.breaks_cache.get(key)
     if found is None:
-        nested = (*NESTED_CODE, cst.For, cst.While)
-        found = model.breaks_cache[key] = any(
-            type(n) is cst.Break for n in model.walk(control, nested)
-        )
+        found = model.breaks_cache[key] = cst.Break in _statement_kinds(model, control, _LOOPS)
     return found
 
 
@@ -909,7 +941,52 @@ def _jumps_in(model: SemanticModel, node: cst.CSTNode) -> frozenset[type]:
     key = id(node)
     found = model.jumps_cache.get(key)
     if found is None:
-        found = model.jumps_cache[key] = frozenset(
-            kind for kind in map(type, model.walk(node, NESTED_CODE)) if kind in _JUMPS
-        )
+        found = model.jumps_cache[key] = _kept_jumps(model, node)
     return found
+
+
+@_kept_walk("jumps")
+def _kept_jumps(model: SemanticModel, node: cst.CSTNode) -> frozenset[type]:
+    return frozenset(_statement_kinds(model, node, ()) & _JUMPS)
+
+
+# What can hold a statement: the compound statements (not the nested code, whose statements run
+# later), their blocks and clauses, a line of small statements. No expression holds one.
+_STATEMENT_HOLDERS = frozenset(
+    {
+        cst.SimpleStatementLine,
+        cst.SimpleStatementSuite,
+        cst.IndentedBlock,
+        cst.If,
+        cst.Else,
+        cst.While,
+        cst.For,
+        cst.With,
+        cst.Try,
+        cst.TryStar,
+        cst.ExceptHandler,
+        cst.ExceptStarHandler,
+        cst.Finally,
+        cst.Match,
+        cst.MatchCase,
+    }
+)
+_LOOPS = (cst.For, cst.While)
+
+
+def _statement_kinds(model: SemanticModel, node: cst.CSTNode, skip: tuple[type, ...]) -> set[type]:
+    """The kinds of ``node`` and the statements in it, outside nested functions and classes and
+    the compound statements of ``skip`` in it: the walk enters only what can hold a statement
+    (``_STATEMENT_HOLDERS``), not the expressions, where jumps cannot be."""
+    kinds = {type(node)}
+    children_of = model.children_of
+    stack = [node]
+    while stack:
+        kids = children_of.get(id(stack.pop()))
+        if kids:
+            for child in kids:
+                kind = type(child)
+                kinds.add(kind)
+                if kind in _STATEMENT_HOLDERS and kind not in skip:
+                    stack.append(child)
+    return kinds

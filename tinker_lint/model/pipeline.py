@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
 
@@ -56,6 +57,10 @@ class _Pending:
         return _Pending(self.wait, set(self.tainted))
 
 
+# Small statements after which this path of the pass goes on elsewhere, or not at all.
+_ENDS_PASS = frozenset({cst.Return, cst.Raise, cst.Break, cst.Continue})
+
+
 def _merge(*states: list[_Pending]) -> list[_Pending]:
     merged: dict[int, _Pending] = {}
     for state in states:
@@ -93,59 +98,81 @@ class _PathWalker:
     def suite(self, suite: cst.BaseSuite | None, state: list[_Pending]) -> list[_Pending]:
         if suite is None:
             return state
-        if isinstance(suite, cst.IndentedBlock):
+        if type(suite) is cst.IndentedBlock:
             return self.block(suite.body, state)
-        if isinstance(suite, cst.SimpleStatementSuite):
+        if type(suite) is cst.SimpleStatementSuite:
             return self.simple(suite.body, state)
         return state
 
     def simple(self, smalls: Sequence[cst.CSTNode], state: list[_Pending]) -> list[_Pending]:
         for small in smalls:
-            state = self.expression(small, state, names_written(self.model, small))
-            if isinstance(small, cst.Break | cst.Continue) and self._jumps:
+            state = self.expression(small, state, None)
+            kind = type(small)  # exact types: ``isinstance`` on libcst's classes is slow
+            if (kind is cst.Break or kind is cst.Continue) and self._jumps:
                 self._jumps[-1].append(state)  # what it built leaves the loop (``_loop_body``)
-            if isinstance(small, cst.Return | cst.Raise | cst.Break | cst.Continue):
+            if kind in _ENDS_PASS:
                 return []  # this path of the pass ends here
         return state
 
     def expression(
-        self, node: cst.CSTNode, state: list[_Pending], writes: set[str]
+        self, node: cst.CSTNode, state: list[_Pending], writes: set[str] | None
     ) -> list[_Pending]:
-        state = [p.copy() for p in state]
+        """``writes``: what ``node`` stores the values it makes in (None: ``names_written``,
+        asked only when something is tainted with it)."""
+        events = events_in(self.model, node, self.scope)
+        if not state and not events:
+            return state  # nothing pending, nothing made: this step changes nothing
         fresh: list[_Pending] = []
-        for event in events_in(self.model, node, self.scope):
-            if isinstance(event, Submit):
-                reads = submit_reads(self.model, event, self.scope)
-                for pending in [*state, *fresh]:
-                    dependent = bool(reads & pending.tainted) or self.model.contains(
-                        event.node, pending.wait.node
-                    )
-                    self.pairs.append(WaitThenSubmit(pending.wait, event, dependent))
+        for event in events:
+            if type(event) is Submit:
+                submit = event
+                waiting_now = [*state, *fresh]
+                if waiting_now:  # what it reads is asked only when a wait is pending
+                    reads = submit_reads(self.model, submit, self.scope)
+                    for waiting in waiting_now:
+                        dependent = bool(reads & waiting.tainted) or self.model.contains(
+                            submit.node, waiting.wait.node
+                        )
+                        self.pairs.append(WaitThenSubmit(waiting.wait, submit, dependent))
                 state, fresh = [], []
-            elif not self._in_submitting_comprehension(event, node):
+            elif not self._in_submitting_comprehension(cast(Wait, event), node):
                 if self._guard_depth:
                     self.guarded_waits.add(id(event.node))
-                fresh.append(_Pending(event))
-        # ``data = build()``, a closure reading the result: ``data`` holds it too.
-        reads = reads_when_run(self.model, node, self.scope) if state else set()
-        for pending in state:
-            if reads & pending.tainted:
-                pending.tainted |= writes
+                fresh.append(_Pending(cast(Wait, event)))
+        if not state and not fresh:
+            return state
+        if writes is None:
+            writes = names_written(self.model, node)
+        # ``data = build()``, a closure reading the result: ``data`` holds it too. A pending
+        # wait's taint grows in a new record: the one given may be on another path too.
+        if state:
+            reads = reads_when_run(self.model, node, self.scope)
+            state = [
+                _Pending(p.wait, p.tainted | writes) if reads & p.tainted else p for p in state
+            ]
         for pending in fresh:
             pending.tainted |= writes
         return [*state, *fresh]
 
     def _in_submitting_comprehension(self, wait: Wait, statement: cst.CSTNode) -> bool:
-        """``[sc.sample(p).result() for p in ps]``: submit and wait per element is TNK103's."""
-        for loop in self.model.loops:
+        """``[sc.sample(p).result() for p in ps]``: submit and wait per element is TNK103's.
+        The comprehensions around the wait, up to ``statement``, are its ancestors."""
+        loop_of_node, parent_of = self.model.loop_of_node, self.model.parent_of
+        found = False
+        node: cst.CSTNode | None = wait.node
+        while node is not None:
+            loop = loop_of_node.get(id(node))
             if (
-                loop.is_comprehension
+                not found
+                and loop is not None
+                and loop.is_comprehension
                 and any(self.model.submit_of(s.node, s.scope) for s in loop.calls)
-                and self.model.contains(statement, loop.node)
-                and self.model.contains(loop.node, wait.node)
             ):
-                return True
-        return False
+                found = True
+            if node is statement:
+                return found
+            node = parent_of.get(id(node))
+        return False  # the wait is not in ``statement`` (it always is)
 
     def _loop_body(self, body: cst.BaseSuite, state: list[_Pending]) -> list[_Pending]:
         """A wait made inside a loop body belongs to that body's pass; what follows the loop is
@@ -175,35 +202,37 @@ class _PathWalker:
         return [p for p in state if not reads & p.tainted]
 
     def statement(self, stmt: cst.CSTNode, state: list[_Pending]) -> list[_Pending]:
-        if isinstance(stmt, cst.SimpleStatementLine):
+        # Exact types: ``isinstance`` on libcst's classes is slow, and parsed trees hold only
+        # its concrete classes.
+        if type(stmt) is cst.SimpleStatementLine:
             return self.simple(stmt.body, state)
-        if isinstance(stmt, cst.If):
+        if type(stmt) is cst.If:
             state = self._test(stmt.test, state, stmt)
             guarded = id(stmt.body) in self.model.guarded_blocks
             self._guard_depth += guarded
             body = self.suite(stmt.body, [p.copy() for p in state])
             self._guard_depth -= guarded
-            if isinstance(stmt.orelse, cst.If):
+            if type(stmt.orelse) is cst.If:
                 orelse = self.statement(stmt.orelse, [p.copy() for p in state])
             elif stmt.orelse is not None:
                 orelse = self.suite(stmt.orelse.body, [p.copy() for p in state])
             else:
                 orelse = state
             return _merge(body, orelse)
-        if isinstance(stmt, cst.While):
+        if type(stmt) is cst.While:
             state = self._test(stmt.test, state, stmt)
             after = self._loop_body(stmt.body, state)
             return self.suite(stmt.orelse.body, after) if stmt.orelse else after
-        if isinstance(stmt, cst.For):
+        if type(stmt) is cst.For:
             state = self.expression(stmt.iter, state, target_keys(stmt.target))
             after = self._loop_body(stmt.body, state)
             return self.suite(stmt.orelse.body, after) if stmt.orelse else after
-        if isinstance(stmt, cst.With):
+        if type(stmt) is cst.With:
             for item in stmt.items:
                 writes = target_keys(item.asname.name) if item.asname else set()
                 state = self.expression(item.item, state, writes)
             return self.suite(stmt.body, state)
-        if isinstance(stmt, cst.Try | cst.TryStar):
+        if type(stmt) is cst.Try or type(stmt) is cst.TryStar:
             before = {id(p.wait.node) for p in state}
             body = self.suite(stmt.body, [p.copy() for p in state])
             entry = _merge(state, _handler_entry(body, before))
@@ -211,7 +240,7 @@ class _PathWalker:
             orelse = self.suite(stmt.orelse.body, body) if stmt.orelse else body
             out = _merge(orelse, *handlers)
             return self.suite(stmt.finalbody.body, out) if stmt.finalbody else out
-        if isinstance(stmt, cst.Match):
+        if type(stmt) is cst.Match:
             state = self._test(stmt.subject, state, stmt)
             cases = [self.suite(c.body, [p.copy() for p in state]) for c in stmt.cases]
             return _merge(state, *cases)
@@ -450,6 +479,10 @@ def _needed_next_iteration(
     return False, False
 
 
+# A loop or nested code between a wait and the loop around it.
+_INNER_CODE = frozenset({cst.For, cst.While, cst.FunctionDef, cst.Lambda})
+
+
 def _success_leaves_loop(
     model: SemanticModel, loop: cst.For | cst.While, wait: cst.CSTNode
 ) -> bool:
@@ -459,7 +492,7 @@ def _success_leaves_loop(
     loop, whose next request depends on this one's outcome."""
     inner = model.parent(wait)
     while inner is not None and inner is not loop:
-        if isinstance(inner, cst.For | cst.While | cst.FunctionDef | cst.Lambda):
+        if type(inner) in _INNER_CODE:
             return False  # a break in there leaves that loop; a nested function runs later
         inner = model.parent(inner)
     child: cst.CSTNode = wait
@@ -492,10 +525,13 @@ def _try_around(
     child: cst.CSTNode = wait
     parent = model.parent(child)
     while parent is not None and parent is not loop:
-        if isinstance(parent, cst.FunctionDef | cst.Lambda):
+        kind = type(parent)
+        if kind is cst.FunctionDef or kind is cst.Lambda:
             return None
-        if isinstance(parent, cst.Try | cst.TryStar) and child is parent.body and parent.handlers:
-            return parent
+        if kind is cst.Try or kind is cst.TryStar:
+            attempt = cast(cst.Try | cst.TryStar, parent)
+            if child is attempt.body and attempt.handlers:
+                return attempt
         child, parent = parent, model.parent(parent)
     return None
 
@@ -517,11 +553,14 @@ def _any_leaves(block: cst.BaseSuite) -> bool:
     return any(_leaves(s) for s in _body_statements(block))
 
 
+_LEAVING = frozenset({cst.Break, cst.Return, cst.Raise})
+
+
 def _leaves(stmt: cst.CSTNode) -> bool:
     """An unconditional ``break``/``return``/``raise`` statement (or a line made of them)."""
-    if isinstance(stmt, cst.SimpleStatementLine):
+    if type(stmt) is cst.SimpleStatementLine:
         return any(_leaves(small) for small in stmt.body)
-    return isinstance(stmt, cst.Break | cst.Return | cst.Raise)
+    return type(stmt) in _LEAVING
 
 
 def _comprehension_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:

@@ -25,6 +25,7 @@ class Submits:
         # Call resolution beyond this module's plain names (``helpers.py``), given by the model.
         self.helper_of: Callable[[cst.Call, Scope], Summary | None] = lambda call, scope: None
         self._of_call: dict[tuple[int, int], frozenset[Role]] = {}
+        self._of_loop: dict[LoopInfo, frozenset[Role]] = {}
 
     @cached_property
     def function_roles(self) -> dict[FunctionInfo, frozenset[Role]]:
@@ -82,7 +83,11 @@ class Submits:
 
     def of_loop(self, loop: LoopInfo) -> frozenset[Role]:
         """Roles of the requests a loop's body submits, directly or through module functions."""
-        roles: set[Role] = set()
-        for site in loop.calls:
-            roles |= self.of_call(site.node, site.scope)
-        return frozenset(roles)
+        # Memoised: TNK102, TNK103 and the cost model ask of every loop.
+        found = self._of_loop.get(loop)
+        if found is None:
+            roles: set[Role] = set()
+            for site in loop.calls:
+                roles |= self.of_call(site.node, site.scope)
+            found = self._of_loop[loop] = frozenset(roles)
+        return found

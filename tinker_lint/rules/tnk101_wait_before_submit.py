@@ -172,11 +172,18 @@ def dpo_step(policy, reference: tinker.SamplingClient, batch, make_datums, adam)
         # Only a body that submits something can wait before a submit; its calls are known (a
         # function's call sites include those of classes inside it, not of nested functions), so
         # the others are not walked.
-        submitting = {
-            id(site.function.node) if site.function is not None else None
-            for site in model.calls
-            if model.roles_submitted_by_call(site.node, site.scope)
-        }
+        # One submitting call is enough to walk a body: its other calls are not asked. A function
+        # that submits through the module's own functions is known to (``function_submit_roles``,
+        # of the same call sites); one that submits only through another module's, asked by call.
+        submitting: set[int | None] = set()
+        submits_here = model.function_submit_roles
+        for site in model.calls:
+            function = site.function
+            owner = id(function.node) if function is not None else None
+            if owner not in submitting and (
+                function in submits_here or model.roles_submitted_by_call(site.node, site.scope)
+            ):
+                submitting.add(owner)
         bodies: list[tuple[Sequence[cst.CSTNode], Scope]] = []
         if None in submitting:
             bodies.append((model.module.body, model.module_scope))
