@@ -602,3 +602,5 @@ def test_positions_in_each_encoding() -> None:
     assert lsp_column(line, column, "utf-16") == 14
     assert lsp_column(line, column, "utf-8") == 17
     assert split_lines("a\r\nb\rc\nd\fe") == ["a", "b", "c", "d\fe"]
+    # Without a CR (the fast path): still only LF ends a line, not what str.splitlines splits at.
+    assert split_lines("a\nb\f\vc\u2028d\x85e\n") == ["a", "b\f\vc\u2028d\x85e", ""]

