@@ -311,23 +311,34 @@ class Steps:
         a step loop or from another such function; each with the context of its first call."""
         model = self.model
         found: dict[FunctionInfo, StepContext] = {}
-        work: deque[tuple[CallSite, StepContext]] = deque()
+        methods = model.methods
+        # The queue holds only calls of a function of this module not found yet: a call skipped
+        # when queued would be skipped when taken (``found`` only grows), and the step context of
+        # every call that is not one (most) need not be made.
+        work: deque[tuple[CallSite, FunctionInfo, StepContext]] = deque()
         for site in model.calls:
             if site.loops:
+                target = resolve_function(methods, site.node.func, site.scope)
+                if target is None or target is site.function:
+                    continue
                 step = self._lexical(site.loops, site.guard_depth)
                 if step is not None:
-                    work.append((site, step))
+                    work.append((site, target, step))
         while work:
-            site, step = work.popleft()
-            target = resolve_function(model.methods, site.node.func, site.scope)
-            if target is None or target in found or target is site.function:
+            site, target, step = work.popleft()
+            if target in found:
                 continue
             step = found[target] = replace(step, calls=(*step.calls, site))
             for inner in target.calls:
+                callee = resolve_function(methods, inner.node.func, inner.scope)
+                if callee is None or callee in found or callee is inner.function:
+                    continue
                 if inner.guarded or self._hot(inner.loops):
                     continue  # a hot loop inside the function is its own context (found above)
                 element = self._element_loop(inner.loops, step) or step.element_loop
-                work.append((inner, replace(step, via=(*step.via, target), element_loop=element)))
+                work.append(
+                    (inner, callee, replace(step, via=(*step.via, target), element_loop=element))
+                )
         return found
 
     def _element_loop(self, loops: tuple[LoopInfo, ...], step: StepContext) -> LoopInfo | None:
