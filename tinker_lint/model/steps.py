@@ -21,7 +21,7 @@ import libcst as cst
 
 from tinker_lint.model.batches import dict_view, loop_iterables, names_batch, small
 from tinker_lint.model.bindings import argument, bound_in, parameters
-from tinker_lint.model.flow import names_read, target_keys
+from tinker_lint.model.flow import _kept_walk, names_read, target_keys
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.names import names_hot_call
 from tinker_lint.model.scopes import (
@@ -199,7 +199,7 @@ class Steps:
                     passed = argument(function, call, key[1:])
                     if passed is None:
                         return True  # unseen: take it for this step's data
-                    bound = bound_in(model, loop.node) if bound is None else bound
+                    bound = _bound_in_loop(model, loop.node) if bound is None else bound
                     if names_read(model, passed) & bound:
                         return True
         return False
@@ -357,6 +357,14 @@ class Steps:
                 if reads & step_names or any(names_batch(key.rsplit(".", 1)[-1]) for key in reads):
                     return loop
         return None
+
+
+@_kept_walk("bound in loop")
+def _bound_in_loop(model: SemanticModel, loop: cst.CSTNode) -> set[str]:
+    """``bound_in`` of a loop that may be an epoch loop (a walk of the whole of it, often the
+    step loop's function's biggest statement): its own subtree only, so kept from one lint of a
+    buffer for the next (``flow.py``). Read, never changed."""
+    return bound_in(model, loop)
 
 
 def _step_data_names(step: StepContext, function: FunctionInfo | None) -> set[str]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
+from tinker_lint.model.flow import _kept_walk
 from tinker_lint.model.scopes import LoopInfo
 from tinker_lint.model.tree import CHILDREN, KINDS, MANY, NODE, children_getter, kind_of
 
@@ -89,9 +90,24 @@ def element_subscripts(
     targets = loop_targets(loop) if names is None else names
     if not targets:
         return []
+    return [
+        ElementAccess(model.module.code_for_node(subscript.value), subscript, stored)
+        for subscript, index, stored in _indexed_subscripts(model, loop.node)
+        if index & targets and is_array(subscript.value)
+    ]
+
+
+@_kept_walk("indexed subscripts")
+def _indexed_subscripts(
+    model: SemanticModel, loop: cst.CSTNode
+) -> list[tuple[cst.Subscript, frozenset[str], bool]]:
+    """The subscripts in the body of the loop ``loop`` whose index reads a name, in source order:
+    each with those names, and whether it is written (``t[i] = v``). Its own subtree only: kept
+    from one lint of a buffer for the next (``flow.py``)."""
+    body = loop.body if type(loop) is cst.For or type(loop) is cst.While else loop
     stored_nodes: set[int] = set()
-    found: list[ElementAccess] = []
-    for node in model.walk(loop.body):
+    found: list[tuple[cst.Subscript, frozenset[str], bool]] = []
+    for node in model.walk(body):
         kind = type(node)  # exact types: ``isinstance`` on libcst's classes is slow
         if kind is cst.AssignTarget or kind is cst.AugAssign:
             target = cast(cst.AssignTarget | cst.AugAssign, node).target
@@ -99,9 +115,9 @@ def element_subscripts(
                 stored_nodes.add(id(target))
         elif kind is cst.Subscript:
             subscript = cast(cst.Subscript, node)
-            if index_reads(subscript) & targets and is_array(subscript.value):
-                name = model.module.code_for_node(subscript.value)
-                found.append(ElementAccess(name, subscript, id(subscript) in stored_nodes))
+            index = frozenset(index_reads(subscript))
+            if index:
+                found.append((subscript, index, id(subscript) in stored_nodes))
     return found
 
 

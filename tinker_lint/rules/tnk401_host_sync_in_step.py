@@ -209,6 +209,8 @@ def _formatted_tensors(ctx: Context) -> Iterator[Finding]:
     called on, a ``clip_grad_norm_`` result), in an f-string passed to a call on every step."""
     model = ctx.model
     steps = model.torch_steps
+    if not steps.may_step:
+        return  # no place of the module runs on a torch step (``of_call`` says None to all)
     for site in model.calls:
         for arg in site.node.args:
             if not isinstance(arg.value, cst.FormattedString):
