@@ -70,7 +70,7 @@ async def run(tc: tinker.TrainingClient, batches, adam):
 
 def test_events_in_order_are_those_of_linear_steps() -> None:
     model = SemanticModel(cst.parse_module(EVERY_STATEMENT))
-    (run, later) = model.functions
+    run, _later = model.functions  # ``later``, nested: its events are not run's
     body = run.node.body
     assert isinstance(body, cst.IndentedBlock)
     events = list(events_in_order(model, body.body, run.scope))
