@@ -186,7 +186,7 @@ for batch in batches:
 def is_array_work(model: SemanticModel, site: CallSite) -> bool:
     """A numpy/torch function call, or an array's ``.item()``/``.tolist()``."""
     func = site.node.func
-    if isinstance(func, cst.Attribute) and func.attr.value in _TO_PYTHON:
+    if type(func) is cst.Attribute and func.attr.value in _TO_PYTHON:  # exact: asked of every call
         return not site.node.args
     return model.array_function(model.qualify(func, site.scope)) is not None
 
