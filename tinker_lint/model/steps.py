@@ -60,17 +60,21 @@ class Steps:
         self._runs: dict[FunctionInfo, bool] = {}
         self._contexts: dict[CallSite | LoopInfo, StepContext | None] = {}
         self._lexicals: dict[tuple[tuple[LoopInfo, ...], int], StepContext | None] = {}
+        self._roles: dict[CallSite, Role | None] = {}
 
     # ======================================================================================
     # Which calls submit a step, and which loops are hot
     # ======================================================================================
     def is_step_submit(self, site: CallSite) -> bool:
         """A training or sampling submit, or a call the project names in ``hot-loop-calls``."""
-        model = self.model
-        submit = model.submit_of(site.node, site.scope)
+        submit = self.model.submit_of(site.node, site.scope)
         if submit is not None and submit.method.role in (Role.TRAIN, Role.SAMPLE):
             return True
-        pattern = model.hot_loop_calls
+        return self._names_hot_call(site)
+
+    def _names_hot_call(self, site: CallSite) -> bool:
+        """A call the project names in ``hot-loop-calls``."""
+        pattern = self.model.hot_loop_calls
         if pattern is None:
             return False
         name = dotted_name(site.node.func)
@@ -207,11 +211,19 @@ class Steps:
     def _step_role(self, site: CallSite) -> Role | None:
         """TRAIN or SAMPLE if ``site`` submits a step, itself or through a function of this
         module."""
+        # Memoised: asked of every call of each loop around the step loop and of each function
+        # it calls (a nested loop's calls are its outer loop's too).
+        if site in self._roles:
+            return self._roles[site]
+        role = self._roles[site] = self._find_step_role(site)
+        return role
+
+    def _find_step_role(self, site: CallSite) -> Role | None:
         model = self.model
         submit = model.submit_of(site.node, site.scope)
         if submit is not None and submit.method.role in (Role.TRAIN, Role.SAMPLE):
             return submit.method.role
-        if self.is_step_submit(site):
+        if self._names_hot_call(site):
             return Role.TRAIN  # a call the project counts as a step (``hot-loop-calls``)
         target = resolve_function(model.methods, site.node.func, site.scope)
         if target is not None:
