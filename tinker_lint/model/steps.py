@@ -70,7 +70,7 @@ class Steps:
         submit = self.model.submit_of(site.node, site.scope)
         if submit is not None and submit.method.role in (Role.TRAIN, Role.SAMPLE):
             return True
-        return self._names_hot_call(site)
+        return self.model.hot_loop_calls is not None and self._names_hot_call(site)
 
     def _names_hot_call(self, site: CallSite) -> bool:
         """A call the project names in ``hot-loop-calls``."""
