@@ -23,7 +23,7 @@ is not taken to run beside others: the messages then claim only what is true any
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 SPAWN_FUNCTIONS = frozenset(
     f"asyncio.{name}" for name in ("gather", "create_task", "ensure_future", "wait", "as_completed")
 )
+_SPAWN_FUNCTION_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in SPAWN_FUNCTIONS)
 # By method name, on any receiver: ``TaskGroup.create_task``, ``loop.create_task``, and
 # anyio/trio's ``start_soon`` (which takes the coroutine function, not a call of it).
 SPAWN_METHODS = frozenset({"create_task", "start_soon"})
@@ -70,9 +71,17 @@ class Concurrency:
         found = self._spawns.get(site)
         if found is None:
             func = site.node.func
-            found = self._spawns[site] = (
-                isinstance(func, cst.Attribute) and func.attr.value in SPAWN_METHODS
-            ) or self.model.qualify(func, site.scope) in SPAWN_FUNCTIONS
+            kind = type(func)  # exact types: ``isinstance`` on libcst's classes is slow
+            if kind is cst.Attribute:
+                # ``x.attr`` qualifies to a name ending in ``.attr``: only those names can spawn.
+                attr = cast(cst.Attribute, func).attr.value
+                found = attr in SPAWN_METHODS or (
+                    attr in _SPAWN_FUNCTION_NAMES
+                    and self.model.qualify(func, site.scope) in SPAWN_FUNCTIONS
+                )
+            else:  # a plain name may be an alias (``from asyncio import gather as g``)
+                found = kind is cst.Name and self.model.qualify(func, site.scope) in SPAWN_FUNCTIONS
+            self._spawns[site] = found
         return found
 
     def _at(self, site: CallSite, beside: set[FunctionInfo]) -> bool:
@@ -172,7 +181,12 @@ class Concurrency:
         function, ``self.m``, a method of an instance of a class of the module, the overrides of
         an interface's method)."""
         func = call.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+        kind = type(func)
+        name: str | None
+        if kind is cst.Attribute:
+            name = cast(cst.Attribute, func).attr.value
+        else:
+            name = cast(cst.Name, func).value if kind is cst.Name else None
         if name not in self._async_names and not self._calls_instances:
             return  # resolving every call of the module would ask the types of every receiver
         target = self.model.helpers.target(call, scope)

@@ -131,7 +131,7 @@ def _names_examples(name: str) -> bool:
     return bool(_words(name) & EXAMPLE_WORDS)
 
 
-def _bases(iterable: cst.BaseExpression) -> list[cst.BaseExpression]:
+def bases(iterable: cst.BaseExpression) -> list[cst.BaseExpression]:
     """What ``iterable`` goes over: ``enumerate(zip(a, b))`` -> ``[a, b]``; ``range(len(x))`` and
     ``range(x.shape[0])`` -> ``[x]``; ``range(n)`` -> ``[n]``."""
     found: list[cst.BaseExpression] = []
@@ -198,6 +198,7 @@ class CostShapes:
         self._shapes: dict[CallSite | LoopInfo, CostShape | None] = {}
         self._one_example_memo: dict[LoopInfo, bool] = {}
         self._roots_memo: dict[tuple[int, int, int], frozenset[LoopInfo | str]] = {}
+        self._roles_memo: dict[LoopInfo, frozenset[Role]] = {}
 
     def of_call(self, site: CallSite) -> CostShape | None:
         """How ``site`` runs on every step; None when it does not (``model.steps`` decides, or
@@ -317,7 +318,15 @@ class CostShapes:
                 levels.append(level)
                 frame.scales[loop] = level.scale
             caller = frame
-        return CostShape(step, tuple(levels), self.model.loop_submit_roles(step.loop))
+        return CostShape(step, tuple(levels), self._step_roles(step.loop))
+
+    def _step_roles(self, step_loop: LoopInfo) -> frozenset[Role]:
+        """What ``step_loop`` submits: asked again by every place in it (``submits.py`` goes
+        through all the loop's calls each time)."""
+        roles = self._roles_memo.get(step_loop)
+        if roles is None:
+            roles = self._roles_memo[step_loop] = self.model.loop_submit_roles(step_loop)
+        return roles
 
     @staticmethod
     def _inside(loops: tuple[LoopInfo, ...], step_loop: LoopInfo) -> tuple[LoopInfo, ...]:
@@ -346,7 +355,7 @@ class CostShapes:
         for iterable in loop_iterables(loop):
             if small(iterable) or dict_view(iterable):
                 continue
-            for base in _bases(iterable):
+            for base in bases(iterable):
                 scale, known = self._scale(base, loop.scope, frame)
                 found.setdefault((scale, known), base)
             if any(scale is not Scale.FEW for scale, _ in found):
@@ -469,7 +478,7 @@ class CostShapes:
                 if parent is step_loop and any(
                     _is_one_of(base, items)
                     for iterable in loop_iterables(loop)
-                    for base in _bases(iterable)
+                    for base in bases(iterable)
                 ):
                     one = False
                     break

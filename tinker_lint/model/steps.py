@@ -21,7 +21,7 @@ import libcst as cst
 
 from tinker_lint.model.batches import dict_view, loop_iterables, names_batch, small
 from tinker_lint.model.bindings import argument, bound_in, parameters
-from tinker_lint.model.flow import names_read, target_keys
+from tinker_lint.model.flow import _kept_walk, names_read, target_keys
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.names import names_hot_call
 from tinker_lint.model.scopes import (
@@ -60,17 +60,21 @@ class Steps:
         self._runs: dict[FunctionInfo, bool] = {}
         self._contexts: dict[CallSite | LoopInfo, StepContext | None] = {}
         self._lexicals: dict[tuple[tuple[LoopInfo, ...], int], StepContext | None] = {}
+        self._roles: dict[CallSite, Role | None] = {}
 
     # ======================================================================================
     # Which calls submit a step, and which loops are hot
     # ======================================================================================
     def is_step_submit(self, site: CallSite) -> bool:
         """A training or sampling submit, or a call the project names in ``hot-loop-calls``."""
-        model = self.model
-        submit = model.submit_of(site.node, site.scope)
+        submit = self.model.submit_of(site.node, site.scope)
         if submit is not None and submit.method.role in (Role.TRAIN, Role.SAMPLE):
             return True
-        pattern = model.hot_loop_calls
+        return self.model.hot_loop_calls is not None and self._names_hot_call(site)
+
+    def _names_hot_call(self, site: CallSite) -> bool:
+        """A call the project names in ``hot-loop-calls``."""
+        pattern = self.model.hot_loop_calls
         if pattern is None:
             return False
         name = dotted_name(site.node.func)
@@ -199,7 +203,7 @@ class Steps:
                     passed = argument(function, call, key[1:])
                     if passed is None:
                         return True  # unseen: take it for this step's data
-                    bound = bound_in(model, loop.node) if bound is None else bound
+                    bound = _bound_in_loop(model, loop.node) if bound is None else bound
                     if names_read(model, passed) & bound:
                         return True
         return False
@@ -207,11 +211,19 @@ class Steps:
     def _step_role(self, site: CallSite) -> Role | None:
         """TRAIN or SAMPLE if ``site`` submits a step, itself or through a function of this
         module."""
+        # Memoised: asked of every call of each loop around the step loop and of each function
+        # it calls (a nested loop's calls are its outer loop's too).
+        if site in self._roles:
+            return self._roles[site]
+        role = self._roles[site] = self._find_step_role(site)
+        return role
+
+    def _find_step_role(self, site: CallSite) -> Role | None:
         model = self.model
         submit = model.submit_of(site.node, site.scope)
         if submit is not None and submit.method.role in (Role.TRAIN, Role.SAMPLE):
             return submit.method.role
-        if self.is_step_submit(site):
+        if self._names_hot_call(site):
             return Role.TRAIN  # a call the project counts as a step (``hot-loop-calls``)
         target = resolve_function(model.methods, site.node.func, site.scope)
         if target is not None:
@@ -311,23 +323,34 @@ class Steps:
         a step loop or from another such function; each with the context of its first call."""
         model = self.model
         found: dict[FunctionInfo, StepContext] = {}
-        work: deque[tuple[CallSite, StepContext]] = deque()
+        methods = model.methods
+        # The queue holds only calls of a function of this module not found yet: a call skipped
+        # when queued would be skipped when taken (``found`` only grows), and the step context of
+        # every call that is not one (most) need not be made.
+        work: deque[tuple[CallSite, FunctionInfo, StepContext]] = deque()
         for site in model.calls:
             if site.loops:
+                target = resolve_function(methods, site.node.func, site.scope)
+                if target is None or target is site.function:
+                    continue
                 step = self._lexical(site.loops, site.guard_depth)
                 if step is not None:
-                    work.append((site, step))
+                    work.append((site, target, step))
         while work:
-            site, step = work.popleft()
-            target = resolve_function(model.methods, site.node.func, site.scope)
-            if target is None or target in found or target is site.function:
+            site, target, step = work.popleft()
+            if target in found:
                 continue
             step = found[target] = replace(step, calls=(*step.calls, site))
             for inner in target.calls:
+                callee = resolve_function(methods, inner.node.func, inner.scope)
+                if callee is None or callee in found or callee is inner.function:
+                    continue
                 if inner.guarded or self._hot(inner.loops):
                     continue  # a hot loop inside the function is its own context (found above)
                 element = self._element_loop(inner.loops, step) or step.element_loop
-                work.append((inner, replace(step, via=(*step.via, target), element_loop=element)))
+                work.append(
+                    (inner, callee, replace(step, via=(*step.via, target), element_loop=element))
+                )
         return found
 
     def _element_loop(self, loops: tuple[LoopInfo, ...], step: StepContext) -> LoopInfo | None:
@@ -346,6 +369,14 @@ class Steps:
                 if reads & step_names or any(names_batch(key.rsplit(".", 1)[-1]) for key in reads):
                     return loop
         return None
+
+
+@_kept_walk("bound in loop")
+def _bound_in_loop(model: SemanticModel, loop: cst.CSTNode) -> set[str]:
+    """``bound_in`` of a loop that may be an epoch loop (a walk of the whole of it, often the
+    step loop's function's biggest statement): its own subtree only, so kept from one lint of a
+    buffer for the next (``flow.py``). Read, never changed."""
+    return bound_in(model, loop)
 
 
 def _step_data_names(step: StepContext, function: FunctionInfo | None) -> set[str]:

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
+from tinker_lint.model.flow import _kept_walk
 from tinker_lint.model.scopes import LoopInfo
+from tinker_lint.model.tree import CHILDREN, KINDS, MANY, NODE, children_getter, kind_of
 
 if TYPE_CHECKING:
     from tinker_lint.model.semantic import SemanticModel
@@ -50,10 +52,26 @@ def loop_targets(loop: LoopInfo) -> set[str]:
 
 
 def names_in(node: cst.CSTNode) -> Iterator[str]:
-    if isinstance(node, cst.Name):
-        yield node.value
-    for child in node.children:
-        yield from names_in(child)
+    """Every name under ``node`` (attribute names too), in source order."""
+    # Through the child fields ``tree.py`` knows (layout left out) and by exact type: libcst's
+    # ``node.children`` rebuilds each node it passes, and ``isinstance`` on its classes is slow.
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        kind = type(current)
+        if kind is cst.Name:
+            yield cast(cst.Name, current).value
+            continue  # its only children are parentheses
+        kids: list[cst.CSTNode] = []
+        for value in (CHILDREN.get(kind) or children_getter(current))(current):
+            what = KINDS.get(type(value)) or kind_of(type(value))
+            if what is NODE:
+                kids.append(value)
+            elif what is MANY:
+                kids.extend(
+                    item for item in value if (KINDS.get(type(item)) or kind_of(type(item))) is NODE
+                )
+        stack.extend(reversed(kids))
 
 
 def index_reads(node: cst.Subscript) -> set[str]:
@@ -72,16 +90,34 @@ def element_subscripts(
     targets = loop_targets(loop) if names is None else names
     if not targets:
         return []
+    return [
+        ElementAccess(model.module.code_for_node(subscript.value), subscript, stored)
+        for subscript, index, stored in _indexed_subscripts(model, loop.node)
+        if index & targets and is_array(subscript.value)
+    ]
+
+
+@_kept_walk("indexed subscripts")
+def _indexed_subscripts(
+    model: SemanticModel, loop: cst.CSTNode
+) -> list[tuple[cst.Subscript, frozenset[str], bool]]:
+    """The subscripts in the body of the loop ``loop`` whose index reads a name, in source order:
+    each with those names, and whether it is written (``t[i] = v``). Its own subtree only: kept
+    from one lint of a buffer for the next (``flow.py``)."""
+    body = loop.body if type(loop) is cst.For or type(loop) is cst.While else loop
     stored_nodes: set[int] = set()
-    found: list[ElementAccess] = []
-    for node in model.walk(loop.body):
-        if isinstance(node, cst.AssignTarget | cst.AugAssign):
-            target = node.target
-            if isinstance(target, cst.Subscript):
+    found: list[tuple[cst.Subscript, frozenset[str], bool]] = []
+    for node in model.walk(body):
+        kind = type(node)  # exact types: ``isinstance`` on libcst's classes is slow
+        if kind is cst.AssignTarget or kind is cst.AugAssign:
+            target = cast(cst.AssignTarget | cst.AugAssign, node).target
+            if type(target) is cst.Subscript:
                 stored_nodes.add(id(target))
-        if isinstance(node, cst.Subscript) and index_reads(node) & targets and is_array(node.value):
-            name = model.module.code_for_node(node.value)
-            found.append(ElementAccess(name, node, id(node) in stored_nodes))
+        elif kind is cst.Subscript:
+            subscript = cast(cst.Subscript, node)
+            index = frozenset(index_reads(subscript))
+            if index:
+                found.append((subscript, index, id(subscript) in stored_nodes))
     return found
 
 
@@ -99,8 +135,10 @@ def stored_subscript_values(model: SemanticModel, loop: LoopInfo) -> set[str]:
     """The values the body writes by subscript (``adv[t] = ...`` -> ``adv``)."""
     found: set[str] = set()
     for node in model.walk(loop.body):
-        if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Subscript):
-            found.add(model.module.code_for_node(node.target.value))
+        if type(node) is cst.AssignTarget:  # exact types, as above
+            target = node.target
+            if type(target) is cst.Subscript:
+                found.add(model.module.code_for_node(target.value))
     return found
 
 

@@ -123,7 +123,7 @@ def _setup_call(model: SemanticModel, site: CallSite) -> str | None:
             return f"{method.name}()"
         return None
     func = node.func
-    name = func.value if isinstance(func, cst.Name) else None
+    name = func.value if type(func) is cst.Name else None
     if name == "get_tokenizer" or model.qualify(func, site.scope) == (
         "tinker_cookbook.tokenizer_utils.get_tokenizer"
     ):

@@ -132,7 +132,7 @@ def tokenizes(model: SemanticModel, site: CallSite) -> bool:
     """``tokenizer.encode(...)`` and the other tokenizing methods, and calls of the tokenizer
     itself: ``tokenizer(...)``, ``self.tokenizer(...)``."""
     func = site.node.func
-    if isinstance(func, cst.Attribute) and func.attr.value in TOKENIZING_METHODS:
+    if type(func) is cst.Attribute and func.attr.value in TOKENIZING_METHODS:  # exact: every call
         if func.attr.value == "apply_chat_template" and _renders_only(site.node):
             return False  # ``tokenize=False``: a string, tokenized (and reported) where it is
         return model.is_tokenizer(func.value, site.scope)

@@ -7,11 +7,12 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tinker_lint.model.batches import loop_iterables
-from tinker_lint.model.cost import CostShape, Scale
+from tinker_lint.model.cost import CostShape, Scale, bases
 from tinker_lint.model.model_input import TOKEN_BUILD_WORDS, TokenBuild, token_by_token_builds
 from tinker_lint.model.semantic import CallSite, LoopInfo, SemanticModel
 from tinker_lint.model.steps import StepContext
 from tinker_lint.model.tensor_loops import (
+    ElementAccess,
     element_subscripts,
     reads_another_element,
     stored_subscript_values,
@@ -185,7 +186,7 @@ for batch in batches:
 def is_array_work(model: SemanticModel, site: CallSite) -> bool:
     """A numpy/torch function call, or an array's ``.item()``/``.tolist()``."""
     func = site.node.func
-    if isinstance(func, cst.Attribute) and func.attr.value in _TO_PYTHON:
+    if type(func) is cst.Attribute and func.attr.value in _TO_PYTHON:  # exact: asked of every call
         return not site.node.args
     return model.array_function(model.qualify(func, site.scope)) is not None
 
@@ -195,16 +196,31 @@ def indexes_array_by_element(
 ) -> tuple[CostShape, cst.BaseExpression] | None:
     """A loop over the elements of one example, on every step, that iterates a tensor or indexes
     one by the loop's own variable (``w[t]``), and is not a recurrence: the shape and the tensor."""
+
+    # The loop's own syntax and types first: most loops of a step neither iterate a tensor nor
+    # index one, and their cost shape (dataflow along the step's calls) is the dear part. The
+    # level that decides a loop's scale goes over one of its iterable's bases (``cost.py``).
+    def is_array(value: cst.BaseExpression) -> bool:
+        return _is_array(model, value, loop)
+
+    accesses: list[ElementAccess] | None = None
+    if not any(is_array(base) for iterable in loop_iterables(loop) for base in bases(iterable)):
+        accesses = element_subscripts(model, loop, is_array)
+        if not accesses:
+            return None
     shape = model.costs.of_loop(loop)
     if shape is None or not shape.levels or shape.levels[-1].scale is not Scale.ELEMENTS:
         return None
     level = shape.levels[-1]
-    if _is_array(model, level.iterable, loop):
+    if is_array(level.iterable):
         return shape, level.iterable
-    accesses = element_subscripts(model, loop, lambda value: _is_array(model, value, loop))
+    if accesses is None:
+        accesses = element_subscripts(model, loop, is_array)
+    if not accesses:
+        return None
     if reads_another_element(accesses, stored_subscript_values(model, loop)):
         return None  # ``adv[t] = ... adv[t + 1]``: each element needs the one before
-    return (shape, accesses[0].node.value) if accesses else None
+    return shape, accesses[0].node.value
 
 
 def _is_array(model: SemanticModel, expr: cst.BaseExpression, loop: LoopInfo) -> bool:

@@ -213,8 +213,9 @@ def file_op(model: SemanticModel, site: CallSite) -> FileOp | None:
     """The file operation ``site`` makes, if it is one this rule knows."""
     node = site.node
     func = node.func
-    args = tuple(arg.value for arg in node.args)
-    if isinstance(func, cst.Attribute) and func.attr.value in PATH_METHODS:
+    # Asked of every call of the module: the arguments are gathered only for a file operation.
+    if type(func) is cst.Attribute and func.attr.value in PATH_METHODS:
+        args = tuple(arg.value for arg in node.args)
         if func.attr.value in PATH_READS:
             return FileOp(True, (func.value, *args))
         return FileOp(False, (func.value,), args[:1])
@@ -230,7 +231,7 @@ def file_op(model: SemanticModel, site: CallSite) -> FileOp | None:
     if qualified is None:
         return None
     if qualified in READERS or qualified.startswith(PANDAS_READERS):
-        return FileOp(True, args)
+        return FileOp(True, tuple(arg.value for arg in node.args))
     first = DUMPERS.get(qualified)
     if first is None:
         return None

@@ -209,6 +209,8 @@ def _formatted_tensors(ctx: Context) -> Iterator[Finding]:
     called on, a ``clip_grad_norm_`` result), in an f-string passed to a call on every step."""
     model = ctx.model
     steps = model.torch_steps
+    if not steps.may_step:
+        return  # no place of the module runs on a torch step (``of_call`` says None to all)
     for site in model.calls:
         for arg in site.node.args:
             if not isinstance(arg.value, cst.FormattedString):
@@ -250,7 +252,8 @@ def host_read(model: SemanticModel, site: CallSite) -> str | None:
     """ "`loss.item()`" if ``site`` reads a tensor on the host (or synchronises), else None."""
     node = site.node
     func = node.func
-    if isinstance(func, cst.Attribute):
+    # Asked of every call: exact types (``isinstance`` on libcst's classes is slow).
+    if type(func) is cst.Attribute:
         method = func.attr.value
         if method in _TO_HOST and not node.args:
             if _inner_read(func.value) or _on_cpu(model, func.value, site):
@@ -265,14 +268,15 @@ def host_read(model: SemanticModel, site: CallSite) -> str | None:
             if qualified.startswith("torch.") or isinstance(func.value, cst.Call):
                 return f"`{code_of(model, node)}`"
         return None
+    if type(func) is not cst.Name:
+        return None
     if (
-        isinstance(func, cst.Name)
-        and func.value in _CONVERSIONS
+        func.value in _CONVERSIONS
         and len(node.args) == 1
         and _is_loss(model, node.args[0].value, site)
     ):
         return f"`{code_of(model, node)}`"
-    if isinstance(func, cst.Name) and not node.args and _sync_alias(model, func):
+    if not node.args and _sync_alias(model, func):
         return f"`{code_of(model, node)}`"
     return None
 
