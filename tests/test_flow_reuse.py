@@ -9,10 +9,9 @@ import itertools
 import libcst as cst
 import pytest
 
-from tinker_lint.io.settings import Settings
+from tests.served import served_and_fresh
 from tinker_lint.model import flow
 from tinker_lint.model.semantic import SemanticModel
-from tinker_lint.run.engine import lint_text
 from tinker_lint.syntax import buffers, parse
 
 _keys = itertools.count()
@@ -106,21 +105,6 @@ def test_nothing_is_kept_without_a_key_or_in_a_batch_run() -> None:
     assert flow._walks.get(key) is None
 
 
-def _served_and_fresh(texts: list[str]) -> list[list[tuple[int, int, str, str]]]:
-    """Each text linted as the server lints an edited buffer, checked against a fresh lint."""
-    path = _path()
-    settings = Settings()
-    found = []
-    for text in texts:
-        served = [
-            (d.line, d.col, d.code, d.message) for d in lint_text(text, path, settings).diagnostics
-        ]
-        fresh = lint_text(text, path, settings, reuse_parse=False).diagnostics
-        assert served == [(d.line, d.col, d.code, d.message) for d in fresh]
-        found.append(served)
-    return found
-
-
 def test_a_dependent_submit_added_in_another_function_silences_the_wait() -> None:
     # ``log`` made to submit with the result: while ``optim_step`` comes first the wait is still
     # reported; once ``log(out)`` comes first, its request needs the result: not reported, and
@@ -131,12 +115,12 @@ def test_a_dependent_submit_added_in_another_function_silences_the_wait() -> Non
         "        log(out)\n        tc.optim_step(adam)\n",
     )
     both = moved.replace("    print(metrics)", "    tc.forward_backward(metrics, loss_fn='x')")
-    found = _served_and_fresh([PROGRAM, submits, PROGRAM, both, moved])
+    found = served_and_fresh([PROGRAM, submits, PROGRAM, both, moved], _path())
     finding = [(13, 67, "TNK101", MESSAGE)]
     assert found == [finding, finding, finding, [], finding]
 
 
 def test_a_line_added_above_moves_the_findings() -> None:
     above = PROGRAM.replace("def log(metrics):\n", "def log(metrics):\n    # shown\n\n")
-    found = _served_and_fresh([PROGRAM, above])
+    found = served_and_fresh([PROGRAM, above], _path())
     assert found == [[(13, 67, "TNK101", MESSAGE)], [(15, 67, "TNK101", MESSAGE)]]

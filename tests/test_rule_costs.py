@@ -11,6 +11,7 @@ import itertools
 import libcst as cst
 import pytest
 
+from tests.served import served_and_fresh
 from tinker_lint.io.settings import Settings
 from tinker_lint.model import steps, tensor_loops
 from tinker_lint.model.flow import linear_steps
@@ -18,7 +19,6 @@ from tinker_lint.model.semantic import LoopInfo, SemanticModel
 from tinker_lint.rules.base import Context
 from tinker_lint.rules.tnk104_blocking_wait_in_async import events_in_order
 from tinker_lint.rules.tnk203_per_element_array_work import PerElementArrayWork
-from tinker_lint.run.engine import lint_text
 from tinker_lint.syntax import parse
 
 pytestmark = pytest.mark.usefixtures("fresh_buffers")
@@ -144,25 +144,12 @@ def test_only_loops_over_a_tensor_get_a_cost_shape() -> None:
     assert shaped == [11]
 
 
-def _served_and_fresh(texts: list[str]) -> list[list[tuple[int, int, str, str]]]:
-    """Each text linted as the server lints an edited buffer, checked against a fresh lint."""
-    path = f"/rule-costs-test/{next(_keys)}/train.py"
-    settings = Settings()
-    found = []
-    for text in texts:
-        served = [
-            (d.line, d.col, d.code, d.message) for d in lint_text(text, path, settings).diagnostics
-        ]
-        fresh = lint_text(text, path, settings, reuse_parse=False).diagnostics
-        assert served == [(d.line, d.col, d.code, d.message) for d in fresh]
-        found.append(served)
-    return found
-
-
 def test_findings_after_edits_are_a_fresh_lints() -> None:
     noted = PER_ELEMENT.replace("print(len(batch))", "print(len(batch), flush=True)")
     unindexed = PER_ELEMENT.replace("range(len(w)) if w[t] > 0", 'datum["weights"] if t > 0')
-    found = _served_and_fresh([PER_ELEMENT, noted, unindexed, PER_ELEMENT])
+    found = served_and_fresh(
+        [PER_ELEMENT, noted, unindexed, PER_ELEMENT], f"/rule-costs-test/{next(_keys)}/train.py"
+    )
     assert found == [[FINDING], [FINDING], [], [FINDING]]
 
 

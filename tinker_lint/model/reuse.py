@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from tinker_lint.model.tree import CHILDREN, KINDS, MANY, NODE, children_getter, kind_of
+from tinker_lint.model.tree import child_nodes
 from tinker_lint.syntax.buffers import BufferStore
 
 if TYPE_CHECKING:
@@ -90,15 +90,7 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        children = CHILDREN.get(type(current)) or children_getter(current)
-        for value in children(current):
-            kind = KINDS.get(type(value)) or kind_of(type(value))
-            if kind is NODE:
-                stack.append(value)
-            elif kind is MANY:
-                stack.extend(
-                    item for item in value if (KINDS.get(type(item)) or kind_of(type(item))) is NODE
-                )
+        stack.extend(child_nodes(current))
 
 
 @dataclass

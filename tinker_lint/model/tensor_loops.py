@@ -21,7 +21,7 @@ import libcst as cst
 
 from tinker_lint.model.flow import _kept_walk
 from tinker_lint.model.scopes import LoopInfo
-from tinker_lint.model.tree import CHILDREN, KINDS, MANY, NODE, children_getter, kind_of
+from tinker_lint.model.tree import child_nodes
 
 if TYPE_CHECKING:
     from tinker_lint.model.semantic import SemanticModel
@@ -62,16 +62,7 @@ def names_in(node: cst.CSTNode) -> Iterator[str]:
         if kind is cst.Name:
             yield cast(cst.Name, current).value
             continue  # its only children are parentheses
-        kids: list[cst.CSTNode] = []
-        for value in (CHILDREN.get(kind) or children_getter(current))(current):
-            what = KINDS.get(type(value)) or kind_of(type(value))
-            if what is NODE:
-                kids.append(value)
-            elif what is MANY:
-                kids.extend(
-                    item for item in value if (KINDS.get(type(item)) or kind_of(type(item))) is NODE
-                )
-        stack.extend(reversed(kids))
+        stack.extend(reversed(child_nodes(current)))
 
 
 def index_reads(node: cst.Subscript) -> set[str]:

@@ -151,6 +151,22 @@ def children_getter(node: cst.CSTNode) -> Children:
     return getter
 
 
+def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``node``'s children (layout left out), in source order, straight from its child fields:
+    for walks outside the model's tree index (which the index's pass would not enter, or before
+    there is one). libcst's ``node.children`` rebuilds each node it passes."""
+    kids: list[cst.CSTNode] = []
+    for value in (CHILDREN.get(type(node)) or children_getter(node))(node):
+        kind = KINDS.get(type(value)) or kind_of(type(value))
+        if kind is NODE:
+            kids.append(value)
+        elif kind is MANY:
+            kids.extend(
+                item for item in value if (KINDS.get(type(item)) or kind_of(type(item))) is NODE
+            )
+    return kids
+
+
 # For ``TreeIndex.walk``: skip (a tuple of classes) -> node class -> whether it is one of them.
 _SKIPPED: dict[tuple[type, ...], dict[type, bool]] = {}
 
