@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -799,6 +799,65 @@ def linear_steps(
     guarded_statements = model.index.guarded_statements
     for stmt in body:
         yield from _steps_of(model, stmt, scope, guarded or id(stmt) in guarded_statements, depth)
+
+
+def events_in_order(
+    model: SemanticModel, body: Sequence[cst.BaseStatement], scope: Scope
+) -> Iterator[Event]:
+    """The events of ``linear_steps(model, body, scope)``'s steps, in the same order, without the
+    rest of each step: the names it reads and writes, and whether a test's block jumps (a walk of
+    the whole block, for every ``if``). For a question that needs only the events (TNK104's, of
+    every ``async def``). It follows ``_steps_of``'s order statement by statement:
+    ``tests/test_rule_costs.py`` compares the two."""
+    for stmt in body:
+        kind = type(stmt)  # exact types: ``isinstance`` on libcst's classes is slow
+        if kind is cst.SimpleStatementLine:
+            for small in cast(cst.SimpleStatementLine, stmt).body:
+                yield from events_in(model, small, scope)
+        elif kind is cst.If:
+            branch: cst.If | None = cast(cst.If, stmt)
+            while branch is not None:  # ``elif``: an ``If`` in ``orelse``
+                yield from events_in(model, branch.test, scope)
+                yield from _block_events(model, branch.body, scope)
+                orelse = branch.orelse
+                branch = orelse if type(orelse) is cst.If else None
+                if isinstance(orelse, cst.Else):
+                    yield from _block_events(model, orelse.body, scope)
+        elif kind is cst.While or kind is cst.For:
+            loop = cast(cst.While | cst.For, stmt)
+            header = loop.test if isinstance(loop, cst.While) else loop.iter
+            yield from events_in(model, header, scope)
+            yield from _block_events(model, loop.body, scope)
+            if loop.orelse is not None:
+                yield from _block_events(model, loop.orelse.body, scope)
+        elif kind is cst.With:
+            with_ = cast(cst.With, stmt)
+            for item in with_.items:
+                yield from events_in(model, item.item, scope)
+            yield from _block_events(model, with_.body, scope)
+        elif kind is cst.Try or kind is cst.TryStar:
+            try_ = cast(cst.Try | cst.TryStar, stmt)
+            yield from _block_events(model, try_.body, scope)
+            for handler in try_.handlers:
+                yield from _block_events(model, handler.body, scope)
+            if try_.orelse is not None:
+                yield from _block_events(model, try_.orelse.body, scope)
+            if try_.finalbody is not None:
+                yield from _block_events(model, try_.finalbody.body, scope)
+        elif kind is cst.Match:
+            match = cast(cst.Match, stmt)
+            yield from events_in(model, match.subject, scope)
+            for case in match.cases:
+                yield from _block_events(model, case.body, scope)
+        # FunctionDef / ClassDef: their bodies do not run here.
+
+
+def _block_events(model: SemanticModel, block: cst.BaseSuite, scope: Scope) -> Iterator[Event]:
+    if type(block) is cst.IndentedBlock:
+        yield from events_in_order(model, block.body, scope)
+    else:
+        for small in cast(cst.SimpleStatementSuite, block).body:
+            yield from events_in(model, small, scope)
 
 
 def _steps_of(
