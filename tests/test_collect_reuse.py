@@ -82,6 +82,8 @@ def _tables(index: ModuleIndex) -> dict[str, Any]:
     module have the same nodes, and their own record objects)."""
 
     def scope(s: Scope | None) -> Any:
+        if s is not None and s.kind == "module":
+            return ("module", s is index.module_scope)  # this pass's own, not a last pass's
         return None if s is None else (s.kind, id(s.node), s.class_name)
 
     def function(f: FunctionInfo | None) -> Any:
@@ -247,3 +249,25 @@ def test_fixtures_with_a_line_added_to_a_function(name: str) -> None:
         edited = [*lines[: defs[-1] + 1], "    _edit = 0\n", *lines[defs[-1] + 1 :]]
         (reused,) = _assert_same_as_fresh([text, "".join(edited)])
         assert reused >= 1, path  # the first function was left alone
+
+
+def test_a_pass_that_fails_keeps_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A walk that fails (too deep for the stack) after some records were added again leaves them
+    pointing at its own module scope: the next pass must not take them over."""
+    from tinker_lint.model import collect as collect_module
+
+    collect(parse_module(PROGRAM, key=KEY), None, key=KEY)
+    failing = PROGRAM.replace("    return results\n", "    return results  # changed\n")
+    walk = collect_module._Collector._walk_recorded
+
+    def too_deep(self: Any, statement: Any) -> Any:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(collect_module._Collector, "_walk_recorded", too_deep)
+    with pytest.raises(RecursionError):
+        collect(parse_module(failing, key=KEY), None, key=KEY)
+    monkeypatch.setattr(collect_module._Collector, "_walk_recorded", walk)
+    module = parse_module(failing, key=KEY)
+    index = collect(module, None, key=KEY)
+    differences = _differences(index, collect(module, None))
+    assert differences == []

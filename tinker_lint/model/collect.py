@@ -136,7 +136,13 @@ def collect(
     kept = _kept.get(key)
     if kept is not None and kept.cadence != pattern:
         kept = None  # cadence guards are told by the pattern: every statement is walked again
-    records = collector.visit_module(module, kept)
+    try:
+        records = collector.visit_module(module, kept)
+    except BaseException:
+        # Records replayed before the failure point at this pass's module scope, no longer at
+        # the kept one's: none may be taken over again (a walk too deep for the stack, say).
+        _kept.pop(key)
+        raise
     _kept.put(key, _KeptIndex(records, index.module_scope, pattern))
     return index
 
