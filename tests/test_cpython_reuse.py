@@ -204,6 +204,41 @@ def test_only_the_changed_statement_is_compiled() -> None:
         assert cpython._recent.get(KEY) is None
 
 
+APART = BASE + "".join(f"\n\ndef f{i}(a):\n    return a + {i}\n" for i in range(4))
+
+
+def test_two_edits_far_apart_compile_each_alone() -> None:
+    """An edit undone in ``first`` and one made in ``f3``: the statements between are kept,
+    not compiled again with them; and when only the first half compiles, the whole text is
+    judged, and what was kept is not used again (its lines were moved for the first half)."""
+    edited = APART.replace("    return total\n", "    return total + 1\n").replace(
+        "a + 3\n", "a + 13\n"
+    )
+    with kept():
+        lint_front(APART)
+        before = cpython.tree(APART, KEY)
+        assert before is not None
+        assert lint_front(edited) == whole(edited)
+        after = cpython.tree(edited, KEY)
+        assert after is not None
+        kept_nodes = [a is b for a, b in zip(before.body, after.body, strict=True)]
+        assert kept_nodes == [True] * 4 + [False] + [True] * 5 + [False]
+        assert lint_front(APART) == whole(APART)  # both undone: two changes again
+        broken = APART.replace("    return total\n", "    return total + 1\n").replace(
+            "a + 3\n", "a + (3\n"
+        )
+        assert (
+            lint_front(broken)
+            == whole(broken)
+            == (
+                SyntaxProblem("SyntaxError: '(' was never closed", 45, 16),
+                None,
+            )
+        )
+        assert cpython._recent.get(KEY) is None
+        assert lint_front(edited) == whole(edited)
+
+
 def _random_edit(text: str, rng: random.Random) -> str:
     lines = text.splitlines(keepends=True)
     i = rng.randrange(len(lines))

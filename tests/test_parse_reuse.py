@@ -353,6 +353,33 @@ def test_a_line_moved_between_functions_reparses_two_statements() -> None:
     assert _block_of(first.body[2])[1] is _block_of(got.body[2])[1]  # ``two`` kept
 
 
+# Functions far apart, with others between: an edit undone in the first, one made in the last
+# (the language server's bench, and an undo after a jump).
+APART = "".join(f"def f{i}(a):\n    return a + {i}\n\n\n" for i in range(8))
+
+
+def test_two_edits_far_apart_reparse_two_statements(monkeypatch: pytest.MonkeyPatch) -> None:
+    # With the line diff turned off (it is capped at _MAX_DIFFED_LINES: 1,700 lines between
+    # two edits of rl/train.py are more), the statements between are found by their text.
+    monkeypatch.setattr(parse, "_MAX_DIFFED_LINES", 0)
+    edited = APART.replace("a + 0\n", "a + 10\n").replace("a + 7\n", "a + 17\n")
+    first = parse.parse_module(APART, key="m.py")
+    got = _reparsed(APART, edited)
+    assert [a is b for a, b in zip(first.body, got.body, strict=True)] == [
+        False,
+        *[True] * 6,
+        False,
+    ]
+    # Three changes: the statements between the outer two are not all there: parsed whole.
+    rewritten = (
+        edited.replace("a + 10\n", "a + 20\n")
+        .replace("a + 3\n", "a + 13\n")
+        .replace("a + 17\n", "a + 27\n")
+    )
+    again = _reparsed(edited, rewritten)
+    assert [a is b for a, b in zip(got.body, again.body, strict=True)] == [False] * 8
+
+
 def _two_line_edits(path: str, text: str, edits: int, seed: int) -> None:
     rng = random.Random(seed)
     parse.parse_module(text, key=path)

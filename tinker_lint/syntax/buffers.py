@@ -47,6 +47,19 @@ def parses_kept(count: int) -> Iterator[None]:
             store.trim()
 
 
+def halfway(old: str, new: str, prefix: int, suffix: int, start: int, end: int) -> str | None:
+    """The text with the first of two changes made and the second not: ``old[start:end]`` is the
+    text between them (whole statements after the one the first change is in, before the one
+    the last is in), found again in ``new`` within the changed part (after the common ``prefix``,
+    before the common ``suffix``); None when it is not there. Only a guess at where the changes
+    part (an editor's two edits far apart: the last one undone, the next one made); the callers
+    check each half on its own."""
+    if end <= start:
+        return None
+    at = new.find(old[start:end], prefix, len(new) - suffix)
+    return None if at < 0 else new[:at] + old[start:]
+
+
 def common_prefix(a: str, b: str) -> int:
     """Length of the longest common prefix of two texts of a buffer (halving: slices compare at C
     speed): where an edit begins."""

@@ -177,9 +177,15 @@ def _declares_global(statement: ast.stmt) -> bool:
     return False
 
 
-def _incremental(old: _Compiled, text: str, path: str) -> _Compiled | None:
+class _HalfMoved(Exception):
+    """The first of two changes was compiled, moving the kept tree's statements, and the second
+    was not: the kept tree is the old text's no more (``verdict`` drops it)."""
+
+
+def _incremental(old: _Compiled, text: str, path: str, split: bool = True) -> _Compiled | None:
     """The verdict "compiles", with the tree, when the changed statements alone show it; None
-    when the whole text must be judged (it may or may not compile)."""
+    when the whole text must be judged (it may or may not compile). ``split``: two changes with
+    whole statements between them may be compiled one after the other, not with those."""
     if _unusual(text):
         return None
     old_text = old.text
@@ -193,6 +199,17 @@ def _incremental(old: _Compiled, text: str, path: str) -> _Compiled | None:
     back = max(front, bisect_left(old.begins, len(old_text) - suffix))
     if front < old.head:
         return None  # the docstring or a ``__future__`` import changed
+    if split and back - front >= 3:
+        # An edit undone in one function and one made in another far away: each compiled alone.
+        half = buffers.halfway(
+            old_text, text, prefix, suffix, old.ends[front], old.begins[back - 1]
+        )
+        step = _incremental(old, half, path, split=False) if half is not None else None
+        if step is not None:
+            done = _incremental(step, text, path, split=False)
+            if done is None:
+                raise _HalfMoved
+            return done
     compiled = _with_chunk(old, text, path, front, back)
     if compiled is None and front > old.head:
         # A line added at the end of a block is in the chunk after the block, indented: the

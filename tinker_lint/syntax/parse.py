@@ -306,22 +306,35 @@ def _reparse_twice(old: _Parsed, text: str, prefix: int, suffix: int) -> _Parsed
     text with the first change only, re-parsed from ``old``, then ``text`` from that. None when
     the changes are not two, or either step is not sure (or the text between does not parse)."""
     old_text = old.text
-    old_lines = old_text[prefix : len(old_text) - suffix].split("\n")
-    new_lines = text[prefix : len(text) - suffix].split("\n")
-    if len(old_lines) + len(new_lines) > _MAX_DIFFED_LINES:
-        return None  # a rewrite (a formatter's): the diff would cost more than it saves
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    changes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
-    if len(changes) != 2:
-        return None
-    _, i1, i2, j1, j2 = changes[0]
-    between = "\n".join([*old_lines[:i1], *new_lines[j1:j2], *old_lines[i2:]])
-    halfway = old_text[:prefix] + between + old_text[len(old_text) - suffix :]
+    halfway = _halfway_by_statements(old, text, prefix, suffix)
+    if halfway is None:
+        old_lines = old_text[prefix : len(old_text) - suffix].split("\n")
+        new_lines = text[prefix : len(text) - suffix].split("\n")
+        if len(old_lines) + len(new_lines) > _MAX_DIFFED_LINES:
+            return None  # a rewrite (a formatter's): the diff would cost more than it saves
+        matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+        changes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+        if len(changes) != 2:
+            return None
+        _, i1, i2, j1, j2 = changes[0]
+        between = "\n".join([*old_lines[:i1], *new_lines[j1:j2], *old_lines[i2:]])
+        halfway = old_text[:prefix] + between + old_text[len(old_text) - suffix :]
     try:
         step = _reparse(old, halfway, split=False)
         return _reparse(step, text, split=False) if step is not None else None
     except Exception:  # the text halfway may not parse: the one re-parse below does
         return None
+
+
+def _halfway_by_statements(old: _Parsed, text: str, prefix: int, suffix: int) -> str | None:
+    """``buffers.halfway``, when whole top-level statements lie between the two changes (edits in
+    two functions far apart, which the diff below is capped for)."""
+    starts = _starts(old)
+    first = bisect_right(starts, prefix) - 1  # the statement the first change is in
+    last = bisect_left(starts, len(old.text) - suffix) - 1  # the one the last change is in
+    if first < 0 or last - first < 2 or last >= len(old.module.body):
+        return None
+    return buffers.halfway(old.text, text, prefix, suffix, starts[first + 1], starts[last])
 
 
 def _kept_inner(old: _Parsed, module: cst.Module) -> dict[int, _BlockStarts]:
