@@ -208,12 +208,12 @@ APART = BASE + "".join(f"\n\ndef f{i}(a):\n    return a + {i}\n" for i in range(
 
 
 def test_two_edits_far_apart_compile_each_alone() -> None:
-    """An edit undone in ``first`` and one made in ``f3``: the statements between are kept,
-    not compiled again with them; and when only the first half compiles, the whole text is
-    judged, and what was kept is not used again (its lines were moved for the first half)."""
-    edited = APART.replace("    return total\n", "    return total + 1\n").replace(
-        "a + 3\n", "a + 13\n"
-    )
+    """A line added to ``first`` and one taken out of ``f2``: the statements between are kept,
+    not compiled again with them, and each is moved once, by the lines both edits add (``f3``:
+    none); and when only the first half compiles, the whole text is judged, and what was kept
+    stays as it was (each step only notes the lines to move by)."""
+    first_edit = APART.replace("    return total\n", "    extra = 1\n    return total\n")
+    edited = first_edit.replace("def f2(a):\n    return a + 2\n", "def f2(a): return a + 12\n")
     with kept():
         lint_front(APART)
         before = cpython.tree(APART, KEY)
@@ -222,20 +222,20 @@ def test_two_edits_far_apart_compile_each_alone() -> None:
         after = cpython.tree(edited, KEY)
         assert after is not None
         kept_nodes = [a is b for a, b in zip(before.body, after.body, strict=True)]
-        assert kept_nodes == [True] * 4 + [False] + [True] * 5 + [False]
+        assert kept_nodes == [True] * 4 + [False] + [True] * 4 + [False, True]
+        assert [s.lineno for s in after.body[5:]] == [18, 29, 33, 37, 41, 44]
         assert lint_front(APART) == whole(APART)  # both undone: two changes again
-        broken = APART.replace("    return total\n", "    return total + 1\n").replace(
-            "a + 3\n", "a + (3\n"
-        )
+        broken = first_edit.replace("a + 2\n", "a + (2\n")
         assert (
             lint_front(broken)
             == whole(broken)
             == (
-                SyntaxProblem("SyntaxError: '(' was never closed", 45, 16),
+                SyntaxProblem("SyntaxError: '(' was never closed", 42, 16),
                 None,
             )
         )
-        assert cpython._recent.get(KEY) is None
+        still = cpython._recent.get(KEY)
+        assert still is not None and still.text == APART  # kept, its lines not moved
         assert lint_front(edited) == whole(edited)
 
 

@@ -250,6 +250,61 @@ def test_an_edit_inside_a_function_reparses_the_changed_statements_only() -> Non
     assert first.body[2] is got.body[2]
 
 
+LOOPS = """\
+async def train(config):
+    for step in range(10):
+        with timer():
+            a = 1
+            b = 2
+            c = 3
+        while a:
+            a -= 1
+            b += 1
+        if b:
+            c = 4
+            a = 5
+    for step in range(3):
+        a = 1
+        b = 2
+    else:
+        c = 3
+    return a
+"""
+
+
+def _blocks(node: cst.CSTNode, *path: int) -> list[cst.BaseStatement]:
+    """The statements of the block reached by the indexes of ``path``, from ``node``'s block."""
+    for index in path:
+        assert isinstance(node, cst.FunctionDef | cst.For | cst.While | cst.With | cst.If)
+        assert isinstance(node.body, cst.IndentedBlock)
+        node = node.body.body[index]
+    assert isinstance(node, cst.FunctionDef | cst.For | cst.While | cst.With | cst.If)
+    assert isinstance(node.body, cst.IndentedBlock)
+    return list(node.body.body)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "path", "kept"),
+    [
+        # In a ``with`` in a step loop: the ``with``'s other statements stay.
+        ("            b = 2\n", "            b = 20\n", (0, 0), [True, False, True]),
+        ("            a -= 1\n", "            a -= 10\n", (0, 1), [False, True]),  # ``while``
+        ("            c = 4\n", "            c = 40\n", (0, 2), [False, True]),  # ``if``
+        # Inside a loop with an ``else``: the loop is parsed again, whole.
+        ("        a = 1\n        b = 2\n", "        a = 1\n        b = 20\n", (1,), [False, False]),
+    ],
+)
+def test_an_edit_in_a_loop_or_a_with_reparses_there(
+    old: str, new: str, path: tuple[int, ...], kept: list[bool]
+) -> None:
+    assert LOOPS.count(old) == 1
+    first = parse.parse_module(LOOPS, key="m.py")
+    got = _reparsed(LOOPS, LOOPS.replace(old, new))
+    before, after = _blocks(first.body[0], *path), _blocks(got.body[0], *path)
+    assert [a is b for a, b in zip(before, after, strict=True)] == kept
+    assert _blocks(first.body[0])[-1] is _blocks(got.body[0])[-1]  # ``return a``
+
+
 def test_edits_inside_blocks_keep_comments_where_libcst_puts_them() -> None:
     methods = LONG.replace("        return 2\n", "        y = 2\n        return y\n")
     for new in [
@@ -410,7 +465,7 @@ def test_an_edit_of_the_footer_only_keeps_every_statement() -> None:
 
 
 def _described_and_printed(text: str) -> list[tuple[str, list[int] | None, list[int] | None]]:
-    """Per ``def``/``class`` (any depth, as the re-parse descends): its name, the block starts
+    """Per ``def``/``class``/loop (any depth, as the re-parse descends): its name, the block starts
     described from CPython's tree of the text, and those ``_inner_starts`` prints."""
     from tinker_lint.syntax import cpython
 
@@ -422,21 +477,22 @@ def _described_and_printed(text: str) -> list[tuple[str, list[int] | None, list[
     found = []
 
     def visit(outer: cst.CSTNode, depth: int) -> None:
-        assert isinstance(outer, cst.FunctionDef | cst.ClassDef)
+        assert parse._descends(outer)
         entry = kept.inner.get(id(outer))
+        name = outer.name.value if isinstance(outer, cst.FunctionDef | cst.ClassDef) else ""
         found.append(
             (
-                outer.name.value,
+                name or type(outer).__name__,
                 entry[2] if entry is not None else None,
-                parse._inner_starts(printed, outer, depth),
+                parse._inner_starts(printed, outer, depth),  # type: ignore[arg-type]
             )
         )
-        for statement in _block_of(outer):
-            if isinstance(statement, cst.FunctionDef | cst.ClassDef):
+        for statement in parse._block_statements(outer):
+            if parse._descends(statement):
                 visit(statement, depth + 1)
 
     for statement in module.body:
-        if isinstance(statement, cst.FunctionDef | cst.ClassDef):
+        if parse._descends(statement):
             visit(statement, 0)
     cpython._recent.clear()
     return found
@@ -478,8 +534,10 @@ def test_block_starts_are_read_from_cpython_s_tree_as_printing_finds_them() -> N
     assert found == [
         ("Trainer", [28, 43, 318], [28, 43, 318]),  # the docstring, ``def step``, the end
         ("step", [57, 137, 198, 258, 275], [57, 137, 198, 258, 275]),
+        ("If", [14, 35], [14, 35]),  # ``return 1``, before the comment its block keeps
         ("inner", [43, 60], [43, 60]),
         ("main", [13, 76], [13, 76]),
+        ("For", [23, 36], [23, 36]),  # ``pass``, before the for's footer
     ]
 
 
@@ -518,7 +576,7 @@ def test_an_edit_in_one_method_keeps_the_other_methods_block_starts() -> None:
     assert isinstance(inner, cst.FunctionDef) and inner.name.value == "inner"
     assert inner is _block_of(step)[2]  # kept as it was, under new nodes
     assert after.inner[id(inner)] == (new_trainer, inner, [43, 60])
-    assert found[2] == ("inner", [43, 60], [43, 60])
+    assert found[3] == ("inner", [43, 60], [43, 60])
     assert after.inner[id(new_step)][2] == [57, 138, 199, 259, 276]  # one character longer
     assert after.inner[id(new_step)][2] == parse._inner_starts(
         parse._Parsed(edited, module), new_step, 1

@@ -177,15 +177,19 @@ def _declares_global(statement: ast.stmt) -> bool:
     return False
 
 
-class _HalfMoved(Exception):
-    """The first of two changes was compiled, moving the kept tree's statements, and the second
-    was not: the kept tree is the old text's no more (``verdict`` drops it)."""
+# Kept statements and the lines they move by, for a verdict made in two steps to move each node
+# once, by the sum (the statements after both changes often not at all: a line taken out of one
+# function and one put in another). Moving every node of a long file's tail is a walk of its whole
+# tree (6 ms on rl/train.py).
+_Moves = list[tuple[list[ast.stmt], int]]
 
 
-def _incremental(old: _Compiled, text: str, path: str, split: bool = True) -> _Compiled | None:
+def _incremental(
+    old: _Compiled, text: str, path: str, moves: _Moves | None = None
+) -> _Compiled | None:
     """The verdict "compiles", with the tree, when the changed statements alone show it; None
-    when the whole text must be judged (it may or may not compile). ``split``: two changes with
-    whole statements between them may be compiled one after the other, not with those."""
+    when the whole text must be judged (it may or may not compile). ``moves``: the kept
+    statements are not moved to their new lines but noted there (one step of two)."""
     if _unusual(text):
         return None
     old_text = old.text
@@ -199,29 +203,31 @@ def _incremental(old: _Compiled, text: str, path: str, split: bool = True) -> _C
     back = max(front, bisect_left(old.begins, len(old_text) - suffix))
     if front < old.head:
         return None  # the docstring or a ``__future__`` import changed
-    if split and back - front >= 3:
+    if moves is None and back - front >= 3:
         # An edit undone in one function and one made in another far away: each compiled alone.
         half = buffers.halfway(
             old_text, text, prefix, suffix, old.ends[front], old.begins[back - 1]
         )
-        step = _incremental(old, half, path, split=False) if half is not None else None
-        if step is not None:
-            done = _incremental(step, text, path, split=False)
-            if done is None:
-                raise _HalfMoved
+        noted: _Moves = []
+        step = _incremental(old, half, path, noted) if half is not None else None
+        done = _incremental(step, text, path, noted) if step is not None else None
+        if done is not None:
+            _move(noted)
             return done
-    compiled = _with_chunk(old, text, path, front, back)
+    compiled = _with_chunk(old, text, path, front, back, moves)
     if compiled is None and front > old.head:
         # A line added at the end of a block is in the chunk after the block, indented: the
         # block is compiled again with it.
         start = old.ends[front - 1]
         first_code = _FIRST_CODE_INDENT.match(text, start)
         if first_code is not None and first_code.group(1):
-            compiled = _with_chunk(old, text, path, front - 1, back)
+            compiled = _with_chunk(old, text, path, front - 1, back, moves)
     return compiled
 
 
-def _with_chunk(old: _Compiled, text: str, path: str, front: int, back: int) -> _Compiled | None:
+def _with_chunk(
+    old: _Compiled, text: str, path: str, front: int, back: int, moves: _Moves | None = None
+) -> _Compiled | None:
     old_text = old.text
     body = old.tree.body
     start = old.ends[front - 1] if front else 0
@@ -249,7 +255,9 @@ def _with_chunk(old: _Compiled, text: str, path: str, front: int, back: int) -> 
     line_shift = chunk.count("\n") - old_text.count("\n", start, old_end)
     kept_after = body[back:]
     # From here on the kept tree's nodes change: the old text's tree becomes the new one's.
-    if line_shift:
+    if moves is not None:
+        moves.append((kept_after, line_shift))
+    elif line_shift:
         _shift_lines(kept_after, line_shift)
     new_tree = ast.Module(body=[*body[:front], *statements, *kept_after], type_ignores=[])
     # The chunk's statements' bounds, from its own lines; the kept ones move by the change.
@@ -273,6 +281,22 @@ def _with_chunk(old: _Compiled, text: str, path: str, front: int, back: int) -> 
 
 
 _FIELDS: dict[type, tuple[tuple[str, ...], bool]] = {}
+
+
+def _move(moves: _Moves) -> None:
+    """Each statement of ``moves`` by the sum of the lines it is noted to move by."""
+    total: dict[int, int] = {}
+    statements: dict[int, ast.stmt] = {}
+    for kept, lines in moves:
+        for statement in kept:
+            total[id(statement)] = total.get(id(statement), 0) + lines
+            statements[id(statement)] = statement
+    by_lines: dict[int, list[ast.stmt]] = {}
+    for key, lines in total.items():
+        if lines:
+            by_lines.setdefault(lines, []).append(statements[key])
+    for lines, kept in by_lines.items():
+        _shift_lines(kept, lines)
 
 
 def _shift_lines(nodes: list[ast.stmt], lines: int) -> None:

@@ -110,7 +110,7 @@ _SENTINEL = "pass"
 # The top-level statement it is in (the entry lives while that is kept), the statement, and the
 # starts of its block's statements.
 _BlockStarts = tuple[cst.CSTNode, cst.CSTNode, list[int]]
-_Described = cst.FunctionDef | cst.ClassDef
+_Described = cst.FunctionDef | cst.ClassDef | cst.For | cst.While | cst.With | cst.If
 
 
 @dataclass
@@ -208,12 +208,12 @@ def _reparse(old: _Parsed, text: str, split: bool = True) -> _Parsed | None:
     # of them may keep its leading lines.
     first_kept = max(p, min(bisect_left(starts, len(old_text) - suffix), len(body)))
     changed = body[p] if p < len(body) else None  # None: only the footer changed
-    if split and (first_kept >= p + 2 or type(changed) in _DESCENDED):
+    if split and (first_kept >= p + 2 or (changed is not None and _descends(changed))):
         # Two changes, in statements apart: each re-parsed on its own.
         twice = _reparse_twice(old, text, prefix, suffix)
         if twice is not None:
             return twice
-    if first_kept == p + 1 and type(changed) in _DESCENDED:
+    if first_kept == p + 1 and changed is not None and _descends(changed):
         # The change is inside one ``def``/``class`` (an edit in a function): only the changed
         # statements of its block, when that is sure; else that whole statement (below).
         inside = _reparse_inside(old, text, p, prefix, suffix)
@@ -345,17 +345,38 @@ def _kept_inner(old: _Parsed, module: cst.Module) -> dict[int, _BlockStarts]:
 
 
 # ==========================================================================================
-# Re-parsing inside a ``def`` or ``class``
+# Re-parsing inside a ``def``, a ``class`` or a loop
 # ==========================================================================================
 # An edit in a function of a long module changes one top-level statement, which may be hundreds
-# of lines (a training loop's ``main``). When the change lies inside the block of a ``def`` or
-# ``class`` (at any depth: a method, a function nested in one), with a statement of that block
+# of lines (a training loop's ``main``). When the change lies inside the block of a ``def``, a
+# ``class``, or a ``for``, ``while``, ``with`` or ``if`` with one block (no ``else``) (at any
+# depth: a method, a function nested in one, a step loop's body), with a statement of that block
 # kept after it (and one before, or the block's first line kept), only the statements in between
 # are parsed, inside stand-in blocks at the same indents (``if 1:`` per level, ``pass`` before
 # and after as at the top level), and the blocks are put together from the kept statements and
 # the new ones. Only for blocks at the module's default indent (so the stand-in's nested blocks
 # record their indents as the real ones do).
-_DESCENDED = frozenset({cst.FunctionDef, cst.ClassDef})
+_DEFINED = frozenset({cst.FunctionDef, cst.ClassDef})
+_ONE_BLOCK = frozenset({cst.For, cst.While, cst.If})  # when their ``orelse`` is None
+# CPython's statements a descended one may be (``_paired``).
+_AST_OF: dict[type, tuple[type[ast.stmt], ...]] = {
+    cst.FunctionDef: (ast.FunctionDef, ast.AsyncFunctionDef),
+    cst.ClassDef: (ast.ClassDef,),
+    cst.For: (ast.For, ast.AsyncFor),
+    cst.While: (ast.While,),
+    cst.With: (ast.With, ast.AsyncWith),
+    cst.If: (ast.If,),
+}
+
+
+def _descends(node: cst.CSTNode) -> bool:
+    """Whether an edit inside ``node``'s block is re-parsed there (above)."""
+    kind = type(node)
+    if kind in _DEFINED or kind is cst.With:
+        return True
+    return kind in _ONE_BLOCK and cast(cst.For, node).orelse is None
+
+
 _Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement
 
 
@@ -377,7 +398,7 @@ def _reparse_inside(old: _Parsed, text: str, p: int, prefix: int, suffix: int) -
     stack: list[cst.CSTNode] = [new_outer]
     while stack:
         for statement in _block_statements(stack.pop()):
-            if type(statement) in _DESCENDED:
+            if _descends(statement):
                 entry = old.inner.get(id(statement))
                 if entry is not None and entry[1] is statement:
                     inner[id(statement)] = (new_outer, statement, entry[2])
@@ -418,7 +439,7 @@ def _reparse_block(
     # back (at least one: the block's footer and end stay as they are).
     i = max(0, min(bisect_right(offsets, prefix) - 1, len(inner)))
     first_kept = max(i, min(bisect_left(offsets, len(old_text) - suffix), len(inner)))
-    if first_kept == i + 1 and type(inner[i]) in _DESCENDED:
+    if first_kept == i + 1 and _descends(inner[i]):
         deeper = _reparse_block(
             old, text, cast(_Described, inner[i]), offsets[i], depth + 1, prefix, suffix
         )
@@ -571,7 +592,7 @@ def _length_in_block(module: cst.Module, nodes: Sequence[cst.CSTNode], indents: 
 # re-parse finds them kept (tests/test_parse_reuse.py compares them with the printed starts over
 # every cookbook file). Not where a line's number could mislead: a backslash joining lines (a
 # decorator's ``@`` on the line before its name), line ends other than ``\n``, form feeds.
-_AST_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_AstDefinition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
 def _describe_blocks(parsed: _Parsed, key: str, old: _Parsed | None) -> None:
@@ -581,7 +602,7 @@ def _describe_blocks(parsed: _Parsed, key: str, old: _Parsed | None) -> None:
     module = parsed.module
     text = parsed.text
     kept = {id(statement) for statement in old.module.body} if old is not None else set()
-    new = [type(s) in _DESCENDED and id(s) not in kept for s in module.body]
+    new = [_descends(s) and id(s) not in kept for s in module.body]
     if not any(new) or module.default_newline != "\n" or "\r" in text or "\f" in text:
         return
     from tinker_lint.syntax import cpython  # cpython.py imports this module
@@ -632,12 +653,13 @@ def _paired(
         if type(statement) is cst.SimpleStatementLine:
             j += len(statement.body)
         else:
-            if type(statement) in _DESCENDED:
-                described = cast(_Described, statement)
+            if _descends(statement):
+                if not isinstance(node, _AST_OF[type(statement)]):
+                    return None
                 if (
-                    not isinstance(node, _AST_DEFINITIONS)
-                    or (type(statement) is cst.ClassDef) != isinstance(node, ast.ClassDef)
-                    or node.name != described.name.value
+                    type(statement) in _DEFINED
+                    and cast(_AstDefinition, node).name
+                    != cast(cst.FunctionDef, statement).name.value
                 ):
                     return None
             j += 1
@@ -702,7 +724,7 @@ def _describe_inner(
     lines: _Lines,
 ) -> None:
     for i, (statement, first) in enumerate(pairs):
-        if type(statement) in _DESCENDED:
+        if _descends(statement):
             _describe(
                 parsed,
                 top,
