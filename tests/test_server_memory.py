@@ -22,14 +22,23 @@ def _restore_gc():
     gc.enable()
 
 
-def test_paused_while_any_lint_runs() -> None:
+def test_paused_while_any_lint_runs_and_until_its_findings_are_sent() -> None:
     collector = Collector()
+    assert not collector.owed()
     with collector.paused():
         assert not gc.isenabled()
         with collector.paused():  # a lint of a dependent, inside
             assert not gc.isenabled()
         assert not gc.isenabled()
-    assert gc.isenabled()
+    # Off until its findings are sent: on now, it would collect the lint's objects first.
+    assert not gc.isenabled() and collector.owed()
+    with collector.paused():
+        collector.resume()  # another lint under way: still off
+        assert not gc.isenabled()
+    collector.resume()
+    assert gc.isenabled() and collector.owed()  # the collection in the pause is still owed
+    collector.idle()
+    assert gc.isenabled() and not collector.owed()
 
 
 def test_idle_frees_the_lints_cycles_and_freezes_the_rest() -> None:
@@ -86,3 +95,4 @@ def test_a_lint_under_way_keeps_the_count() -> None:
     with collector.paused():
         collector.idle()  # refused while a lint runs: nothing was collected
     assert collector.overdue()
+    assert not gc.isenabled()  # and the collector is still off

@@ -164,19 +164,26 @@ class TinkerLintServer(LanguageServer):
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri, self.diagnostics(linted), version)
             )
-            if not self.pending:
-                self.collect_when_quiet()
+        self.collect_if_owed()  # nothing left to lint (and the last findings sent)
 
     def collect_when_quiet(self) -> None:
         """The between-lints collection (``memory.py``): after ``QUIET_SECONDS`` with no new
         lint (one that comes first postpones it), or at once when too many lints went by without
-        one. Never before the reply being made is sent: the collection holds the GIL."""
+        one. Never before the reply being made is sent: the collection holds the GIL. The
+        collector, off since the lint began, is turned back on."""
+        self.collector.resume()
         self._postpone_collection()
         if self.collector.overdue():
             self.worker.submit(self.collector.idle)
             return
         loop = asyncio.get_running_loop()
         self._collection = loop.call_later(QUIET_SECONDS, self.worker.submit, self.collector.idle)
+
+    def collect_if_owed(self) -> None:
+        """After a request that may have linted (a code action, a hover, a fix): the collection
+        that lint is owed, which turns the collector back on."""
+        if self.collector.owed():
+            self.collect_when_quiet()
 
     def _postpone_collection(self) -> None:
         if self._collection is not None:
@@ -449,11 +456,15 @@ def build() -> TinkerLintServer:
     async def code_action(
         ls: TinkerLintServer, params: types.CodeActionParams
     ) -> list[types.CodeAction] | None:
-        return await ls.code_actions(params)
+        actions = await ls.code_actions(params)
+        ls.collect_if_owed()
+        return actions
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: TinkerLintServer, params: types.HoverParams) -> types.Hover | None:
-        return await ls.hover(params)
+        found = await ls.hover(params)
+        ls.collect_if_owed()
+        return found
 
     @server.command(FIX_ALL_COMMAND)
     async def fix_all(ls: TinkerLintServer, *args: Any) -> None:
@@ -462,6 +473,7 @@ def build() -> TinkerLintServer:
             uri = uri.get("uri")
         if isinstance(uri, str):
             await ls.fix_all(uri)
+        ls.collect_if_owed()
 
     return server
 
