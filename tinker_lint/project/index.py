@@ -168,7 +168,7 @@ class ProjectIndex:
             self._sketches,
             self._sketching,
             path,
-            self._stat(path),
+            view.stat(path),
             lambda: self._sketch(path, view),
             _EMPTY_SKETCH,
         )
@@ -248,7 +248,7 @@ class ProjectIndex:
             self._facts,
             self._loading,
             path,
-            self._stat(path),
+            view.stat(path),
             lambda: self._summarise(path, view),
             None,
         )
@@ -340,11 +340,21 @@ class FileView:
         self.module_name = ".".join(parts)
         self.package = ".".join(self.package_parts)
         self.consulted: list[str] = []  # project files asked about, in order (absolute paths)
+        # Each project file's stat, read once per view (a lint asks of its helpers' modules
+        # hundreds of times: 470 stats per lint of rl/train.py), so one lint sees one state.
+        self._stats: dict[str, Stat] = {}
 
     # --- ProjectView -------------------------------------------------------------------------
     @property
     def path(self) -> str:
         return self.file
+
+    def stat(self, path: str) -> Stat:
+        """A project file's (mtime, size), or its buffer's: as this view first read it."""
+        found = self._stats.get(path, _UNREAD)
+        if found is _UNREAD:
+            found = self._stats[path] = self.index._stat(path)
+        return found
 
     def display(self, path: str) -> str:
         """A project file as messages show it: relative to this file's directory."""
@@ -570,6 +580,7 @@ def _own_or_overrides(
 
 
 Stat = tuple[int, int] | None
+_UNREAD: Stat = (-2, -2)  # no stat is: (mtime, size) are never negative, a buffer's mtime is -1
 Made = TypeVar("Made")
 
 
