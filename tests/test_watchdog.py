@@ -683,7 +683,9 @@ def test_the_overhead_benchmarks_child_reports_cpu_and_the_watchdog_threads_own_
             "--child",
             "100 ms + backstop",
             "--calls",
-            "1000000",  # a few tenths of a second: several of the watchdog's 100 ms wake-ups
+            # A few tenths of a second: several of the watchdog's 100 ms wake-ups (1,000,000
+            # took 0.10 s on a 2026-12 machine, and the watchdog then sometimes never ran).
+            "3000000",
         ],
         env={**os.environ, "TMPDIR": str(tmp_path)},
         capture_output=True,
