@@ -1,12 +1,15 @@
 """How fast ``tinker-lint server`` answers an edit, against the flake8 route, and its memory.
 
     python3 bench/server_latency.py [--cookbook DIR] [--edits 20] [--flake8-runs 5] [--no-memory]
+                                    [--where bodies|loops]
 
 1. Starts the server (``python -m tinker_lint server``, this checkout), opens the cookbook's
    ``rl/train.py`` and waits for its diagnostics (cold: libcst's import, the helpers' summaries).
 2. Warms up with 3 edits, then makes ``--edits`` more, one at a time, each a different small
    change in the middle of the file (a statement added to a function), and times each from the
-   ``didChange`` sent to the ``publishDiagnostics`` for that version: median and p90.
+   ``didChange`` sent to the ``publishDiagnostics`` for that version: median and p90. With
+   ``--where loops`` each edit is a statement added inside a loop's body in the file's second
+   half (its training loops), where a user editing a step types.
 3. Times ``flake8 --select TNK`` on the same file (what python-lsp-server runs on each check: a
    new process) and ``ruff check --no-cache`` on it (ruff's own process per check), median of
    ``--flake8-runs``, and prints the server's median edit as a ratio of each.
@@ -19,6 +22,7 @@ Run it alone on the machine: the figures are wall-clock times.
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import statistics
 import subprocess
@@ -49,11 +53,38 @@ def _edited(text: str, number: int) -> str:
     return "".join([*lines[: end + 1], f"{indent}_edit_{number} = {number}\n", *lines[end + 1 :]])
 
 
-def _timed_edits(client: LspClient, path: Path, text: str, first: int, count: int) -> list[float]:
+def _loop_lines(text: str) -> list[int]:
+    """The first lines (0-based) of the statements inside the bodies of the ``for`` and
+    ``while`` loops in the second half of the file, in order: where a training step is edited."""
+    tree = ast.parse(text)
+    half = len(text.splitlines()) // 2
+    lines = {
+        statement.lineno - 1
+        for node in ast.walk(tree)
+        if isinstance(node, ast.For | ast.AsyncFor | ast.While) and node.lineno > half
+        for statement in node.body
+        if not isinstance(statement, ast.Expr | ast.Pass)  # not a docstring or a placeholder
+    }
+    return sorted(lines)
+
+
+def _edited_in_loop(text: str, number: int, lines: list[int]) -> str:
+    """The text with one statement added before a statement of a loop's body (``--where
+    loops``): what a user editing a training step types."""
+    rows = text.splitlines(keepends=True)
+    target = lines[(number * 7) % len(lines)]  # spread over the loops, not in order
+    indent = rows[target][: len(rows[target]) - len(rows[target].lstrip())]
+    return "".join([*rows[:target], f"{indent}_edit_{number} = {number}\n", *rows[target:]])
+
+
+def _timed_edits(
+    client: LspClient, path: Path, text: str, first: int, count: int, loops: list[int] | None = None
+) -> list[float]:
     times = []
     for n in range(count):
         version = first + n
-        edited = _edited(text, n)  # the bench's own work (1.7 ms), not the server's: not timed
+        # The bench's own work (1.7 ms), not the server's: not timed.
+        edited = _edited(text, n) if loops is None else _edited_in_loop(text, n, loops)
         sent = time.perf_counter()
         mark = client.change(path, edited, version)
         client.diagnostics(path, after=mark, version=version)
@@ -103,6 +134,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--edits", type=int, default=20)
     parser.add_argument("--flake8-runs", type=int, default=5)
     parser.add_argument("--no-memory", action="store_true", help="skip opening the whole cookbook")
+    parser.add_argument(
+        "--where",
+        choices=("bodies", "loops"),
+        default="bodies",
+        help="where each edit goes: the top of a function's body (the default), or a loop's body",
+    )
     args = parser.parse_args(argv)
     path = args.cookbook / TRAIN
     if not path.is_file():
@@ -117,10 +154,12 @@ def main(argv: list[str] | None = None) -> int:
         cold = time.perf_counter() - started
         print(f"{TRAIN} ({len(text.splitlines()):,} lines): {len(found)} findings")
         print(f"  server, start + first diagnostics: {cold * 1000:.0f} ms")
-        _timed_edits(client, path, text, 2, 3)  # warm-up
-        times = _timed_edits(client, path, text, 5, args.edits)
+        loops = _loop_lines(text) if args.where == "loops" else None
+        _timed_edits(client, path, text, 2, 3, loops)  # warm-up
+        times = _timed_edits(client, path, text, 5, args.edits, loops)
+        where = " (in loop bodies)" if loops is not None else ""
         print(
-            f"  server, didChange -> publishDiagnostics over {args.edits} edits: "
+            f"  server, didChange -> publishDiagnostics over {args.edits} edits{where}: "
             f"median {statistics.median(times) * 1000:.0f} ms, p90 {_p90(times) * 1000:.0f} ms, "
             f"max {max(times) * 1000:.0f} ms"
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import random
 import warnings
+from itertools import zip_longest
 from pathlib import Path
 
 import libcst as cst
@@ -290,6 +291,14 @@ def _blocks(node: cst.CSTNode, *path: int) -> list[cst.BaseStatement]:
         ("            b = 2\n", "            b = 20\n", (0, 0), [True, False, True]),
         ("            a -= 1\n", "            a -= 10\n", (0, 1), [False, True]),  # ``while``
         ("            c = 4\n", "            c = 40\n", (0, 2), [False, True]),  # ``if``
+        # A block's last statement, its end kept: that statement alone.
+        ("            a = 5\n", "            a = 50\n", (0, 2), [True, False]),
+        (
+            "            b += 1\n",
+            "            b += (\n                1\n            )\n",
+            (0, 1),
+            [True, False],
+        ),
         # Inside a loop with an ``else``: the loop is parsed again, whole.
         ("        a = 1\n        b = 2\n", "        a = 1\n        b = 20\n", (1,), [False, False]),
     ],
@@ -301,8 +310,22 @@ def test_an_edit_in_a_loop_or_a_with_reparses_there(
     first = parse.parse_module(LOOPS, key="m.py")
     got = _reparsed(LOOPS, LOOPS.replace(old, new))
     before, after = _blocks(first.body[0], *path), _blocks(got.body[0], *path)
-    assert [a is b for a, b in zip(before, after, strict=True)] == kept
+    assert [a is b for a, b in zip_longest(before, after)] == kept
     assert _blocks(first.body[0])[-1] is _blocks(got.body[0])[-1]  # ``return a``
+
+
+def test_the_last_statement_of_a_function_reparses_alone() -> None:
+    first = parse.parse_module(LOOPS, key="m.py")
+    got = _reparsed(LOOPS, LOOPS.replace("    return a\n", "    return a + 1\n"))
+    assert [a is b for a, b in zip(_blocks(first.body[0]), _blocks(got.body[0]), strict=True)] == [
+        True,
+        True,
+        False,
+    ]
+    # A comment after it goes to the function's footer (or to what follows): parsed around it.
+    for tail in ["    # the end\n", "# at column 0\n", "        # deeper\n"]:
+        _reparsed(LOOPS, LOOPS + tail)
+        _reparsed(LOOPS, LOOPS.replace("    return a\n", "    return a\n" + tail))
 
 
 def test_edits_inside_blocks_keep_comments_where_libcst_puts_them() -> None:

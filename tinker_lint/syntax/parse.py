@@ -453,7 +453,9 @@ def _reparse_block(
             return new_outer, worked_out
     while first_kept < len(inner) and _indented_comment(inner[first_kept].leading_lines):
         first_kept += 1
-    if first_kept >= len(inner) or prefix < offsets[0]:
+    # The block's last statements may change with no statement kept after them, when its end
+    # does not (the change ends before it: its footer, and what follows, stay as they are).
+    if len(old_text) - suffix > offsets[-1] or prefix < offsets[0]:
         return None  # the block's end, or its header, changed
     start = offsets[i]
     end = len(text) - (len(old_text) - offsets[first_kept])
@@ -500,6 +502,8 @@ def _reparse_block(
         return None
     moved = parsed.pop().leading_lines  # the lines before the ``pass`` after: the next one's
     kept_after = list(inner[first_kept:])
+    if moved and not kept_after:
+        return None  # lines after the block's last statement, not in its footer: not sure
     if moved:
         kept_after[0] = kept_after[0].with_changes(
             leading_lines=(*moved, *kept_after[0].leading_lines)
