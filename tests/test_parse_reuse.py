@@ -79,7 +79,10 @@ def _check_edits(path: str, text: str, edits: int, seed: int) -> int:
         got = parse.parse_module(new, key=path)
         assert got.deep_equals(cst.parse_module(new)), (path, new)  # and so its code is ``new``
         starts = parse._starts(_kept(path))  # worked out, or kept from the reuse
-        for statement, start, end in zip(got.body, starts, starts[1:], strict=False):
+        # With no newline at the end, the last statement prints one its text lacks (and such a
+        # parse is not reused: ``_reparse`` parses the next text whole).
+        body = got.body if new.endswith("\n") else got.body[:-1]
+        for statement, start, end in zip(body, starts, starts[1:], strict=False):
             assert new[start:end] == got.code_for_node(statement)
         reused += any(a is b for a, b in zip(before.body, got.body, strict=False)) or any(
             a is b for a, b in zip(reversed(before.body), reversed(got.body), strict=False)
