@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from typing import Any
 
 import pytest
 
@@ -96,3 +97,50 @@ def test_a_lint_under_way_keeps_the_count() -> None:
         collector.idle()  # refused while a lint runs: nothing was collected
     assert collector.overdue()
     assert not gc.isenabled()  # and the collector is still off
+
+
+def test_a_drain_turns_the_collector_on_between_its_lints(tmp_path) -> None:
+    """The server's loop over files to lint (``_drain``, opening a whole project): each file's
+    findings sent, the collector is on again before the next lint, or every lint's garbage
+    would wait for the drain's end (336 MB with the cookbook open, against 161)."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from tinker_lint.server.app import TinkerLintServer
+
+    texts = {f"file://{tmp_path}/m{i}.py": f"x = {i}\n" for i in range(3)}
+
+    class Recording(TinkerLintServer):
+        workspace = SimpleNamespace(root_path=str(tmp_path))
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.on_at_lint: list[bool] = []
+            self.published: list[str] = []
+
+        def open_document(self, uri: str) -> object:
+            return SimpleNamespace(version=1, source=texts[uri])
+
+        def _lint_now(self, path: str, text: str):
+            self.on_at_lint.append(gc.isenabled())
+            return super()._lint_now(path, text)
+
+        def text_document_publish_diagnostics(self, params: Any) -> None:
+            self.published.append(params.uri)
+
+        def collect_when_quiet(self) -> None:  # the pause's collection: not this test's
+            self.collector.resume()
+
+    async def drain() -> Recording:
+        server = Recording()
+        server.schedule(list(texts))
+        assert server.drainer is not None
+        await server.drainer
+        server.worker.shutdown()
+        return server
+
+    gc.enable()
+    server = asyncio.run(drain())
+    assert server.published == list(texts)
+    assert server.on_at_lint == [True, True, True]
+    assert gc.isenabled()

@@ -164,6 +164,9 @@ class TinkerLintServer(LanguageServer):
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri, self.diagnostics(linted), version)
             )
+            # Its findings sent: the collector may run again before the next lint (a drain of a
+            # whole project left it off would keep every lint's garbage to its end: 336 MB).
+            self.collector.resume()
         self.collect_if_owed()  # nothing left to lint (and the last findings sent)
 
     def collect_when_quiet(self) -> None:
