@@ -1,7 +1,7 @@
 """How fast ``tinker-lint server`` answers an edit, against the flake8 route, and its memory.
 
     python3 bench/server_latency.py [--cookbook DIR] [--edits 20] [--flake8-runs 5] [--no-memory]
-                                    [--where bodies|loops]
+                                    [--where bodies|loops|typing]
 
 1. Starts the server (``python -m tinker_lint server``, this checkout), opens the cookbook's
    ``rl/train.py`` and waits for its diagnostics (cold: libcst's import, the helpers' summaries).
@@ -9,7 +9,8 @@
    change in the middle of the file (a statement added to a function), and times each from the
    ``didChange`` sent to the ``publishDiagnostics`` for that version: median and p90. With
    ``--where loops`` each edit is a statement added inside a loop's body in the file's second
-   half (its training loops), where a user editing a step types.
+   half (its training loops), where a user editing a step types; with ``--where typing``, each
+   is one keystroke of a statement typed there (some of those texts do not compile).
 3. Times ``flake8 --select TNK`` on the same file (what python-lsp-server runs on each check: a
    new process) and ``ruff check --no-cache`` on it (ruff's own process per check), median of
    ``--flake8-runs``, and prints the server's median edit as a ratio of each.
@@ -77,19 +78,54 @@ def _edited_in_loop(text: str, number: int, lines: list[int]) -> str:
     return "".join([*rows[:target], f"{indent}_edit_{number} = {number}\n", *rows[target:]])
 
 
-def _timed_edits(
-    client: LspClient, path: Path, text: str, first: int, count: int, loops: list[int] | None = None
-) -> list[float]:
+TYPED = "metrics_total = len(metrics) + i_batch"  # typed in a training loop (``--where typing``)
+
+
+def _typed(text: str, lines: list[int], count: int) -> list[str]:
+    """The texts of ``count`` keystrokes, each one character more of ``TYPED`` on a new line of
+    a loop's body in the middle of the loops (a new line begun when one is done): what an editor
+    sends as a user types a statement in a training step. Some of them do not compile
+    (``metrics_total =``): the server then reports the syntax error, as an editor shows it."""
+    rows = text.splitlines(keepends=True)
+    target = lines[len(lines) // 2]
+    indent = rows[target][: len(rows[target]) - len(rows[target].lstrip())]
+    texts = []
+    for k in range(count):
+        done, chars = divmod(k, len(TYPED))
+        typed = [f"{indent}{TYPED}\n"] * done + [f"{indent}{TYPED[: chars + 1]}\n"]
+        texts.append("".join([*rows[:target], *typed, *rows[target:]]))
+    return texts
+
+
+def _edits(text: str, where: str, count: int) -> list[str]:
+    """The texts of 3 warm-up edits and ``count`` timed ones, made before any clock starts."""
+    if where == "typing":
+        return _typed(text, _loop_lines(text), 3 + count)
+    if where == "loops":
+        lines = _loop_lines(text)
+        return [_edited_in_loop(text, n, lines) for n in [100, 101, 102, *range(count)]]
+    return [_edited(text, n) for n in [100, 101, 102, *range(count)]]
+
+
+def _timed_edits(client: LspClient, path: Path, texts: list[str], first: int) -> list[float]:
+    """Each text sent as a new version (``didChange``, the whole text), timed to its
+    diagnostics."""
     times = []
-    for n in range(count):
+    for n, edited in enumerate(texts):
         version = first + n
-        # The bench's own work (1.7 ms), not the server's: not timed.
-        edited = _edited(text, n) if loops is None else _edited_in_loop(text, n, loops)
         sent = time.perf_counter()
         mark = client.change(path, edited, version)
         client.diagnostics(path, after=mark, version=version)
         times.append(time.perf_counter() - sent)
     return times
+
+
+def _compiles(text: str) -> bool:
+    try:
+        compile(text, "<edit>", "exec", dont_inherit=True)
+    except SyntaxError:
+        return False
+    return True
 
 
 def _p90(values: list[float]) -> float:
@@ -136,9 +172,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-memory", action="store_true", help="skip opening the whole cookbook")
     parser.add_argument(
         "--where",
-        choices=("bodies", "loops"),
+        choices=("bodies", "loops", "typing"),
         default="bodies",
-        help="where each edit goes: the top of a function's body (the default), or a loop's body",
+        help="each edit: a statement at the top of a function's body (the default), or in a "
+        "loop's body; or a keystroke of a statement typed in a loop's body",
     )
     args = parser.parse_args(argv)
     path = args.cookbook / TRAIN
@@ -154,10 +191,14 @@ def main(argv: list[str] | None = None) -> int:
         cold = time.perf_counter() - started
         print(f"{TRAIN} ({len(text.splitlines()):,} lines): {len(found)} findings")
         print(f"  server, start + first diagnostics: {cold * 1000:.0f} ms")
-        loops = _loop_lines(text) if args.where == "loops" else None
-        _timed_edits(client, path, text, 2, 3, loops)  # warm-up
-        times = _timed_edits(client, path, text, 5, args.edits, loops)
-        where = " (in loop bodies)" if loops is not None else ""
+        texts = _edits(text, args.where, args.edits)
+        _timed_edits(client, path, texts[:3], 2)  # warm-up
+        times = _timed_edits(client, path, texts[3:], 5)
+        where = {
+            "bodies": "",
+            "loops": " (in loop bodies)",
+            "typing": f" (keystrokes in a loop body, {sum(map(_compiles, texts[3:]))} compile)",
+        }[args.where]
         print(
             f"  server, didChange -> publishDiagnostics over {args.edits} edits{where}: "
             f"median {statistics.median(times) * 1000:.0f} ms, p90 {_p90(times) * 1000:.0f} ms, "
