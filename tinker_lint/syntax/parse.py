@@ -214,8 +214,8 @@ def _reparse(old: _Parsed, text: str, split: bool = True) -> _Parsed | None:
         if twice is not None:
             return twice
     if first_kept == p + 1 and changed is not None and _descends(changed):
-        # The change is inside one ``def``/``class`` (an edit in a function): only the changed
-        # statements of its block, when that is sure; else that whole statement (below).
+        # The change is inside one ``def``/``class``/loop (an edit in a function): only the
+        # changed statements of its block, when that is sure; else that whole statement (below).
         inside = _reparse_inside(old, text, p, prefix, suffix)
         if inside is not None:
             return inside
@@ -351,10 +351,10 @@ def _kept_inner(old: _Parsed, module: cst.Module) -> dict[int, _BlockStarts]:
 # of lines (a training loop's ``main``). When the change lies inside the block of a ``def``, a
 # ``class``, or a ``for``, ``while``, ``with`` or ``if`` with one block (no ``else``) (at any
 # depth: a method, a function nested in one, a step loop's body), with a statement of that block
-# kept after it (and one before, or the block's first line kept), only the statements in between
-# are parsed, inside stand-in blocks at the same indents (``if 1:`` per level, ``pass`` before
-# and after as at the top level), and the blocks are put together from the kept statements and
-# the new ones. Only for blocks at the module's default indent (so the stand-in's nested blocks
+# or the block's end kept after it (and one before, or the block's first line kept), only the
+# statements in between are parsed, inside stand-in blocks at the same indents (``if 1:`` per
+# level, ``pass`` before and after as at the top level), and the blocks are put together from the
+# kept statements and the new ones. Only for blocks at the module's default indent (so the stand-in's nested blocks
 # record their indents as the real ones do).
 _DEFINED = frozenset({cst.FunctionDef, cst.ClassDef})
 _ONE_BLOCK = frozenset({cst.For, cst.While, cst.If})  # when their ``orelse`` is None
