@@ -6,10 +6,10 @@
     python3 bench/ecosystem.py score [--ref REF] [--corpus DIR] [--codes TNK101,...] [--verbose]
 
 `materialise` copies the files pinned in bench/ecosystem.toml out of the git mirrors
-(DIR/OWNER+NAME/repo, by default /work/.mirror) into DEST/OWNER+NAME/, each at its path in its
+(DIR/OWNER+NAME/repo, given with --mirrors) into DEST/OWNER+NAME/, each at its path in its
 repository, so that a helper imported from another module of the project sits where the import
 says. `--dense` copies only the files that call Tinker themselves, of the projects in the speed
-corpus (/work/corpora/tinker-dense was made so). `--pins bench/heldout.toml` copies the held-out
+corpus (the speed corpus `tinker-dense` was made so). `--pins bench/heldout.toml` copies the held-out
 set instead: other projects, never tuned on, to measure the rules on code they were not fitted to.
 
 `compare` lints the materialised corpus with tinker-lint at two git revisions of this checkout:
@@ -49,14 +49,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # lintrun.py, beside this script
 
 import lintrun  # noqa: E402
+from corpora import CORPORA  # noqa: E402
 from lintrun import CHECKOUT, Finding, worktree  # noqa: E402
 
 PINS = HERE / "ecosystem.toml"
 LABELS = HERE / "ecosystem-labels.toml"
 PIPELINE_CODES = ("TNK101", "TNK102", "TNK103", "TNK104")
 CPU_CODES = ("TNK201", "TNK202", "TNK203", "TNK204", "TNK205")
-DEFAULT_MIRRORS = Path("/work/.mirror")
-DEFAULT_CORPUS = Path("/tmp/tinker-ecosystem")
+DEFAULT_CORPUS = CORPORA / "tinker-ecosystem"
 
 
 @dataclass(frozen=True)
@@ -617,7 +617,12 @@ def main(argv: list[str] | None = None) -> int:
     mat = sub.add_parser("materialise", help="copy the pinned files out of the mirrors")
     mat.add_argument("dest", type=Path)
     mat.add_argument("--dense", action="store_true", help="only the files that call Tinker")
-    mat.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS)
+    mat.add_argument(
+        "--mirrors",
+        type=Path,
+        required=True,
+        help="the git mirrors, one DIR/OWNER+NAME/repo per repository (`fetch github:OWNER/NAME`)",
+    )
     mat.add_argument("--force", action="store_true", help="write into a non-empty DEST")
     mat.add_argument(
         "--pins",

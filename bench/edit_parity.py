@@ -5,7 +5,8 @@ kept per buffer: ``syntax/buffers.py``) and compared with a fresh whole lint of 
 
     python3 bench/edit_parity.py [--root DIR] [--stride N] [--edits K] [--seed S] [--only SUBSTR]
 
-Defaults to every file of tinker-cookbook 0.6.1 at /work/corpora (8 edits each: about a minute);
+Defaults to every file of tinker-cookbook 0.6.1, downloaded once (``bench/corpora.py``; 8 edits each:
+about a minute);
 ``--root`` any directory of Python files (the torchval copies, a pinned corpus).
 
 Prints each difference (file, edit, what differs) and a count; exit 1 when any differ.
@@ -26,11 +27,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.corpora import cookbook_package  # noqa: E402
 from tinker_lint.diagnostics import Diagnostic  # noqa: E402  (this checkout's)
 from tinker_lint.run.engine import lint_text  # noqa: E402
 from tinker_lint.server.lint import Linter  # noqa: E402
 
-COOKBOOK = Path("/work/corpora/tinker_cookbook-0.6.1/tinker_cookbook")
 _IDENT = re.compile(r"\b[A-Za-z_][A-Za-z_0-9]*\b")
 
 
@@ -77,13 +78,16 @@ def key(d: Diagnostic) -> tuple[object, ...]:  # everything a client sees of a d
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--root", type=Path, default=COOKBOOK)
+    parser.add_argument(
+        "--root", type=Path, help="default: tinker-cookbook 0.6.1's package, downloaded once"
+    )
     parser.add_argument("--stride", type=int, default=1, help="every Nth file")
     parser.add_argument("--edits", type=int, default=8, help="edits per file")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", default="", help="a substring of the paths to take")
     args = parser.parse_args()
-    files = sorted(p for p in args.root.rglob("*.py") if args.only in str(p))[:: args.stride]
+    root = args.root if args.root is not None else cookbook_package()
+    files = sorted(p for p in root.rglob("*.py") if args.only in str(p))[:: args.stride]
     linter = Linter()
     differ = total = 0
     started = time.perf_counter()

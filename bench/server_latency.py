@@ -34,9 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.corpora import COOKBOOK, unpacked  # noqa: E402
 from tests.lsp_client import LspClient  # noqa: E402  (the tests' LSP client)
 
-COOKBOOK = Path("/work/corpora/tinker_cookbook-0.6.1")
 TRAIN = Path("tinker_cookbook/rl/train.py")
 
 
@@ -166,7 +166,9 @@ def _ruff(path: Path, runs: int) -> list[float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cookbook", type=Path, default=COOKBOOK)
+    parser.add_argument(
+        "--cookbook", type=Path, help="an unpacked cookbook wheel (default: 0.6.1, downloaded once)"
+    )
     parser.add_argument("--edits", type=int, default=20)
     parser.add_argument("--flake8-runs", type=int, default=5)
     parser.add_argument("--no-memory", action="store_true", help="skip opening the whole cookbook")
@@ -178,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
         "loop's body; or a keystroke of a statement typed in a loop's body",
     )
     args = parser.parse_args(argv)
+    if args.cookbook is None:
+        args.cookbook = unpacked(COOKBOOK)
     path = args.cookbook / TRAIN
     if not path.is_file():
         sys.stderr.write(f"server_latency: {path}: not found (--cookbook DIR)\n")

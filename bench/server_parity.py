@@ -1,6 +1,6 @@
 """Does `tinker-lint server` say what the command says, on real projects?
 
-    python3 bench/server_parity.py --corpus /tmp/tinker-ecosystem [--corpus /tmp/heldout ...]
+    python3 bench/server_parity.py --corpus DIR [--corpus DIR ...]   (a materialised corpus: bench/ecosystem.py)
 
 For each project (a directory of the corpus, as `bench/ecosystem.py materialise` writes them),
 runs `tinker-lint --no-cache --output-format json .` in it, then starts one server rooted there,

@@ -5,7 +5,8 @@
     PYTHONPATH=. python3 bench/sweep.py some/dir other/file.py
 
 By default the pre-filter is off: the semantic model and every rule run on every file, whether or not
-its text mentions Tinker, so the model is exercised on all of the standard library. Reports files,
+its text mentions Tinker, so the model is exercised on all of the standard library. The cookbook
+(0.6.1) and the SDK (0.38.0) are downloaded once from PyPI (``bench/corpora.py``). Reports files,
 findings, TNK000 (internal errors), TNK001 (files CPython does not compile, or that do not decode),
 files not analysed (valid Python the engine declined: too large, too deep, libcst cannot parse it),
 exceptions that escaped the engine, and time. Exits 1 if any TNK000, any escaped exception, or any TNK001 on a file
@@ -23,12 +24,10 @@ import time
 import traceback
 from collections.abc import Iterator
 
+from bench.corpora import SDK, cookbook_package, unpacked
 from tests.robustness_support import compiles
 from tinker_lint.io.config import default_settings
 from tinker_lint.run.engine import lint_bytes
-
-COOKBOOK = "/tmp/sdk/tinker_cookbook/tinker_cookbook"
-SDK = "/tmp/sdk/tinker/tinker"
 
 
 def stdlib_dir() -> str:
@@ -37,8 +36,9 @@ def stdlib_dir() -> str:
 
 CORPORA = {
     "stdlib": stdlib_dir,
-    "cookbook": lambda: COOKBOOK,
-    "sdk": lambda: SDK,
+    # Downloaded once from PyPI (bench/corpora.py): no default names one machine's folder.
+    "cookbook": lambda: str(cookbook_package()),
+    "sdk": lambda: str(unpacked(SDK) / "tinker"),
 }
 
 

@@ -3,7 +3,7 @@
     python bench/torch_loops.py [--venv DIR] [--repeats 7] [--rows 1000] [--sizes 1500 4000]
 
 Needs `torch` and `datasets` (not dependencies of tinker-lint). When either cannot be imported,
-the script makes a venv in --venv DIR (default /tmp/tinker-lint-torchbench), installs them there
+the script makes a venv in --venv DIR (default tinker-lint-torchbench in the temporary folder), installs them there
 (`torch` from the PyTorch CPU wheel index when that answers, else from PyPI; `datasets` from
 PyPI), and runs itself again with that venv's Python. Measures, and prints as one table, each
 case against the form the rule's message recommends (its "x" column: how many times slower):

@@ -6,8 +6,8 @@
 
 `materialise` puts the files of bench/torch-labels.toml's `[[project]]` tables into
 DEST/<dir>/: a PyPI project by `pip download --no-deps NAME==VERSION` and unzipping its wheel, a
-GitHub project by `git show COMMIT:PATH` from its mirror (DIR/OWNER+NAME/repo, by default
-/work/.mirror; `fetch github:OWNER/NAME` makes it).
+GitHub project by `git show COMMIT:PATH` from its mirror (DIR/OWNER+NAME/repo, given
+with --mirrors; `fetch github:OWNER/NAME` makes it).
 
 `score` lints the labelled files of each project (`python3 -m tinker_lint --select TNK4
 --output-format json --no-cache FILE...`, run in the project's directory, PYTHONPATH set to the
@@ -44,11 +44,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # lintrun.py, beside this script
 
 import lintrun  # noqa: E402
+from corpora import CORPORA  # noqa: E402
 from lintrun import CHECKOUT, Finding, worktree  # noqa: E402
 
 LABELS = HERE / "torch-labels.toml"
-DEFAULT_CORPUS = Path("/tmp/torchcorpus")
-DEFAULT_MIRRORS = Path("/work/.mirror")
+DEFAULT_CORPUS = CORPORA / "torchcorpus"
 
 # Counted for recall: `high` alone, and `high` + `medium` (the spec's two figures, §11).
 COUNTED = ("high", "medium")
@@ -372,7 +372,12 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     mat = sub.add_parser("materialise", help="download or copy the labelled projects")
     mat.add_argument("dest", type=Path)
-    mat.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS)
+    mat.add_argument(
+        "--mirrors",
+        type=Path,
+        required=True,
+        help="the git mirrors, one DIR/OWNER+NAME/repo per repository (`fetch github:OWNER/NAME`)",
+    )
     mat.add_argument("--force", action="store_true")
     sco = sub.add_parser("score", help="recall and false findings on the labelled syncs")
     sco.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)

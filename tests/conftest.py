@@ -8,9 +8,6 @@ The inner loop is ``python3 -m pytest -q -m "not slow"``; CI and the README run 
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -19,12 +16,12 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
+from tests.bench_scripts import load as load_bench_script
 from tests.fixture_expectations import FIXTURES_ROOT, ROOT
 from tinker_lint.io.settings import Settings
 from tinker_lint.syntax import buffers
 
 CORPORA = ROOT / ".tinker_lint_cache" / "corpora"
-COOKBOOK = "tinker-cookbook==0.6.1"
 
 
 def make_settings(**changes: Any) -> Settings:
@@ -58,19 +55,13 @@ def fixtures_root() -> Path:
 @pytest.fixture(scope="session")
 def cookbook() -> Path:
     """tinker-cookbook 0.6.1's package directory, downloaded once into
-    ``.tinker_lint_cache/corpora/`` (tests using it are ``slow`` and ``network``)."""
-    target = CORPORA / "tinker_cookbook-0.6.1"
-    if not (target / "tinker_cookbook").is_dir():
-        CORPORA.mkdir(parents=True, exist_ok=True)
-        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", COOKBOOK]
-        result = subprocess.run(
-            [*command, "-d", str(CORPORA)], capture_output=True, text=True, check=False
-        )
-        wheels = list(CORPORA.glob("tinker_cookbook-0.6.1-*.whl"))
-        if not wheels:
-            # A failure, not a skip: CI installs the test dependencies from the same registry, and
-            # a skipped validation would look like a passed one.
-            pytest.fail(f"cannot download {COOKBOOK}: {result.stderr.strip()[-300:]}")
-        with zipfile.ZipFile(wheels[0]) as wheel:
-            wheel.extractall(target)
+    ``.tinker_lint_cache/corpora/`` by ``bench/corpora.py``, as the bench scripts get it (tests
+    using it are ``slow`` and ``network``)."""
+    corpora = load_bench_script("corpora")
+    try:
+        target: Path = corpora.unpacked(corpora.COOKBOOK, CORPORA)
+    except corpora.DownloadError as error:
+        # A failure, not a skip: CI installs the test dependencies from the same registry, and
+        # a skipped validation would look like a passed one.
+        pytest.fail(str(error))
     return target / "tinker_cookbook"

@@ -19,7 +19,8 @@ from tinker_lint.prefilter.sketch import sketch
 from tinker_lint.syntax import cpython
 from tinker_lint.syntax.buffers import parses_kept
 
-COOKBOOK = Path("/work/corpora/tinker_cookbook-0.6.1/tinker_cookbook")
+# A long real file that needs no download: the inner loop's chain (the cookbook's are slow).
+OWN_SOURCE = Path(__file__).resolve().parent.parent / "tinker_lint" / "model" / "flow.py"
 KEY = "edited.py"
 
 BASE = '''"""A module."""
@@ -260,19 +261,22 @@ def _random_edit(text: str, rng: random.Random) -> str:
     return "".join(lines)
 
 
+def test_chains_of_random_edits_of_our_own_source() -> None:
+    _chain_of_random_edits(OWN_SOURCE.read_text(encoding="utf-8"), "flow.py")
+
+
+@pytest.mark.slow
+@pytest.mark.network
 @pytest.mark.parametrize(
-    "name",
-    [
-        "completers.py",
-        pytest.param("rl/train.py", marks=pytest.mark.slow),
-        pytest.param("supervised/train.py", marks=pytest.mark.slow),
-        pytest.param("renderers/base.py", marks=pytest.mark.slow),
-    ],
+    "name", ["completers.py", "rl/train.py", "supervised/train.py", "renderers/base.py"]
 )
-def test_chains_of_random_edits(name: str) -> None:
+def test_chains_of_random_edits_of_cookbook_files(cookbook: Path, name: str) -> None:
+    _chain_of_random_edits((cookbook / name).read_text(encoding="utf-8"), name)
+
+
+def _chain_of_random_edits(original: str, name: str) -> None:
     """Each text of a chain of edits (some break it, later ones may mend it), incrementally
     against whole, with the original text now and then (an undo)."""
-    original = (COOKBOOK / name).read_text(encoding="utf-8")
     rng = random.Random(name)
     with kept():
         assert lint_front(original) == whole(original)

@@ -246,5 +246,7 @@ model = torch.compile(model)
 def test_the_real_labels_match_the_materialised_corpus():
     projects, labels = ts.load()
     if not all((ts.DEFAULT_CORPUS / p.dir).is_dir() for p in projects):
-        pytest.skip("python3 bench/torch_score.py materialise /tmp/torchcorpus")
+        pytest.skip(
+            f"not materialised: python3 bench/torch_score.py materialise {ts.DEFAULT_CORPUS}"
+        )
     assert ts.check_texts(labels, ts.DEFAULT_CORPUS) == []
