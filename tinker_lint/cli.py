@@ -12,7 +12,7 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
@@ -42,7 +42,10 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="tinker-lint",
-        description="Find slow or hanging Tinker training loops, statically.",
+        usage="tinker-lint [check] [options] [paths ...]",
+        description="Find slow or hanging Tinker training loops, statically. `tinker-lint check "
+        "PATH` and `tinker-lint PATH` are the same; a path named like a subcommand needs `check` "
+        "(docs/configuration.md#subcommands-and-paths).",
         epilog="`tinker-lint rule CODE` explains a rule; `tinker-lint rule --all` lists them; "
         "`tinker-lint doctor` checks the installed environment for known-bad versions; "
         "`tinker-lint trace LOG_PATH` reports what a run's logs say the loop cost; "
@@ -207,24 +210,65 @@ def resolve_settings(args: argparse.Namespace) -> Settings:
     return settings_resolver(args).for_path(args.paths[0] if args.paths else ".")
 
 
+def _rule(argv: list[str]) -> int:
+    from tinker_lint.docs import rule_command
+
+    return rule_command(argv)
+
+
+def _doctor(argv: list[str]) -> int:
+    from tinker_lint.doctor import main as doctor_main
+
+    return doctor_main(argv)
+
+
+def _trace(argv: list[str]) -> int:
+    from tinker_lint.trace.command import main as trace_main
+
+    return trace_main(argv)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["rule"]:
-        from tinker_lint.docs import rule_command
+    if argv[:1] == ["check"]:
+        return check(argv[1:])
+    subcommand = SUBCOMMANDS.get(argv[0]) if argv else None
+    if subcommand is None:
+        return check(argv)  # `tinker-lint PATH...`, as before `check` existed
+    if argv[1:2] == ["--"]:
+        return subcommand(argv[2:])  # `tinker-lint clean --`: the subcommand, whatever is here
+    if os.path.lexists(argv[0]) and _reads_as_check(argv):
+        word = argv[0]
+        sys.stderr.write(
+            f"tinker-lint: error: `{word}` is both a subcommand and a path here: write "
+            f"`tinker-lint check {word}` to check the path, or `tinker-lint {word} --` to run "
+            "the subcommand\n"
+        )
+        return EXIT_ERROR
+    return subcommand(argv[1:])
 
-        return rule_command(argv[1:])
-    if argv[:1] == ["doctor"]:
-        from tinker_lint.doctor import main as doctor_main
 
-        return doctor_main(argv[1:])
-    if argv[:1] == ["clean"]:
-        return _clean(argv[1:])
-    if argv[:1] == ["trace"]:
-        from tinker_lint.trace.command import main as trace_main
+def _reads_as_check(argv: list[str]) -> bool:
+    """Whether ``argv`` is also a valid ``tinker-lint check`` command line: options it takes and
+    paths that exist. A subcommand's own option (``server --stdio``) or argument (``rule TNK101``,
+    not a path) says which is meant; only when both readings stand is the word ambiguous."""
+    if any(arg in ("-h", "--help", "--version") for arg in argv):
+        return False  # a question about the subcommand
+    parser = build_parser()
 
-        return trace_main(argv[1:])
-    if argv[:1] == ["server"]:
-        return _server(argv[1:])
+    def refuse(message: str) -> NoReturn:
+        raise ValueError(message)
+
+    parser.error = refuse  # type: ignore[method-assign]
+    try:
+        args, unknown = parser.parse_known_args(argv)
+    except ValueError:
+        return False
+    return not unknown and all(path == "-" or os.path.lexists(path) for path in args.paths)
+
+
+def check(argv: list[str]) -> int:
+    """``tinker-lint check [PATH...]`` (and ``tinker-lint PATH...``): lint."""
     parser = build_parser()
     args = parser.parse_args(argv)
     stdin = "-" in args.paths or (args.stdin_filename is not None and not args.paths)
@@ -462,6 +506,16 @@ def _diff(args: argparse.Namespace, run: Run) -> int:
     if (run.diffs or run.dependency_diagnostics) and not args.exit_zero:
         return EXIT_FOUND
     return EXIT_CLEAN
+
+
+# ``tinker-lint WORD ...``: each subcommand but ``check`` (the lint itself, ``check``).
+SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
+    "rule": _rule,
+    "doctor": _doctor,
+    "clean": _clean,
+    "trace": _trace,
+    "server": _server,
+}
 
 
 def entry() -> int:

@@ -3,7 +3,7 @@
 ;; TL_PYTHON, TL_FILE, TL_OUT and TL_EXPECTED in the environment.
 (require 'eglot)
 (setq eglot-server-programs
-      `((python-mode . (,(getenv "TL_PYTHON") "-m" "tinker_lint" "server"))))
+      `((python-mode . (,(getenv "TL_PYTHON") "-m" "tinker_lint" "server" "--stdio"))))
 (find-file (getenv "TL_FILE"))
 (python-mode)
 ;; eglot-ensure waits for the command loop, which batch mode never runs: connect now.

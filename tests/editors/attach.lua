@@ -4,7 +4,7 @@
 -- vim.lsp.start and 0.11's vim.lsp.config wrap them (docs/server.md).
 local client = vim.lsp.start_client({
   name = "tinker-lint",
-  cmd = { PYTHON, "-m", "tinker_lint", "server" },
+  cmd = { PYTHON, "-m", "tinker_lint", "server", "--stdio" },
   root_dir = ROOT_DIR,
 })
 vim.cmd("edit " .. FILE)
