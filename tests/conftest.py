@@ -8,6 +8,7 @@ The inner loop is ``python3 -m pytest -q -m "not slow"``; CI and the README run 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -22,6 +23,12 @@ from tinker_lint.io.settings import Settings
 from tinker_lint.syntax import buffers
 
 CORPORA = ROOT / ".tinker_lint_cache" / "corpora"
+
+# The text reports are painted when these ask for it (report/colour.py), into a pipe too: a CI
+# runner that sets FORCE_COLOR would otherwise change every report the tests read. The tests of
+# colour set them themselves.
+for _name in ("FORCE_COLOR", "CLICOLOR_FORCE", "NO_COLOR", "CLICOLOR"):
+    os.environ.pop(_name, None)
 
 
 def make_settings(**changes: Any) -> Settings:

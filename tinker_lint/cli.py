@@ -22,6 +22,7 @@ from tinker_lint.guard import analysis_running
 from tinker_lint.io.config import ConfigError, _codes, find_pyproject, load_settings, parse_version
 from tinker_lint.io.settings import Settings
 from tinker_lint.report import REPORTERS
+from tinker_lint.report.colour import Style, wants_colour
 from tinker_lint.report.text import write_fixes_applied, write_text
 from tinker_lint.run.cache import Cache, default_cache_dir
 from tinker_lint.run.cache import clean as clean_cache
@@ -486,6 +487,7 @@ def _report(
             unsafe_fixes=args.unsafe_fixes,
             full=args.output_format == "text",
             sources=sources,
+            style=Style(wants_colour(out)),
         )
     elif args.output_format == "sarif":
         REPORTERS["sarif"](diagnostics, out, files=run.files, warnings=run.warnings)

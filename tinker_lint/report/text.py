@@ -13,6 +13,7 @@ from tinker_lint.codes import level_of, name_of
 from tinker_lint.diagnostics import UNSAFE, Diagnostic, is_applicable
 from tinker_lint.io.files import DecodeError, decode_source, read_bytes
 from tinker_lint.io.notebook import NotebookError, read_notebook
+from tinker_lint.report.colour import BLUE, BOLD, CYAN, PLAIN, RED, Style
 
 CONTEXT_LINES = 2  # source lines shown before and after the finding's line, as ruff shows
 TAB = "    "  # tabs are shown as four spaces, so that the caret lines up whatever the terminal
@@ -33,20 +34,22 @@ def write_text(
     unsafe_fixes: bool = False,
     full: bool = False,
     sources: Mapping[str, str] | None = None,
+    style: Style = PLAIN,
 ) -> None:
     """``[*]`` marks a finding ``--fix`` would fix (an unsafe fix only with ``--unsafe-fixes``);
     ``fixed`` is how many ``--fix`` fixed before this report. ``full``: the source lines under each
-    finding, read from ``sources`` (path: text) or else from the file."""
+    finding, read from ``sources`` (path: text) or else from the file. ``style``: colour, on a
+    terminal (``report/colour.py``)."""
     fixable = hidden = 0
     lines = _SourceLines(sources or {})
     for d in diagnostics:
         shown = d.fix is not None and is_applicable(d.fix.applicability, unsafe_fixes)
         fixable += shown
         hidden += d.fix is not None and not shown and d.fix.applicability == UNSAFE
-        mark = "[*] " if shown else ""
-        out.write(f"{where(d)}: {d.code} {mark}{d.message}\n")
+        mark = style("[*]", CYAN) + " " if shown else ""
+        out.write(f"{style(where(d), BOLD)}: {style(d.code, BOLD, RED)} {mark}{d.message}\n")
         if full:
-            out.write(_snippet(d, lines.of(d.path, d.cell)))
+            out.write(_snippet(d, lines.of(d.path, d.cell), style))
     _summary(out, len(diagnostics), files, fixed)
     hint = (
         f" ({_plural(hidden, 'hidden fix')} can be enabled with the `--unsafe-fixes` option)"
@@ -120,28 +123,31 @@ class _SourceLines:
         return self._cells[path]
 
 
-def _snippet(d: Diagnostic, lines: list[str] | None) -> str:
+def _snippet(d: Diagnostic, lines: list[str] | None, style: Style = PLAIN) -> str:
     """ruff's ``full`` layout: a gutter of line numbers, the finding's line with carets under its
     range (to the end of that line for a range over several), the level and code beside them, and
     the fix's title as help."""
-    label = f"{d.code} {name_of(d.code) or ''} ({level_of(d.code)})".replace("  ", " ")
-    help_line = f"  = help: {d.fix.message}\n" if d.fix is not None and d.fix.message else ""
+    level = level_of(d.code)
+    label = style.level(f"{d.code} {name_of(d.code) or ''} ({level})".replace("  ", " "), level)
+    help_line = ""
+    if d.fix is not None and d.fix.message:
+        help_line = f"  {style('=', BOLD, BLUE)} {style('help', BOLD, CYAN)}: {d.fix.message}\n"
     if lines is None or not 1 <= d.line <= len(lines):
         return f"  = {label}\n{help_line}\n"
     first = max(1, d.line - CONTEXT_LINES)
     last = min(len(lines), d.line + CONTEXT_LINES)
     width = len(str(last))
-    gutter = " " * width + " |"
+    gutter = style(" " * width + " |", BOLD, BLUE)
     parts = [gutter]
     for number in range(first, last + 1):
         text = lines[number - 1].replace("\t", TAB)
-        parts.append(f"{number:>{width}} | {text}".rstrip())
+        parts.append(f"{style(f'{number:>{width}} |', BOLD, BLUE)} {text}".rstrip())
         if number == d.line:
             line = lines[number - 1]
             start = len(line[: d.col - 1].replace("\t", TAB))
             end_col = d.end_col if d.end_line == d.line and d.end_col > d.col else len(line) + 1
             end = len(line[: end_col - 1].replace("\t", TAB))
-            carets = "^" * max(1, end - start)
+            carets = style.level("^" * max(1, end - start), level)
             parts.append(f"{gutter} {' ' * start}{carets} {label}")
     parts.append(gutter)
     return "\n".join(parts) + "\n" + help_line + "\n"
