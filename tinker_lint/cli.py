@@ -89,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--output-format",
         choices=sorted(REPORTERS),
         default="text",
-        help="text: each finding with its source lines (the default); concise: one line each",
+        help="text (or full, ruff's name for it): each finding with its source lines (the "
+        "default); concise: one line each",
     )
     parser.add_argument(
         "--max-file-chars",
@@ -105,6 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print the findings and errors only: no summary, no progress, no warnings",
+    )
     parser.add_argument(
         "--statistics", action="store_true", help="count the findings per code instead of listing"
     )
@@ -301,7 +308,7 @@ def check(argv: list[str]) -> int:
     cache = None
     if not args.no_cache:
         cache = Cache(args.cache_dir or default_cache_dir(settings), settings)
-    progress = ProgressLine(sys.stderr, started)
+    progress = ProgressLine(sys.stderr, started, enabled=not args.quiet)
     try:
         run = run_paths(
             args.paths,
@@ -318,7 +325,7 @@ def check(argv: list[str]) -> int:
         return EXIT_ERROR
     finally:
         progress.close()
-    if _warn(run):
+    if _warn(run, quiet=args.quiet):
         return EXIT_ERROR
     if args.diff:
         return _diff(args, run)
@@ -366,7 +373,7 @@ def _stdin(args: argparse.Namespace, settings: Settings, fix: FixMode | None) ->
         run = Run(source=raw)  # excluded: nothing checked, and --fix gives the text back as it was
     else:
         run = run_source(raw, path, settings, fix=fix)
-    _warn(run)
+    _warn(run, quiet=args.quiet)
     if args.diff:
         return _diff(args, run)
     report_to = sys.stdout
@@ -404,10 +411,10 @@ class ProgressLine:
     taken ``PROGRESS_AFTER_SECONDS``; only when stderr is a terminal (a log or a pipe gets
     nothing), and erased at the end, so that the report is all that stays."""
 
-    def __init__(self, stream: TextIO, started: float) -> None:
+    def __init__(self, stream: TextIO, started: float, *, enabled: bool = True) -> None:
         self.stream = stream
         self.started = started
-        self.enabled = stream.isatty()
+        self.enabled = enabled and stream.isatty()
         self.shown = False
         self.last = 0.0
 
@@ -452,10 +459,11 @@ def _clean(argv: list[str]) -> int:
     return EXIT_CLEAN
 
 
-def _warn(run: Run) -> bool:
-    """Print the warnings; True if nothing was checked because no path named could be (a missing
-    path, a broken symbolic link, a directory that cannot be listed): a usage error."""
-    for warning in run.warnings:
+def _warn(run: Run, *, quiet: bool = False) -> bool:
+    """Print the warnings (not with ``--quiet``); True if nothing was checked because no path
+    named could be (a missing path, a broken symbolic link, a directory that cannot be listed): a
+    usage error, printed whatever ``--quiet`` says."""
+    for warning in () if quiet else run.warnings:
         sys.stderr.write(f"tinker-lint: warning: {warning}\n")
     if run.unchecked and run.files == 0:
         named = ", ".join(path for path, _ in run.unchecked)
@@ -478,16 +486,17 @@ def _report(
 
         write_statistics(diagnostics, out, as_json=args.output_format == "json")
         return
-    if args.output_format in ("text", "concise"):
+    if args.output_format in ("text", "full", "concise"):
         write_text(
             diagnostics,
             out,
             files=run.files,
             fixed=len(run.fixed),
             unsafe_fixes=args.unsafe_fixes,
-            full=args.output_format == "text",
+            full=args.output_format != "concise",
             sources=sources,
             style=Style(wants_colour(out)),
+            summary=not args.quiet,
         )
     elif args.output_format == "sarif":
         REPORTERS["sarif"](diagnostics, out, files=run.files, warnings=run.warnings)

@@ -27,6 +27,7 @@ def _lazy(name: str) -> Callable[..., None]:
 
 REPORTERS = {
     "text": _lazy("write_text"),
+    "full": _lazy("write_text"),  # ruff's name for ``text``
     "concise": _lazy("write_text"),
     "json": _lazy("write_json"),
     "sarif": _lazy("write_sarif"),

@@ -35,11 +35,12 @@ def write_text(
     full: bool = False,
     sources: Mapping[str, str] | None = None,
     style: Style = PLAIN,
+    summary: bool = True,
 ) -> None:
     """``[*]`` marks a finding ``--fix`` would fix (an unsafe fix only with ``--unsafe-fixes``);
     ``fixed`` is how many ``--fix`` fixed before this report. ``full``: the source lines under each
     finding, read from ``sources`` (path: text) or else from the file. ``style``: colour, on a
-    terminal (``report/colour.py``)."""
+    terminal (``report/colour.py``). ``summary``: False for ``--quiet``, the findings alone."""
     fixable = hidden = 0
     lines = _SourceLines(sources or {})
     for d in diagnostics:
@@ -50,6 +51,8 @@ def write_text(
         out.write(f"{style(where(d), BOLD)}: {style(d.code, BOLD, RED)} {mark}{d.message}\n")
         if full:
             out.write(_snippet(d, lines.of(d.path, d.cell), style))
+    if not summary:
+        return
     _summary(out, len(diagnostics), files, fixed)
     hint = (
         f" ({_plural(hidden, 'hidden fix')} can be enabled with the `--unsafe-fixes` option)"
