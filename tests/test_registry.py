@@ -76,6 +76,13 @@ def test_fixable_means_a_fix_planner_beside_the_rules_that_the_rule_declares():
     assert tuple(c for c, e in REGISTRY.items() if e.fixable) == codes.FIXABLE_CODES
 
 
+def test_version_gated_is_read_from_the_class_line_as_declared():
+    """``codes.is_version_gated`` reads the rule's file; it must say what the class declares."""
+    gated = {rule.code for rule in DOCUMENTED_RULES if rule.min_tinker_version is not None}
+    assert {code for code in REGISTRY if codes.is_version_gated(code)} == gated
+    assert gated == {"TNK105", "TNK106"}
+
+
 def test_the_rules_package_is_built_from_the_registry():
     assert [r.code for r in PYTHON_RULES] == list(codes.PYTHON_CODES)
     assert [r.code for r in DEPENDENCY_RULES] == list(codes.DEPENDENCY_CODES)

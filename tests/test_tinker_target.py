@@ -266,6 +266,34 @@ def test_an_unknown_version_warns_once_and_its_fixes_are_unsafe(
     assert "await sc.sample(prompt=prompt" in fixed
 
 
+def test_an_unknown_version_is_not_mentioned_where_it_changes_nothing(
+    tmp_path, capsys, no_installed_tinker
+):
+    """The warning only when a version-gated finding (TNK105/TNK106) or its fix is in the run
+    (issue 28, item 8): not for a file without Tinker, nor for findings the version does not gate."""
+    plain = tmp_path / "plain.py"
+    plain.write_text("x = 1\n")
+    assert _json([str(plain)], capsys) == ([], "")
+    loop = tmp_path / "loop.py"
+    loop.write_text(
+        "import tinker\n"
+        'tc = tinker.ServiceClient().create_lora_training_client(base_model="m").result()\n'
+        "for batch in batches:\n"
+        '    result = tc.forward_backward(batch, loss_fn="cross_entropy").result()\n'
+        "    tc.optim_step(adam)\n"
+    )
+    assert _json([str(plain), str(loop)], capsys) == ([("TNK101", 4, 66, "safe")], "")
+    # A gated finding silenced is not in the run either.
+    gated = tmp_path / "gated.py"
+    gated.write_text(PROGRAM.replace("params)\n", "params)  # noqa: TNK105\n"))
+    found, err = _json([str(gated), "--ignore", "TNK106"], capsys)
+    assert (found, err) == ([], "")
+    # One gated finding among the files: the warning, once.
+    found, err = _json([str(plain), str(loop), str(tmp_path / "gated.py")], capsys)
+    assert [code for code, *_ in found] == ["TNK101", "TNK106"]
+    assert err == WARNING
+
+
 def _without_tinker(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """The CLI in an interpreter where no tinker distribution can be found, as in a pre-commit
     hook's environment: ``-S`` (no site-packages), with this checkout and the linter's own

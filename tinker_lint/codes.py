@@ -208,6 +208,21 @@ def is_opt_in(code: str) -> bool:
     return found == ["True"]
 
 
+# A rule that applies from some tinker version on declares it in one line of its class body.
+_MIN_VERSION_LINE = re.compile(r"^    min_tinker_version(?:: [^=]+)? = (?!None$)\S", re.MULTILINE)
+
+
+@functools.cache
+def is_version_gated(code: str) -> bool:
+    """Whether a rule's findings (and so its fixes) depend on the tinker version the project
+    targets (``min_tinker_version`` on its class): then a run that only assumed the version says
+    so. Read from the rule's file, not imported; False for the engine's and unknown codes."""
+    entry = REGISTRY.get(code)
+    if entry is None or entry.module is None:
+        return False
+    return bool(_MIN_VERSION_LINE.search(_rule_source(entry.module.rpartition(".")[2])))
+
+
 def opt_in_codes() -> tuple[str, ...]:
     """The rules that are off by default, in code order."""
     return tuple(code for code in RULE_CODES if is_opt_in(code))

@@ -17,6 +17,7 @@ from typing import cast
 import libcst as cst
 from libcst.metadata import CodeRange
 
+from tinker_lint.codes import is_version_gated
 from tinker_lint.diagnostics import UNSAFE, Diagnostic
 from tinker_lint.fix.apply import LineIndex, plan_fix
 from tinker_lint.fix.plan import FixPlan
@@ -42,7 +43,7 @@ from tinker_lint.syntax.positions import NodePositions
 MAX_ANALYSED_CHARS = MAX_FILE_CHARS
 # The rules that apply from some tinker version on: their fixes rewrite code for that SDK, and
 # break it on older ones. When the target version is only assumed, those fixes are unsafe.
-VERSION_GATED = frozenset(rule.code for rule in PYTHON_RULES if rule.min_tinker_version)
+VERSION_GATED = frozenset(rule.code for rule in PYTHON_RULES if is_version_gated(rule.code))
 
 
 @dataclass

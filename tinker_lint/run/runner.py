@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
+from tinker_lint.codes import is_version_gated
 from tinker_lint.deps.kinds import is_dependency_file
 from tinker_lint.diagnostics import Diagnostic, is_applicable
 from tinker_lint.io.files import (
@@ -183,7 +184,7 @@ def run_paths(
     todo: list[Job] = []
     read: dict[int, tuple[str, bytes, str | None]] = {}  # index: (path as given, bytes, cache key)
     table: dict[Settings, int] = {}  # the distinct settings of the files to lint, numbered
-    assumed = False  # a Python file whose target tinker version nothing gave
+    assumed: set[str] = set()  # the Python files whose target tinker version nothing gave
     for item in items:
         if isinstance(item, Skipped):
             run.warnings.append(f"{item.path}: skipped: {item.reason}")
@@ -195,7 +196,8 @@ def run_paths(
             continue
         path = _display(item)
         file_settings = own(item)
-        assumed = assumed or file_settings.tinker_version_assumed
+        if file_settings.tinker_version_assumed:
+            assumed.add(path)
         try:
             raw = read_bytes(item)
         except NotReadable as error:
@@ -273,9 +275,19 @@ def run_paths(
             judged.extend(result.diagnostics)
             run.warnings.extend(result.warnings)
         run.dependency_diagnostics.extend(sorted(dict.fromkeys(judged)))
-    if assumed:
-        run.warnings.append(VERSION_UNKNOWN_WARNING)
+    _say_if_version_assumed(run, assumed)
     return run
+
+
+def _say_if_version_assumed(run: Run, assumed: set[str]) -> None:
+    """The one warning that the target tinker version was assumed, when it matters: a finding
+    (or a fix) of a rule that depends on the version, in a file whose version nothing gave. A run
+    over files without such findings has nothing the version changes."""
+    if any(
+        d.path in assumed and is_version_gated(d.code)
+        for d in (*run.python_diagnostics, *run.fixed)
+    ):
+        run.warnings.append(VERSION_UNKNOWN_WARNING)
 
 
 def _kept(
@@ -297,8 +309,6 @@ def run_source(raw: bytes, path: str, settings: Settings, *, fix: FixMode | None
     written; with ``fix``, ``Run.source`` is the fixed text (else the bytes as given), and
     ``Run.diffs`` its diff."""
     run = Run(files=1, source=raw)
-    if settings.tinker_version_assumed:
-        run.warnings.append(VERSION_UNKNOWN_WARNING)
     if is_dependency_file(path):
         from tinker_lint.deps.lint import lint_dependency_file
 
@@ -309,9 +319,11 @@ def run_source(raw: bytes, path: str, settings: Settings, *, fix: FixMode | None
         return run
     outcome = _work(Job(0, path, raw), settings, fix)
     run.linted = run.processes = 1
+    assumed = {path} if settings.tinker_version_assumed else set()
     if fix is None:
         run.python_diagnostics = outcome.diagnostics
         run.warnings.extend(outcome.warnings)
+        _say_if_version_assumed(run, assumed)
         return run
     run.warnings.extend(f"{path}: {problem}" for problem in outcome.problems)
     run.warnings.extend(outcome.warnings)  # they go with the diagnostics reported
@@ -321,6 +333,7 @@ def run_source(raw: bytes, path: str, settings: Settings, *, fix: FixMode | None
         run.fixed.extend(outcome.fixed)
         if outcome.diff:
             run.diffs.append(outcome.diff)
+    _say_if_version_assumed(run, assumed)
     return run
 
 
