@@ -48,7 +48,11 @@ def test_quiet_prints_the_findings_alone(loop: None, capsys) -> None:
     assert err.startswith(WARNING)
     finding = out.splitlines()[0]
     assert finding.startswith("loop.py:4:66: TNK101 [*] ")
-    assert run(capsys, "--output-format", "concise", "--quiet", "loop.py") == (1, finding + "\n", "")
+    assert run(capsys, "--output-format", "concise", "--quiet", "loop.py") == (
+        1,
+        finding + "\n",
+        "",
+    )
     assert run(capsys, "-q", "--output-format", "concise", "loop.py") == (1, finding + "\n", "")
 
 

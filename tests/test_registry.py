@@ -78,7 +78,7 @@ def test_fixable_means_a_fix_planner_beside_the_rules_that_the_rule_declares():
 
 def test_version_gated_is_read_from_the_class_line_as_declared():
     """``codes.is_version_gated`` reads the rule's file; it must say what the class declares."""
-    gated = {rule.code for rule in DOCUMENTED_RULES if rule.min_tinker_version is not None}
+    gated = {rule.code for rule in PYTHON_RULES if rule.min_tinker_version is not None}
     assert {code for code in REGISTRY if codes.is_version_gated(code)} == gated
     assert gated == {"TNK105", "TNK106"}
 
