@@ -105,3 +105,44 @@ def test_additional_dependencies_advice_is_a_valid_hook_configuration(tmp_path):
         text=True,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# Names to try against both the README's list and the hook's pattern: each kind it names, near
+# misses of each, and the same in a folder.
+HOOK_NAMES = [
+    *("train.py", "stubs.pyi", "nb.ipynb", "train.pyc", "train.py.bak", "notes.txt"),
+    *("pyproject.toml", "setup.cfg", "uv.lock", "poetry.lock", "pylock.toml", "pylock.dev.toml"),
+    *("pyproject.toml.bak", "setup.py.cfg", "Pipfile.lock", "pylock-dev.toml", "other.toml"),
+    *("requirements.txt", "requirements-dev.txt", "dev-requirements.txt", "dev_requirements.txt"),
+    *("requirements/base.txt", "requirements/sub/base.txt", "requirement.txt", "constraints.txt"),
+]
+
+
+def test_the_pre_commit_section_lists_exactly_the_files_the_hooks_pass():
+    """Issue 28, item 10: the README's list (its backquoted globs) and the hooks' ``files:``
+    pattern take the same names, at the top and in a folder."""
+    import fnmatch
+
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    patterns = {re.compile(hook["files"]) for hook in hooks}
+    assert len(patterns) == 1  # both hooks take the same files
+    (pattern,) = patterns
+    listed = section("pre-commit").split("in any folder:", 1)[1].split("\n\n", 2)[1]
+    globs = re.findall(r"`([^`]+)`", listed)
+    assert "*.ipynb" in globs
+
+    def in_readme(path: str) -> bool:
+        # A glob names a file in any folder: its last parts, and `*` does not cross a `/`.
+        parts = path.split("/")
+        return any(
+            len(parts) >= glob.count("/") + 1
+            and all(
+                fnmatch.fnmatchcase(part, piece) and (piece != "*" or "/" not in part)
+                for part, piece in zip(parts[-glob.count("/") - 1 :], glob.split("/"))
+            )
+            for glob in globs
+        )
+
+    for name in HOOK_NAMES:
+        for path in (name, f"project/{name}"):
+            assert in_readme(path) is bool(pattern.search(path)), path
