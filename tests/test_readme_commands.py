@@ -132,16 +132,17 @@ def test_the_pre_commit_section_lists_exactly_the_files_the_hooks_pass():
     assert "*.ipynb" in globs
 
     def in_readme(path: str) -> bool:
-        # A glob names a file in any folder: its last parts, and `*` does not cross a `/`.
+        # A glob names a file in any folder: it is matched part by part against the path's last
+        # parts, so that its `*` never crosses a `/`.
         parts = path.split("/")
-        return any(
-            len(parts) >= glob.count("/") + 1
-            and all(
-                fnmatch.fnmatchcase(part, piece) and (piece != "*" or "/" not in part)
-                for part, piece in zip(parts[-glob.count("/") - 1 :], glob.split("/"))
-            )
-            for glob in globs
-        )
+        for glob in globs:
+            pieces = glob.split("/")
+            last = parts[-len(pieces) :]
+            if len(last) == len(pieces) and all(
+                fnmatch.fnmatchcase(part, piece) for part, piece in zip(last, pieces, strict=True)
+            ):
+                return True
+        return False
 
     for name in HOOK_NAMES:
         for path in (name, f"project/{name}"):
