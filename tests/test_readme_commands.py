@@ -147,3 +147,20 @@ def test_the_pre_commit_section_lists_exactly_the_files_the_hooks_pass():
     for name in HOOK_NAMES:
         for path in (name, f"project/{name}"):
             assert in_readme(path) is bool(pattern.search(path)), path
+
+
+def test_the_quick_start_output_is_what_the_command_prints():
+    """The README's first screen shows a real run (issue 28, item 10): the command as written, in
+    the checkout (``--no-cache`` only keeps the test from writing a cache there)."""
+    match = re.search(
+        r"```bash\npip install -e \. && (tinker-lint [^\n]+)\n```\n.*?```text\n(.*?)```",
+        README.split("\n## ", 1)[0],
+        re.S,
+    )
+    assert match, "the quick start's command and output"
+    command, shown = match.groups()
+    args = shlex.split(command)[1:]
+    assert args == [str((EXAMPLES / "train.py").relative_to(ROOT))]
+    done = tinker_lint(["--no-cache", *args], ROOT)
+    assert (done.returncode, done.stderr) == (1, "")
+    assert done.stdout == shown
