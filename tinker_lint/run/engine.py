@@ -24,7 +24,13 @@ from tinker_lint.guard import run_deep
 from tinker_lint.io.files import DecodeError, SourceFile, decode_source
 from tinker_lint.io.settings import MAX_FILE_CHARS, Settings
 from tinker_lint.model.semantic import SemanticModel
-from tinker_lint.noqa import file_exemptions, is_exempt, is_suppressed, noqa_lines, unknown_codes
+from tinker_lint.noqa import (
+    directive_problems,
+    file_exemptions,
+    is_exempt,
+    is_suppressed,
+    noqa_lines,
+)
 from tinker_lint.prefilter.mentions import hot_loop_names, may_concern_tinker
 from tinker_lint.prefilter.needs import TextFacts
 from tinker_lint.prefilter.sketch import sketch
@@ -378,10 +384,8 @@ def _not_analysed(path: str, reason: str) -> FileResult:
 
 
 def _noqa_warnings(text: str, path: str) -> list[str]:
-    return [
-        f"{path}:{line}: unknown rule code `{code}` in `# noqa` (it silences nothing)"
-        for line, code in unknown_codes(text, ALL_CODES)
-    ]
+    """A ``# noqa`` that silences less than it seems to: an unknown code, a malformed one."""
+    return [f"{path}:{line}: {problem}" for line, problem in directive_problems(text, ALL_CODES)]
 
 
 def _engine(
