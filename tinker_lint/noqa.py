@@ -14,13 +14,13 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-# Where a directive starts, as flake8 finds it (flake8/defaults.py NOQA_INLINE_REGEXP): "# noqa" in
-# any case; a ``:`` right after it opens a list of codes, read by ``parse_directive``.
+# Where a directive starts, as flake8 finds it (flake8/defaults.py NOQA_INLINE_REGEXP): the word in
+# any case after "# "; a ``:`` right after it opens a list of codes, read by ``parse_directive``.
 NOQA = re.compile(r"# noqa", re.IGNORECASE)
 # A whole code: letters, then digits (flake8 reads them in any case; they are compared upper-cased).
 _CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
 # What reads as an attempt at a code though it is not one (``TNK1O1``, ``TNK101x``): letters, then a
-# digit. Text after the codes that does not (``# noqa: TNK101 because ...``) is an explanation.
+# digit. Text after the codes that does not ("TNK101 because ...") is an explanation.
 _CODE_LIKE = re.compile(r"[A-Z]+[0-9]", re.IGNORECASE)
 # The items of a list: separated by commas and white space, up to the next ``#``.
 _SEPARATOR = re.compile(r"[\s,]*")
@@ -39,7 +39,7 @@ FILE_NOQA = re.compile(
 class Directive(NamedTuple):
     """A ``# noqa`` comment as read once, for both what it silences and what is wrong with it."""
 
-    codes: frozenset[str] | None  # upper-cased; None: a blanket ``# noqa`` (every code)
+    codes: frozenset[str] | None  # upper-cased; None: a blanket directive (every code)
     # Items of the list that are not codes (``TNK1O1``, ``TNKX``): each silences nothing.
     invalid: tuple[str, ...]
     text: str  # the directive as written, from ``#`` to its last item
@@ -90,7 +90,7 @@ def parse_directive(line: str) -> Directive | None:
         pos = end = item.end()
         expected = False
     text = line[start:end]
-    if not codes and not invalid:  # ``# noqa: ,``: the whole comment, as written
+    if not codes and not invalid:  # a comma alone: the whole comment, as written
         text = line[start : _next_hash(line, pos)]
     return Directive(frozenset(codes), tuple(invalid), text.rstrip(), start, end)
 
@@ -114,7 +114,7 @@ def code_addition(line: str, codes: list[str]) -> tuple[int, int, str] | None:
     missing = [code for code in codes if code not in directive.codes]
     if not missing:
         return None
-    if directive.empty and not directive.invalid:  # ``# noqa: ,``: written anew
+    if directive.empty and not directive.invalid:  # no code at all: written anew
         start = directive.start
         return start, start + len(directive.text), f"# noqa: {', '.join(missing)}"
     return directive.end, directive.end, "".join(f", {code}" for code in missing)
@@ -200,9 +200,7 @@ def unknown_codes(text: str, known: tuple[str, ...]) -> list[tuple[int, str]]:
     """``(line, code)`` for each TNK code in a ``# noqa`` that names no known code (nor a prefix of
     one): a typo that silences nothing. Other tools' codes (``E501``) are not ours to judge."""
     return [
-        (line, code)
-        for line, codes in noqa_lines(text).items()
-        for code in _unknown(codes, known)
+        (line, code) for line, codes in noqa_lines(text).items() for code in _unknown(codes, known)
     ]
 
 
