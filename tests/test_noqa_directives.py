@@ -152,3 +152,49 @@ def test_a_typo_in_a_requirements_file_keeps_its_finding(tmp_path, capsys):
         "tinker-lint: warning: requirements.txt:1: invalid code `TNK3O1` in `# noqa: TNK3O1`: a "
         "code is letters followed by digits (e.g., `TNK101`); it silences nothing"
     ]
+
+
+CONTINUED = (
+    "import tinker\n"
+    "\n"
+    'tc = tinker.ServiceClient().create_lora_training_client(base_model="m").result()\n'
+    "for batch in batches:\n"
+    '    result = tc.forward_backward(batch, loss_fn="cross_entropy").result(); note = """\n'
+    '    waited on purpose"""  {first}\n'
+    "    tc.optim_step(adam)\n"
+    '    result = tc.forward_backward(batch, loss_fn="cross_entropy").result() or \\\n'
+    "        None  {second}\n"
+    "    tc.optim_step(adam)\n"
+)
+
+
+@pytest.mark.parametrize("front", ["tinker-lint", "flake8"])
+def test_a_directive_where_a_string_or_continuation_ends_covers_its_lines(tmp_path, front):
+    """As ruff (and flake8, which reads the lines joined): a finding on a line that a multi-line
+    string or a backslash carries on past is silenced by the directive where that ends."""
+    import subprocess
+    import sys
+
+    from tests.checkout import checkout_env
+
+    (tmp_path / "setup.cfg").write_text("[flake8]\n")
+    (tmp_path / "silenced.py").write_text(
+        CONTINUED.format(first="# noqa: TNK101", second="# noqa: TNK1")
+    )
+    (tmp_path / "kept.py").write_text(CONTINUED.format(first="# noqa: E501", second=""))
+    if front == "flake8":
+        command = ["-m", "flake8", "--select", "TNK"]
+    else:
+        command = ["-m", "tinker_lint", "--isolated", "--no-cache", "--output-format", "concise"]
+    done = subprocess.run(
+        [sys.executable, *command, "silenced.py", "kept.py"],
+        cwd=tmp_path,
+        env=checkout_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert [
+        line.split(" ", 2)[:2] for line in done.stdout.splitlines() if line.startswith("kept")
+    ] == [["kept.py:5:66:", "TNK101"], ["kept.py:8:66:", "TNK101"]]
+    assert "silenced.py" not in done.stdout

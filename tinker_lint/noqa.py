@@ -11,7 +11,9 @@ too); ``# ruff: noqa: ...`` is the per-code form both front ends read alike.
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from typing import NamedTuple
 
 # Where a directive starts, as flake8 finds it (flake8/defaults.py NOQA_INLINE_REGEXP): the word in
@@ -194,6 +196,56 @@ def is_suppressed(code: str, line: int, lines: dict[int, frozenset[str] | None])
         return False
     codes = lines[line]
     return codes is None or any(code.startswith(c) for c in codes)
+
+
+def continued_lines(text: str) -> dict[int, int]:
+    """Each line that a multi-line string or a backslash continuation carries on past, -> the line
+    where that ends: where a comment can follow, and where ruff reads (and ``--add-noqa`` writes)
+    the directive for a finding on any of those lines (flake8 reads the lines joined). Lines
+    that end where a comment may follow are not in it; nor is any line of a text that does not
+    tokenize."""
+    found: dict[int, int] = {}
+    first = 0
+    try:
+        # ``newline=""``: lines end where ``_LINES`` ends them (a lone "\r" too), unchanged.
+        tokens = tokenize.generate_tokens(io.StringIO(text, newline="").readline)
+        for token in tokens:
+            if token.type in (tokenize.ENDMARKER, tokenize.DEDENT):
+                continue
+            if not first:
+                first = token.start[0]
+            if token.type in (tokenize.NL, tokenize.NEWLINE):
+                last = token.end[0]
+                for line in range(first, last):
+                    found[line] = last
+                first = 0
+    except (tokenize.TokenError, SyntaxError):
+        return {}
+    return found
+
+
+class Suppression:
+    """What a text's line directives silence: a finding's own line's, else (for a finding inside
+    a multi-line string or a backslash continuation) the directive where that ends, as ruff."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lines = noqa_lines(text)
+        self._continued: dict[int, int] | None = None
+
+    def silences(self, code: str, line: int) -> bool:
+        if is_suppressed(code, line, self.lines):
+            return True
+        if not self.lines or line >= max(self.lines):
+            return False  # no directive below it: nothing to tokenize for
+        end = self.continued.get(line, line)
+        return end != line and is_suppressed(code, end, self.lines)
+
+    @property
+    def continued(self) -> dict[int, int]:
+        if self._continued is None:  # tokenized only when a finding asks (a file with noqa)
+            self._continued = continued_lines(self.text)
+        return self._continued
 
 
 def unknown_codes(text: str, known: tuple[str, ...]) -> list[tuple[int, str]]:

@@ -24,13 +24,7 @@ from tinker_lint.guard import run_deep
 from tinker_lint.io.files import DecodeError, SourceFile, decode_source
 from tinker_lint.io.settings import MAX_FILE_CHARS, Settings
 from tinker_lint.model.semantic import SemanticModel
-from tinker_lint.noqa import (
-    directive_problems,
-    file_exemptions,
-    is_exempt,
-    is_suppressed,
-    noqa_lines,
-)
+from tinker_lint.noqa import Suppression, directive_problems, file_exemptions, is_exempt
 from tinker_lint.prefilter.mentions import hot_loop_names, may_concern_tinker
 from tinker_lint.prefilter.needs import TextFacts
 from tinker_lint.prefilter.sketch import sketch
@@ -409,13 +403,14 @@ def _internal_error(
 
 
 def _apply_noqa(diagnostics: list[Diagnostic], text: str) -> list[Diagnostic]:
-    """``# noqa`` on the finding's line, and ``# ruff: noqa`` / ``# flake8: noqa`` for the file."""
+    """``# noqa`` on the finding's line (or where its multi-line string or continuation ends), and
+    ``# ruff: noqa`` / ``# flake8: noqa`` for the file."""
     if not diagnostics:
         return diagnostics
-    lines = noqa_lines(text)
+    suppression = Suppression(text)
     exempt = file_exemptions(text)
     return [
         d
         for d in diagnostics
-        if not is_suppressed(d.code, d.line, lines) and not is_exempt(d.code, exempt)
+        if not suppression.silences(d.code, d.line) and not is_exempt(d.code, exempt)
     ]
