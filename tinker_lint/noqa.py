@@ -1,5 +1,12 @@
 """``# noqa`` and ``# noqa: TNK101`` on the reported line, with flake8's syntax and meaning; and the
-file-level exemptions, as ruff reads them, in both front ends (docs/configuration.md):
+file-level exemptions, as ruff reads them, in both front ends (docs/configuration.md).
+
+A line's directive is read once (``parse_directive``) into the codes it names and the items that
+are not codes; what it silences (``Suppression``) and the warnings about it
+(``directive_problems``) both read that. As ruff, an item that is not a code (``TNK1O1``) or a
+``# noqa:`` with no code silences nothing and is warned about; flake8's pattern took ``TNK1O1``
+for the prefix ``TNK1`` and ``# noqa: TNKX`` for a blanket noqa.
+
 
 - ``# ruff: noqa`` or ``# flake8: noqa`` on a line of its own: no tinker-lint finding in the file;
 - ``# ruff: noqa: TNK105`` (or ``# flake8: noqa: TNK105``): none of those codes (or prefixes)
@@ -231,12 +238,13 @@ class Suppression:
     def __init__(self, text: str) -> None:
         self.text = text
         self.lines = noqa_lines(text)
+        self._last = max(self.lines, default=0)
         self._continued: dict[int, int] | None = None
 
     def silences(self, code: str, line: int) -> bool:
         if is_suppressed(code, line, self.lines):
             return True
-        if not self.lines or line >= max(self.lines):
+        if line >= self._last:
             return False  # no directive below it: nothing to tokenize for
         end = self.continued.get(line, line)
         return end != line and is_suppressed(code, end, self.lines)
