@@ -198,3 +198,20 @@ def test_a_directive_where_a_string_or_continuation_ends_covers_its_lines(tmp_pa
         line.split(" ", 2)[:2] for line in done.stdout.splitlines() if line.startswith("kept")
     ] == [["kept.py:5:66:", "TNK101"], ["kept.py:8:66:", "TNK101"]]
     assert "silenced.py" not in done.stdout
+
+
+def test_the_editor_action_puts_the_directive_where_it_is_read():
+    """The server's "silence TNK101 on this line" edit, for a finding on a line a multi-line
+    string carries on past: at the end of the string's last line, as --add-noqa."""
+    pytest.importorskip("lsprotocol")
+    from tinker_lint.diagnostics import Edit
+    from tinker_lint.noqa import Suppression
+    from tinker_lint.server.lint import noqa_edit
+
+    text = CONTINUED.format(first="", second="")
+    edit = noqa_edit(text, 5, "TNK101")
+    assert edit == Edit("  # noqa: TNK101", (6, 25), (6, 27))
+    lines = text.splitlines(keepends=True)
+    lines[5] = lines[5][:24] + "  # noqa: TNK101\n"
+    assert Suppression("".join(lines)).silences("TNK101", 5)
+    assert noqa_edit(text, 8, "TNK101") == Edit("  # noqa: TNK101", (9, 13), (9, 15))

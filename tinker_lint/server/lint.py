@@ -33,7 +33,7 @@ from tinker_lint.deps.kinds import is_dependency_file
 from tinker_lint.diagnostics import SAFE, Diagnostic, Edit
 from tinker_lint.io.config import ConfigError
 from tinker_lint.io.settings import Settings
-from tinker_lint.noqa import code_addition, parse_directive
+from tinker_lint.noqa import code_addition, continued_lines, parse_directive
 from tinker_lint.project.index import project_index
 from tinker_lint.run.fixer import compiles
 from tinker_lint.run.resolve import SettingsResolver
@@ -186,8 +186,13 @@ def noqa_edit(text: str, line: int, code: str) -> Edit | None:
     """The edit that adds ``code`` to line ``line``'s ``# noqa: ...`` (or ``  # noqa: code`` at
     its end); None where the line's noqa silences every code already, or where the text added
     would not be a comment (the line goes on in a string, or after a backslash): the result is
-    tokenized, and must read back as a comment on that line naming ``code``."""
+    tokenized, and must read back as a comment on that line naming ``code``. A line that a
+    multi-line string or a backslash carries on past gets it where that ends, where it is read
+    (``noqa.Suppression``), as ``--add-noqa`` puts it."""
     lines = _LINE_BREAK.split(text)
+    # Only a backslash or triple quotes carry a line on: tokenized only when the text has one.
+    if any(mark in text for mark in ("\\", '"""', "'''")):
+        line = continued_lines(text).get(line, line)
     if not 1 <= line <= len(lines):
         return None
     current = lines[line - 1]
