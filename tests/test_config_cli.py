@@ -162,6 +162,21 @@ def test_cadence_names(project, capsys):
     assert lint(capsys, ".")[1] == []
 
 
+def test_max_file_chars(project, capsys):
+    """As ``--max-file-chars``: over the limit, TNK003 in place of the analysis; 0 lifts it; the
+    flag wins over the file."""
+    size = len(BAD_LOOP)
+    project("max-file-chars = 100", **{"train.py": BAD_LOOP})
+    assert lint(capsys, ".")[:2] == (1, [("train.py", 1, 1, "TNK003")])
+    assert lint(capsys, "--max-file-chars", "0", ".")[:2] == (1, BOTH)
+    assert lint(capsys, "--max-file-chars", f"{size}", ".")[:2] == (1, BOTH)
+    project(f"max-file-chars = {size}")
+    assert lint(capsys, ".")[:2] == (1, BOTH)  # at the limit: analysed
+    assert lint(capsys, "--max-file-chars", "100", ".")[:2] == (1, [("train.py", 1, 1, "TNK003")])
+    project("max-file-chars = 0")
+    assert lint(capsys, ".")[:2] == (1, BOTH)
+
+
 @pytest.mark.parametrize(
     ("config", "message"),
     [
@@ -181,6 +196,14 @@ def test_cadence_names(project, capsys):
         ('tinker-version = "latest"', "`tinker-version`: invalid version 'latest'"),
         ("tinker-version = 0.38", "`tinker-version` must be a string"),
         ('preview = "yes"', "`preview` must be true or false, got 'yes'"),
+        (
+            "max-file-chars = -1",
+            "[tool.tinker-lint]: `max-file-chars` must be a number of characters (0: no limit), "
+            "got -1",
+        ),
+        ('max-file-chars = "1000"', "`max-file-chars` must be a number of characters"),
+        ("max-file-chars = 1.5", "`max-file-chars` must be a number of characters"),
+        ("max-file-chars = true", "`max-file-chars` must be a number of characters"),
         ("select = [", "invalid TOML"),
     ],
 )

@@ -29,3 +29,24 @@ def test_kept_answer_is_for_its_own_text() -> None:
     lines.clear()
     assert noqa_lines("\nx = 1  # noqa\n") == {2: None}
     assert noqa_lines("x = 1\n") == {}
+
+
+def test_a_directive_is_read_once_into_its_codes_and_its_typos() -> None:
+    from tinker_lint.noqa import Directive, parse_directive
+
+    assert parse_directive("x = 1") is None
+    assert parse_directive("x = 1  # noqa") == Directive(None, (), "# noqa", 7, 13)
+    # Words after the codes are an explanation; a second comment ends the list.
+    assert parse_directive("x  # noqa: TNK101 E501 as planned # TNK102") == Directive(
+        frozenset({"TNK101", "E501"}), (), "# noqa: TNK101 E501", 3, 22
+    )
+    # Where a code is expected (first, after a comma), or where it reads as one: a typo.
+    assert parse_directive("x  # noqa:tnk101,TNKX TNK1O1 ok") == Directive(
+        frozenset({"TNK101"}), ("TNKX", "TNK1O1"), "# noqa:tnk101,TNKX TNK1O1", 3, 28
+    )
+    assert parse_directive("x  # noqa: , # why") == Directive(frozenset(), (), "# noqa: ,", 3, 10)
+    assert noqa_lines("a  # noqa: TNKX\nb  # noqa: TNK1O1\nc  # noqa: TNK1\n") == {
+        1: frozenset(),
+        2: frozenset(),
+        3: frozenset({"TNK1"}),
+    }

@@ -138,6 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--show-fixes", action="store_true", help="with --fix, list the fixes applied per file"
     )
     parser.add_argument(
+        "--add-noqa",
+        action="store_true",
+        help="add a `# noqa: CODES` to each line with a finding (into its `# noqa` if it has one), "
+        "as ruff's --add-noqa; nothing else is reported",
+    )
+    parser.add_argument(
         "--no-cache", action="store_true", help="neither read nor write the results cache"
     )
     parser.add_argument(
@@ -280,6 +286,9 @@ def check(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     stdin = "-" in args.paths or (args.stdin_filename is not None and not args.paths)
+    if args.add_noqa and (args.fix or args.diff or stdin):
+        sys.stderr.write("tinker-lint: error: --add-noqa cannot be used with --fix, --diff or -\n")
+        return EXIT_ERROR
     if stdin and args.paths not in ([], ["-"]):
         sys.stderr.write("tinker-lint: error: `-` (stdin) cannot be given with other paths\n")
         return EXIT_ERROR
@@ -327,6 +336,10 @@ def check(argv: list[str]) -> int:
         progress.close()
     if _warn(run, quiet=args.quiet):
         return EXIT_ERROR
+    if args.add_noqa:
+        from tinker_lint.run.add_noqa import add_noqa_command
+
+        return add_noqa_command(run, sys.stderr)
     if args.diff:
         return _diff(args, run)
     _report(args, run)

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from tinker_lint.codes import ALL_CODES
 from tinker_lint.deps.declared import Declared
 from tinker_lint.deps.kinds import dependency_kind, project_root
 from tinker_lint.deps.known_bad import (
@@ -31,7 +32,7 @@ from tinker_lint.deps.requirements import read_requirements_tree
 from tinker_lint.deps.setup_cfg import SetupCfgError, setup_cfg_requirements
 from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.io.settings import Settings
-from tinker_lint.noqa import is_suppressed, noqa_lines
+from tinker_lint.noqa import directive_problems, is_suppressed, noqa_lines
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -170,6 +171,12 @@ def lint_dependency_file(
         if settings.is_enabled(d.code, d.path)
     ]
     noqa = {p: noqa_lines(t) for p, t in texts.items()}
+    # A typo in a noqa directive here silences nothing either, and is said as for a Python file.
+    result.warnings.extend(
+        f"{p}:{line}: {problem}"
+        for p, t in texts.items()
+        for line, problem in directive_problems(t, ALL_CODES)
+    )
     result.diagnostics = sorted(
         d for d in set(found) if not is_suppressed(d.code, d.line, noqa.get(d.path, {}))
     )

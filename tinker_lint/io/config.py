@@ -31,6 +31,7 @@ KNOWN_KEYS = (
     "cadence-names",
     "hot-loop-calls",
     "preview",
+    "max-file-chars",
 )
 
 
@@ -113,6 +114,15 @@ def settings_from_table(table: Mapping[str, object], where: str, base: Settings)
         if not isinstance(value, bool):
             raise ConfigError(f"{where}: `preview` must be true or false, got {value!r}")
         changes["preview"] = value
+    if "max-file-chars" in table:
+        value = table["max-file-chars"]
+        # bool is an int in Python; TOML's true is not a number of characters.
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ConfigError(
+                f"{where}: `max-file-chars` must be a number of characters (0: no limit), "
+                f"got {value!r}"
+            )
+        changes["max_file_chars"] = value
     if "tinker-version" in table:
         value = table["tinker-version"]
         if not isinstance(value, str):

@@ -25,7 +25,7 @@ from tinker_lint.guard import run_deep
 from tinker_lint.io.files import DecodeError, SourceFile, decode_source
 from tinker_lint.io.settings import MAX_FILE_CHARS, Settings
 from tinker_lint.model.semantic import SemanticModel
-from tinker_lint.noqa import file_exemptions, is_exempt, is_suppressed, noqa_lines, unknown_codes
+from tinker_lint.noqa import Suppression, directive_problems, file_exemptions, is_exempt
 from tinker_lint.prefilter.mentions import hot_loop_names, may_concern_tinker
 from tinker_lint.prefilter.needs import TextFacts
 from tinker_lint.prefilter.sketch import sketch
@@ -379,10 +379,8 @@ def _not_analysed(path: str, reason: str) -> FileResult:
 
 
 def _noqa_warnings(text: str, path: str) -> list[str]:
-    return [
-        f"{path}:{line}: unknown rule code `{code}` in `# noqa` (it silences nothing)"
-        for line, code in unknown_codes(text, ALL_CODES)
-    ]
+    """A ``# noqa`` that silences less than it seems to: an unknown code, a malformed one."""
+    return [f"{path}:{line}: {problem}" for line, problem in directive_problems(text, ALL_CODES)]
 
 
 def _engine(
@@ -406,13 +404,14 @@ def _internal_error(
 
 
 def _apply_noqa(diagnostics: list[Diagnostic], text: str) -> list[Diagnostic]:
-    """``# noqa`` on the finding's line, and ``# ruff: noqa`` / ``# flake8: noqa`` for the file."""
+    """``# noqa`` on the finding's line (or where its multi-line string or continuation ends), and
+    ``# ruff: noqa`` / ``# flake8: noqa`` for the file."""
     if not diagnostics:
         return diagnostics
-    lines = noqa_lines(text)
+    suppression = Suppression(text)
     exempt = file_exemptions(text)
     return [
         d
         for d in diagnostics
-        if not is_suppressed(d.code, d.line, lines) and not is_exempt(d.code, exempt)
+        if not suppression.silences(d.code, d.line) and not is_exempt(d.code, exempt)
     ]

@@ -33,7 +33,7 @@ from tinker_lint.deps.kinds import is_dependency_file
 from tinker_lint.diagnostics import SAFE, Diagnostic, Edit
 from tinker_lint.io.config import ConfigError
 from tinker_lint.io.settings import Settings
-from tinker_lint.noqa import _CODE, NOQA
+from tinker_lint.noqa import code_addition, continued_lines, parse_directive
 from tinker_lint.project.index import project_index
 from tinker_lint.run.fixer import compiles
 from tinker_lint.run.resolve import SettingsResolver
@@ -186,23 +186,22 @@ def noqa_edit(text: str, line: int, code: str) -> Edit | None:
     """The edit that adds ``code`` to line ``line``'s ``# noqa: ...`` (or ``  # noqa: code`` at
     its end); None where the line's noqa silences every code already, or where the text added
     would not be a comment (the line goes on in a string, or after a backslash): the result is
-    tokenized, and must read back as a comment on that line naming ``code``."""
+    tokenized, and must read back as a comment on that line naming ``code``. A line that a
+    multi-line string or a backslash carries on past gets it where that ends, where it is read
+    (``noqa.Suppression``), as ``--add-noqa`` puts it."""
     lines = _LINE_BREAK.split(text)
+    # Only a backslash or triple quotes carry a line on: tokenized only when the text has one.
+    if any(mark in text for mark in ("\\", '"""', "'''")):
+        line = continued_lines(text).get(line, line)
     if not 1 <= line <= len(lines):
         return None
     current = lines[line - 1]
-    match = NOQA.search(current) if "#" in current else None
-    if match is not None:
-        if not match.group("codes"):
-            return None  # a bare noqa comment: every code is silenced already
-        last = list(_CODE.finditer(current, match.start("codes"), match.end("codes")))[-1]
-        start = end = last.end()
-        content = f", {code}"
-    else:
-        start, end = len(current.rstrip(" \t")), len(current)
-        if current[:start].endswith("\\"):
-            return None  # the line goes on: a comment cannot follow the backslash
-        content = f"  # noqa: {code}"
+    addition = code_addition(current, [code])
+    if addition is None:
+        return None  # a bare noqa comment (or one naming the code): silenced already
+    start, end, content = addition
+    if content.startswith("  #") and current[:start].endswith("\\"):
+        return None  # the line goes on: a comment cannot follow the backslash
     if not _reads_as_noqa(text, line, start, end, content, code):
         return None
     return Edit(content, (line, start + 1), (line, end + 1))
@@ -226,9 +225,8 @@ def _reads_as_noqa(text: str, line: int, start: int, end: int, content: str, cod
                 and token.start[0] == line
                 and token.start[1] <= code_column < token.end[1]
             ):
-                found = NOQA.search(token.string)
-                codes = found.group("codes") if found is not None else None
-                return codes is not None and code in _CODE.findall(codes)
+                found = parse_directive(token.string)
+                return found is not None and found.codes is not None and code in found.codes
     except (tokenize.TokenError, SyntaxError):
         return False
     return False
