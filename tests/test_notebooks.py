@@ -615,14 +615,15 @@ def test_an_undecodable_notebook_is_located_in_its_bytes(tmp_path, capsys):
     ]
 
 
-def test_in_file_steps_over_escapes_and_ends_at_the_last_quote():
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_in_file_steps_over_escapes_and_ends_at_the_last_quote(newline):
     """Each escape is one character of the cell (a surrogate pair too); the line past a final
-    line break is at the last string's closing quote."""
+    line break is at the last string's closing quote. The file's own line breaks may be CRLF."""
     text = (
         '{"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "source": [\n'
         '"s = \\"\\ud83d\\ude00\\u00e9\\"; x = 1\\n",\n'
         '"y = 2\\n"]}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n'
-    )
+    ).replace("\n", newline)
     nb = read_notebook(text.encode())
     assert nb.sources[1] == 's = "\U0001f600\u00e9"; x = 1\ny = 2\n'
     # ``x`` is the cell's 1:11; on line 2 of the file, after the opening quote and ``s = ``,

@@ -16,6 +16,7 @@ of the file stays as it was.
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import difflib
 import json
@@ -104,9 +105,13 @@ class Notebook:
             offset += min(max(col, 1) - 1, len(body))
         offset = min(offset, len(source))
         raw = mapped[offset]
-        at_line = len(_BREAKS.findall(self.json_text, 0, raw)) + 1
-        line_start = max(self.json_text.rfind("\n", 0, raw), self.json_text.rfind("\r", 0, raw))
-        return at_line, raw - line_start
+        at_line = bisect.bisect_right(self._line_starts, raw)
+        return at_line, raw - self._line_starts[at_line - 1] + 1
+
+    @cached_property
+    def _line_starts(self) -> list[int]:
+        # Found once: a notebook with outputs can be megabytes, and each finding asks.
+        return [0, *(match.end() for match in _BREAKS.finditer(self.json_text))]
 
     @cached_property
     def _raw_offsets(self) -> dict[int, list[int]]:
