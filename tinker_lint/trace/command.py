@@ -56,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
         "trace_events.jsonl, capture/*.jsonl, and tinker_lint_runtime.jsonl) and report step time, "
         "coverage, training requests in flight, time with nothing queued and pipeline bubbles.",
         epilog="Exit codes: 0 nothing found, 1 bubbles or stalls found (more than --max-bubbles "
-        "or --max-stalls), 2 bad input.",
+        "or --max-stalls), 2 bad input (or --max-stalls with no watchdog records: stalls not "
+        "measured).",
     )
     parser.add_argument("log_path", metavar="LOG_PATH", help="the run's log directory")
     parser.add_argument(
