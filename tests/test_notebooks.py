@@ -122,26 +122,167 @@ def test_sarif_is_valid_and_carries_the_cell(work, capsys):
     document = json.loads(out)
     jsonschema.Draft4Validator(SCHEMA).validate(document)
     results = document["runs"][0]["results"]
+    properties = [r["locations"][0]["physicalLocation"]["region"]["properties"] for r in results]
     assert [
-        (
-            r["locations"][0]["physicalLocation"]["region"]["properties"]["cell"],
-            r["locations"][0]["physicalLocation"]["region"]["startLine"],
-            r["locations"][0]["physicalLocation"]["region"]["startColumn"],
-            r["ruleId"],
-        )
-        for r in results
+        (p["cell"], p["cellLine"], p["cellColumn"], r["ruleId"])
+        for p, r in zip(properties, results, strict=True)
     ] == TRAIN_FINDINGS
-    assert results[0]["message"]["text"].startswith("cell 3: Waiting for `forward_backward`")
-    replacement = results[0]["fixes"][0]["artifactChanges"][0]["replacements"][0]
-    assert replacement["deletedRegion"]["properties"] == {"cell": 3}
+    assert results[0]["message"]["text"].startswith("cell 3:3:66: Waiting for `forward_backward`")
+    # A cell's fix edits the cell's text, which no replacement in the JSON artifact can say.
+    assert ["fixes" in r for r in results] == [False, False, False]
 
 
-def test_github_annotation_gives_the_cells_line_and_names_the_cell():
+def test_github_annotation_of_a_cell_without_its_place_in_the_file_is_at_1_1():
+    """As ruff's for every notebook finding: a diagnostic from an older version's cache."""
     d = Diagnostic("nb.ipynb", 12, 5, "TNK101", "m", 12, 9, cell=3)
     assert annotation(d) == (
-        "::error title=tinker-lint (TNK101),file=nb.ipynb,line=12,col=5,endLine=12,endColumn=9"
+        "::error title=tinker-lint (TNK101),file=nb.ipynb,line=1,col=1,endLine=1,endColumn=1"
         "::nb.ipynb:cell 3:12:5: TNK101 m"
     )
+
+
+# Issue 28, item 7: a notebook whose cell 3 has TNK101 (its line 3, columns 66-72) and TNK102
+# (line 4, column 58), written out so that the JSON lines can be counted: the strings of cell 3's
+# source are lines 10-13, each indented 4 and opened by a quote, and two ``\"`` escapes stand
+# before both findings. So TNK101 is at 12:73-79 (4 + 1 + 65 + 2 + 1) and TNK102 at 13:63.
+CI_NOTEBOOK = r"""{
+ "cells": [
+  {"cell_type": "markdown", "metadata": {}, "source": ["# Training\n"]},
+  {"cell_type": "code", "metadata": {}, "outputs": [], "source": ["import tinker\n"]},
+  {
+   "cell_type": "code",
+   "metadata": {},
+   "outputs": [],
+   "source": [
+    "tc = tinker.ServiceClient().create_lora_training_client(base_model=\"m\").result()\n",
+    "for batch in batches:\n",
+    "    result = tc.forward_backward(batch, loss_fn=\"cross_entropy\").result()\n",
+    "    tc.optim_step(tinker.AdamParams(learning_rate=1e-4)).result()"
+   ]
+  }
+ ],
+ "metadata": {},
+ "nbformat": 4,
+ "nbformat_minor": 5
+}
+"""
+
+# The same cell 3 as one string on line 5, after 65 characters and its opening quote (column 66):
+# each line before a finding adds its characters, 2 per ``\"`` and 2 for its ``\n``. TNK101
+# (cell 3:3:66): 66 + (80 + 2 + 2) + (21 + 2) + (65 + 2) + 1 = 241; TNK102 (cell 3:4:58):
+# 66 + 84 + 23 + (73 + 2 + 2) + 57 + 1 = 308.
+ONE_STRING = (
+    "{\n"
+    ' "cells": [\n'
+    '  {"cell_type": "markdown", "metadata": {}, "source": "# Training"},\n'
+    '  {"cell_type": "code", "metadata": {}, "outputs": [], "source": "import tinker"},\n'
+    '  {"cell_type": "code", "metadata": {}, "outputs": [], "source": '
+    + json.dumps("".join(LOOP[1:]))
+    + "}\n"
+    " ],\n"
+    ' "metadata": {},\n'
+    ' "nbformat": 4,\n'
+    ' "nbformat_minor": 5\n'
+    "}\n"
+)
+
+
+def ci_run(capsys, path, output_format, *argv):
+    code = main(["--isolated", *TARGET, "--output-format", output_format, *argv, str(path)])
+    out, err = capsys.readouterr()
+    assert code == 1, err
+    return out
+
+
+def messages(capsys, path) -> dict[str, str]:
+    found = json.loads(ci_run(capsys, path, "json", "--no-cache"))
+    return {d["code"]: d["message"] for d in found}
+
+
+@pytest.mark.parametrize(
+    ("content", "tnk101", "tnk102"),
+    [
+        (CI_NOTEBOOK, (12, 73, 12, 79), (13, 63, 13, 69)),
+        (ONE_STRING, (5, 241, 5, 247), (5, 308, 5, 314)),
+    ],
+    ids=["list-of-lines", "one-string"],
+)
+def test_github_annotations_are_on_the_cells_json_lines(tmp_path, capsys, content, tnk101, tnk102):
+    """Before: ``line=3`` and ``line=4`` (the cell's lines), unrelated lines of the JSON text."""
+    path = tmp_path / "nb.ipynb"
+    path.write_text(content)
+    text = messages(capsys, path)
+    assert ci_run(capsys, path, "github", "--no-cache").splitlines() == [
+        f"::error title=tinker-lint (TNK101),file={path},line={tnk101[0]},col={tnk101[1]},"
+        f"endLine={tnk101[2]},endColumn={tnk101[3]}::{path}:cell 3:3:66: TNK101 " + text["TNK101"],
+        f"::error title=tinker-lint (TNK102),file={path},line={tnk102[0]},col={tnk102[1]},"
+        f"endLine={tnk102[2]},endColumn={tnk102[3]}::{path}:cell 3:4:58: TNK102 " + text["TNK102"],
+    ]
+    # The places are the code's: the JSON text there is what the cell has at the finding.
+    lines = content.splitlines()
+    assert lines[tnk101[0] - 1][tnk101[1] - 1 : tnk101[3] - 1] == "result"
+    assert lines[tnk102[0] - 1][tnk102[1] - 1 : tnk102[3] - 1] == "result"
+
+
+def test_sarif_regions_are_on_the_cells_json_lines(tmp_path, capsys):
+    path = tmp_path / "nb.ipynb"
+    path.write_text(CI_NOTEBOOK)
+    text = messages(capsys, path)
+    document = json.loads(ci_run(capsys, path, "sarif", "--no-cache"))
+    jsonschema.Draft4Validator(SCHEMA).validate(document)
+    results = document["runs"][0]["results"]
+    assert [
+        (r["ruleId"], r["message"]["text"], r["locations"][0]["physicalLocation"]["region"])
+        for r in results
+    ] == [
+        (
+            "TNK101",
+            "cell 3:3:66: " + text["TNK101"],
+            {
+                "startLine": 12,
+                "startColumn": 73,
+                "endLine": 12,
+                "endColumn": 79,
+                "properties": {"cell": 3, "cellLine": 3, "cellColumn": 66},
+            },
+        ),
+        (
+            "TNK102",
+            "cell 3:4:58: " + text["TNK102"],
+            {
+                "startLine": 13,
+                "startColumn": 63,
+                "endLine": 13,
+                "endColumn": 69,
+                "properties": {"cell": 3, "cellLine": 4, "cellColumn": 58},
+            },
+        ),
+    ]
+
+
+def test_json_and_concise_keep_the_cells_coordinates(tmp_path, capsys):
+    path = tmp_path / "nb.ipynb"
+    path.write_text(CI_NOTEBOOK)
+    found = json.loads(ci_run(capsys, path, "json", "--no-cache"))
+    assert [(d["cell"], d["location"], d["end_location"]) for d in found] == [
+        (3, {"row": 3, "column": 66}, {"row": 3, "column": 72}),
+        (3, {"row": 4, "column": 58}, {"row": 4, "column": 64}),
+    ]
+    assert [
+        line.split(" ")[:2] for line in concise(ci_run(capsys, path, "concise", "--no-cache"))
+    ] == [
+        [f"{path}:cell", "3:3:66:"],
+        [f"{path}:cell", "3:4:58:"],
+    ]
+
+
+def test_the_json_place_survives_the_cache(tmp_path, capsys):
+    path = tmp_path / "nb.ipynb"
+    path.write_text(CI_NOTEBOOK)
+    cache = ("--cache-dir", str(tmp_path / "cache"))
+    first = ci_run(capsys, path, "github", *cache)
+    assert "line=12,col=73," in first
+    assert ci_run(capsys, path, "github", *cache) == first  # answered from the cache
 
 
 def test_fix_rewrites_only_the_changed_source_lines(work, capsys):
@@ -472,3 +613,22 @@ def test_an_undecodable_notebook_is_located_in_its_bytes(tmp_path, capsys):
     assert concise(out) == [
         f"{path}:2:11: TNK001 Cannot read notebook: not valid UTF-8 (byte 0xE9)"
     ]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_in_file_steps_over_escapes_and_ends_at_the_last_quote(newline):
+    """Each escape is one character of the cell (a surrogate pair too); the line past a final
+    line break is at the last string's closing quote. The file's own line breaks may be CRLF."""
+    text = (
+        '{"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "source": [\n'
+        '"s = \\"\\ud83d\\ude00\\u00e9\\"; x = 1\\n",\n'
+        '"y = 2\\n"]}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n'
+    ).replace("\n", newline)
+    nb = read_notebook(text.encode())
+    assert nb.sources[1] == 's = "\U0001f600\u00e9"; x = 1\ny = 2\n'
+    # ``x`` is the cell's 1:11; on line 2 of the file, after the opening quote and ``s = ``,
+    # ``\"``, ``\ud83d\ude00``, ``\u00e9``, ``\"`` take 2 + 12 + 6 + 2 characters, then ``; ``.
+    assert nb.in_file(1, 1, 11) == (2, 1 + 4 + 2 + 12 + 6 + 2 + 2 + 1)
+    assert text.splitlines()[1][30 - 1] == "x"
+    assert nb.in_file(1, 2, 1) == (3, 2)
+    assert nb.in_file(1, 3, 1) == (3, len('"y = 2\\n') + 1)  # the closing quote

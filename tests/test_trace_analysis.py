@@ -35,7 +35,7 @@ SERIALIZED_BLAME = {
 
 
 def test_serialized_loop_at_every_level(tmp_path: Path) -> None:
-    analysis = analyse(read_log_dir(Loop(4).write(tmp_path)))
+    analysis = analyse(read_log_dir(Loop(4).write(tmp_path, watchdog=True)))
     assert analysis.levels == ["L0", "L1", "L2", "L3", "L4"]
     training = analysis.training
     assert training is not None

@@ -109,6 +109,16 @@ def anchor_line() -> str:
     return json.dumps({"perf_counter_us": TRACE_EPOCH_US, "time_time_s": WALL_EPOCH_S})
 
 
+def watchdog_start_line(pid: int = 0) -> str:
+    """What the watchdog writes when it starts (``Watchdog.start``): its clock anchor, at the top
+    level and in ``args`` with the interpreter and its options."""
+    clock = {"perf_counter_us": TRACE_EPOCH_US, "time_time_s": WALL_EPOCH_S}
+    options = {"interval": 0.1, "threshold": 0.25, "backstop": 1.0, "pyspy": False}
+    args = {**clock, "python": "3.12.3", "gil_enabled": True, "options": options}
+    record = {"name": "clock_anchor", "ph": "M", "tid": 0, **clock, "args": args}
+    return json.dumps({**record, "pid": pid, "cat": "tinker_lint", "ts": TRACE_EPOCH_US})
+
+
 @dataclass(frozen=True)
 class Loop:
     """A hand-made SL-shaped loop: per step, get_batch, forward_backward, optim_step, metrics."""
@@ -156,9 +166,13 @@ class Loop:
         anchor: bool = True,
         recorder: bool = False,
         wait_file: str | None = None,
+        watchdog: bool = False,
     ) -> Path:
         """The run's logs; with ``recorder``, its in-flight spans, and with ``wait_file`` too its
-        waits at that file's lines 42 (the forward_backward wait) and 45 (the optim_step one)."""
+        waits at that file's lines 42 (the forward_backward wait) and 45 (the optim_step one).
+        ``anchor`` alone is a bare clock anchor (no watchdog records: stalls not measured);
+        ``watchdog`` writes the watchdog's start record instead (it anchors the clock too), as a
+        watchdog that ran and saw no stall leaves it."""
         trace = TraceWriter()
         for step in range(self.steps):
             t = self.step_start(step)
@@ -189,7 +203,9 @@ class Loop:
             lines = [capture_line(op, s, d, iteration=k) for op, s, d, k in self.ops()]
             write_lines(log_dir / "capture" / "train_op.jsonl", sorted(lines, key=_done_key))
         runtime = []
-        if anchor:
+        if watchdog:
+            runtime.append(watchdog_start_line())
+        elif anchor:
             runtime.append(anchor_line())
         if recorder:
             recorded = TraceWriter()

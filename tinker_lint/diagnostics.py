@@ -45,6 +45,10 @@ class Diagnostic:
     # A notebook's code cell (1-based among its cells, as ruff counts them): ``line`` and the
     # positions are then the cell's own. None: a plain file.
     cell: int | None = None
+    # Where a cell's finding is in the notebook's own JSON text (start line, column, end line,
+    # column; 1-based): the GitHub and SARIF reporters point there, as their viewers show the
+    # file, not the cells. None: a plain file (``line`` is the file's), or not known.
+    file_range: tuple[int, int, int, int] | None = field(default=None, compare=False)
 
     def __lt__(self, other: Diagnostic) -> bool:
         return self._order() < other._order()

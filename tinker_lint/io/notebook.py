@@ -16,12 +16,14 @@ of the file stays as it was.
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import difflib
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from json.decoder import scanstring  # type: ignore[attr-defined]
 
 from tinker_lint.diagnostics import Diagnostic, Edit, Fix
@@ -86,6 +88,52 @@ class Notebook:
                 return (cell.number, local) if local <= len(cell.masks) else None
         return None
 
+    def in_file(self, cell: int, line: int, col: int) -> tuple[int, int] | None:
+        """The (line, column) in the file's JSON text (1-based, code points) of the character at
+        ``line``/``col`` of a cell: inside the string of the cell's ``"source"`` that holds it,
+        past the escapes before it. A position past the cell's end (its last line, when the source
+        ends with a line break) is just before the last string's closing quote. None: the cell's
+        source is not in the file (an empty list holds no string)."""
+        mapped = self._raw_offsets.get(cell)
+        if not mapped:
+            return None
+        source = self.sources[cell]
+        lines = _LINES.findall(source)
+        offset = sum(len(text) for text in lines[: line - 1])
+        if line - 1 < len(lines):  # within its line (a masked line's column may be past it)
+            body = _LINE_END.sub("", lines[line - 1])
+            offset += min(max(col, 1) - 1, len(body))
+        offset = min(offset, len(source))
+        raw = mapped[offset]
+        at_line = bisect.bisect_right(self._line_starts, raw)
+        return at_line, raw - self._line_starts[at_line - 1] + 1
+
+    @cached_property
+    def _line_starts(self) -> list[int]:
+        # Found once: a notebook with outputs can be megabytes, and each finding asks.
+        return [0, *(match.end() for match in _BREAKS.finditer(self.json_text))]
+
+    @cached_property
+    def _raw_offsets(self) -> dict[int, list[int]]:
+        """For each cell of ``text``, the JSON text offset of each character of its source and
+        one more entry for its end (the last string's closing quote)."""
+        spans = _source_spans(self.json_text)
+        found = {}
+        for cell in self.cells:
+            span = spans.get(cell.number)
+            if span is None:
+                continue
+            literals = span.items if span.items is not None else ((span.start, span.end),)
+            offsets: list[int] = []
+            for start, end in literals:
+                offsets += _string_offsets(self.json_text, start, end)
+            if literals:
+                offsets.append(literals[-1][1] - 1)
+            # A mismatch would mean a misread escape: no position rather than a wrong one.
+            if len(offsets) == len(self.sources[cell.number]) + 1:
+                found[cell.number] = offsets
+        return found
+
     def layout(self) -> CellLayout:
         return CellLayout([(cell.number, list(cell.masks)) for cell in self.cells])
 
@@ -107,10 +155,21 @@ class Notebook:
             fix = d.fix if d.fix is not None and layout.allows(d.fix) else None
             if fix is not None:
                 fix = replace(fix, edits=tuple(self._edit(e) for e in fix.edits))
+            end_col = d.end_col or d.col
+            if not d.end_line or (end_line, end_col) < (start[1], d.col):
+                end_line, end_col = start[1], d.col
+            begin = self.in_file(start[0], start[1], d.col)
+            finish = self.in_file(start[0], end_line, end_col)
+            file_range = (*begin, *finish) if begin and finish else None
             located.append(
-                replace(d, line=start[1], end_line=end_line, cell=start[0], fix=fix)
-                if d.end_line
-                else replace(d, line=start[1], cell=start[0], fix=fix)
+                replace(
+                    d,
+                    line=start[1],
+                    end_line=end_line if d.end_line else d.end_line,
+                    cell=start[0],
+                    fix=fix,
+                    file_range=file_range,
+                )
             )
         return located
 
@@ -446,6 +505,29 @@ def _source_spans(text: str) -> dict[int, _Span]:
 
     members(skip(0), top)
     return spans
+
+
+def _string_offsets(text: str, start: int, end: int) -> list[int]:
+    """The offset in ``text`` of each character the JSON string at ``start:end`` (quotes
+    included) decodes to: an escape is one character (a ``\\u`` surrogate pair too, as
+    ``json`` decodes it)."""
+    offsets = []
+    i, stop = start + 1, end - 1
+    while i < stop:
+        offsets.append(i)
+        if text[i] != "\\":
+            i += 1
+        elif text[i + 1] != "u":
+            i += 2
+        elif (
+            0xD800 <= int(text[i + 2 : i + 6], 16) <= 0xDBFF
+            and text.startswith("\\u", i + 6)
+            and 0xDC00 <= int(text[i + 8 : i + 12], 16) <= 0xDFFF
+        ):
+            i += 12
+        else:
+            i += 6
+    return offsets
 
 
 def _render(text: str, span: _Span, source: str, ascii_only: bool) -> str:

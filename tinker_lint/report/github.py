@@ -25,17 +25,29 @@ def _property(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def _place(d: Diagnostic) -> tuple[int, int, int, int]:
+    """Where the annotation goes in the file. A notebook's cell has no place in an annotation,
+    which GitHub puts on a line of the ``.ipynb`` JSON text: the finding's own line there (the
+    string of the cell's ``"source"`` that holds it, ``Diagnostic.file_range``), so that a
+    reviewer sees it on the code in the file's diff. ruff (0.17) puts every notebook finding at
+    1:1 instead; that is our fallback when the JSON place is not known (a cache entry from an
+    older version). The message still names the cell and its line."""
+    if d.cell is None:
+        return d.line, d.col, d.end_line or d.line, d.end_col or d.col
+    return d.file_range or (1, 1, 1, 1)
+
+
 def annotation(d: Diagnostic) -> str:
+    line, col, end_line, end_col = _place(d)
     properties = [
         ("title", f"tinker-lint ({d.code})"),
         ("file", d.path.replace("\\", "/")),
-        ("line", str(d.line)),
-        ("col", str(d.col)),
-        ("endLine", str(d.end_line or d.line)),
-        ("endColumn", str(d.end_col or d.col)),
+        ("line", str(line)),
+        ("col", str(col)),
+        ("endLine", str(end_line)),
+        ("endColumn", str(end_col)),
     ]
     props = ",".join(f"{key}={_property(value)}" for key, value in properties)
-    # An annotation has no cell: its line is the cell's, and the message names the cell.
     cell = f"cell {d.cell}:" if d.cell is not None else ""
     body = f"{d.path}:{cell}{d.line}:{d.col}: {d.code} {d.message}"
     return f"::{COMMANDS[level_of(d.code)]} {props}::{_data(body)}"

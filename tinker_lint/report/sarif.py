@@ -34,31 +34,42 @@ def _rule(code: str) -> dict[str, object]:
     }
 
 
-def _region(line: int, col: int, end_line: int, end_col: int, cell: int | None = None) -> dict:
-    region: dict[str, object] = {
+def _region(line: int, col: int, end_line: int, end_col: int) -> dict:
+    return {
         "startLine": line,
         "startColumn": col,
         "endLine": max(end_line, line),
         "endColumn": end_col if (end_line, end_col) > (line, col) else col,
     }
-    if cell is not None:
-        # SARIF has no notebook cells: the lines are the cell's, and its number is in the
-        # region's property bag (and the message), as a viewer that knows it can use.
-        region["properties"] = {"cell": cell}
+
+
+def _notebook_region(d: Diagnostic) -> dict:
+    """SARIF has no notebook cells, and a viewer shows the region in the artifact, the
+    ``.ipynb`` JSON text: the region is the finding's place there (``Diagnostic.file_range``:
+    the string of the cell's ``"source"`` that holds it), the cell and its own line and column
+    are in the region's property bag and the message. (ruff 0.17 gives the line of the cells
+    joined, which is neither.) Not known (a cache entry from an older version): 1:1, as ruff's
+    GitHub annotations."""
+    region = _region(*(d.file_range or (1, 1, 1, 1)))
+    region["properties"] = {"cell": d.cell, "cellLine": d.line, "cellColumn": d.col}
     return region
 
 
-def _replacement(edit: Edit, cell: int | None = None) -> dict:
+def _replacement(edit: Edit) -> dict:
     return {
-        "deletedRegion": _region(*edit.location, *edit.end_location, cell),
+        "deletedRegion": _region(*edit.location, *edit.end_location),
         "insertedContent": {"text": edit.content},
     }
 
 
 def _result(d: Diagnostic, index: dict[str, int]) -> dict:
     location = {"artifactLocation": artifact(d.path)}
-    location["region"] = _region(d.line, d.col, d.end_line or d.line, d.end_col or d.col, d.cell)
-    message = d.message if d.cell is None else f"cell {d.cell}: {d.message}"
+    if d.cell is None:
+        location["region"] = _region(d.line, d.col, d.end_line or d.line, d.end_col or d.col)
+        message = d.message
+    else:
+        location["region"] = _notebook_region(d)
+        message = f"cell {d.cell}:{d.line}:{d.col}: {d.message}"
     result: dict = {
         "ruleId": d.code,
         "level": level_of(d.code),
@@ -67,14 +78,16 @@ def _result(d: Diagnostic, index: dict[str, int]) -> dict:
     }
     if d.code in index:
         result["ruleIndex"] = index[d.code]
-    if d.fix is not None and d.fix.edits:
+    # A notebook's fix edits its cells' text, not the JSON text a SARIF replacement would be
+    # applied to: left out (``tinker-lint --fix`` applies it).
+    if d.fix is not None and d.fix.edits and d.cell is None:
         result["fixes"] = [
             {
                 "description": {"text": d.fix.message},
                 "artifactChanges": [
                     {
                         "artifactLocation": artifact(d.path),
-                        "replacements": [_replacement(e, d.cell) for e in d.fix.edits],
+                        "replacements": [_replacement(e) for e in d.fix.edits],
                     }
                 ],
             }

@@ -263,4 +263,6 @@ def _diagnostic(path: str, stored: dict) -> Diagnostic:
             Edit(e["content"], tuple(e["location"]), tuple(e["end_location"])) for e in fix["edits"]
         )
         fix = Fix(fix["message"], edits, fix["applicability"])
+    if stored.get("file_range") is not None:  # JSON gave a list
+        stored["file_range"] = tuple(stored["file_range"])
     return Diagnostic(path=path, fix=fix, **stored)

@@ -6,7 +6,7 @@
 | L1 | + timing_spans.jsonl | SL step extent, covered time per step, spans ranked by time |
 | L2 | + trace_events.jsonl | global timeline: coverage, sampling concurrency, nesting |
 | L3 | + capture/*.jsonl or recorder spans | training-op depth, nothing queued, bubbles |
-| L4 | + tinker_lint_runtime.jsonl | stalls and GIL holds |
+| L4 | + the watchdog's records in tinker_lint_runtime.jsonl | stalls and GIL holds |
 
 Every figure is computed on one clock: the trace's (``perf_counter`` seconds). Capture files are
 on the wall clock; they join the trace only through a clock anchor (``perf_counter_us`` with
@@ -191,12 +191,15 @@ def analyse(logs: LogSet) -> Analysis:
     if result.sampling is None and logs.samples is not None and logs.samples.ops:
         result.sampling = _concurrency(logs.samples.ops, readers.CAPTURE_SAMPLES)
     result.training = _training_figures(logs, result.not_computable)
-    if logs.runtime is not None:
+    # Stalls are measured only where the watchdog wrote: the recorder shares its file, and a
+    # file of the recorder's alone must not read as "stalls: 0".
+    if _watchdog_ran(logs):
+        assert logs.runtime is not None
         result.stalls = _stall_figures(logs.runtime)
+    elif logs.runtime is None:
+        result.not_computable.append(NO_RUNTIME_FILE)
     else:
-        result.not_computable.append(
-            "no tinker_lint_runtime.jsonl: no stalls or GIL holds; run with TINKER_LINT_WATCHDOG=1"
-        )
+        result.not_computable.append(NO_WATCHDOG_RECORDS)
     result.health = _health(logs)
     return result
 
@@ -215,6 +218,19 @@ def _files(logs: LogSet) -> list[tuple[str, Reading | None]]:
     ]
 
 
+NO_RUNTIME_FILE = (
+    "no tinker_lint_runtime.jsonl: no stalls or GIL holds; run with TINKER_LINT_WATCHDOG=1"
+)
+NO_WATCHDOG_RECORDS = (
+    "no watchdog records in tinker_lint_runtime.jsonl (the recorder's alone; the watchdog writes "
+    "a clock_anchor when it starts): no stalls or GIL holds; run with TINKER_LINT_WATCHDOG=1"
+)
+
+
+def _watchdog_ran(logs: LogSet) -> bool:
+    return logs.runtime is not None and logs.runtime.watchdog_records > 0
+
+
 def _levels(logs: LogSet) -> list[str]:
     levels = []
     if logs.metrics is not None:
@@ -225,7 +241,7 @@ def _levels(logs: LogSet) -> list[str]:
         levels.append("L2")
     if logs.train_ops is not None or logs.samples is not None or _recorded_ops(logs.runtime):
         levels.append("L3")
-    if logs.runtime is not None:
+    if _watchdog_ran(logs):
         levels.append("L4")
     return levels
 

@@ -2,7 +2,9 @@
 
 Exit codes, as the linter's: 0 nothing found, 1 something found (more bubbles than
 ``--max-bubbles``: a training op submitted with none in flight; or more stalls than
-``--max-stalls``), 2 bad input (LOG_PATH missing, or holding none of the files).
+``--max-stalls``), 2 bad input (LOG_PATH missing, or holding none of the files) or a request
+the logs cannot answer (``--perfetto`` with no trace file, ``--max-stalls`` with no watchdog
+records: a gate on a figure that was not measured must not pass).
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
         "trace_events.jsonl, capture/*.jsonl, and tinker_lint_runtime.jsonl) and report step time, "
         "coverage, training requests in flight, time with nothing queued and pipeline bubbles.",
         epilog="Exit codes: 0 nothing found, 1 bubbles or stalls found (more than --max-bubbles "
-        "or --max-stalls), 2 bad input.",
+        "or --max-stalls), 2 bad input (or --max-stalls with no watchdog records: stalls not "
+        "measured).",
     )
     parser.add_argument("log_path", metavar="LOG_PATH", help="the run's log directory")
     parser.add_argument(
@@ -92,9 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-stalls",
         type=_count,
-        default=0,
+        default=None,  # None: not asked; stalls, when measured, are then held to 0
         metavar="N",
-        help="exit 1 only with more than N watchdog stalls (default 0)",
+        help="exit 1 only with more than N watchdog stalls (default 0); given, and the logs "
+        "have no watchdog records (stalls not measured), exit 2",
     )
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     return parser
@@ -188,10 +192,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return EXIT_ERROR
         sys.stderr.write(f"tinker-lint trace: wrote {count} events to {args.perfetto}\n")
+    if args.max_stalls is not None and analysis.stalls is None:
+        # Asked to hold stalls to N, and none were measured: not a pass (even with --exit-zero,
+        # which forgives findings, not a check that could not run).
+        sys.stderr.write(
+            f"tinker-lint trace: error: --max-stalls {args.max_stalls}: stalls were not measured "
+            f"in {log_path} (no watchdog records: run with TINKER_LINT_WATCHDOG=1 and its "
+            "TINKER_LINT_WATCHDOG_OUT in the log folder, or leave out --max-stalls)\n"
+        )
+        return EXIT_ERROR
     if args.exit_zero:
         return EXIT_CLEAN
     bubble_count = len(analysis.training.bubbles) if analysis.training is not None else 0
     stall_count = analysis.stalls.stalls if analysis.stalls is not None else 0
-    if bubble_count > args.max_bubbles or stall_count > args.max_stalls:
+    max_stalls = args.max_stalls if args.max_stalls is not None else 0
+    if bubble_count > args.max_bubbles or stall_count > max_stalls:
         return EXIT_FOUND
     return EXIT_CLEAN

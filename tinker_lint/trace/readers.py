@@ -262,6 +262,11 @@ class StallSite:
 
 
 STALL_NAMES = frozenset({"stall", "watchdog_starved"})
+# Records only the watchdog writes (tinker_lint/runtime/watchdog.py): ``clock_anchor`` when it
+# starts (every version has written it), ``watchdog_summary`` when it stops, its stalls and GIL
+# dumps, and ``<loop>_loop_lag_ms`` counters. The recorder shares the file and writes none of them.
+WATCHDOG_NAMES = frozenset({"clock_anchor", "watchdog_summary", "gil_held_dump", *STALL_NAMES})
+LOOP_LAG_SUFFIX = "_loop_lag_ms"
 
 
 def stall_site(
@@ -381,6 +386,9 @@ class TraceEvents:
     stalls: list[StallSite] = field(default_factory=list)
     # (perf_counter seconds, time.time() seconds): the recorder's or watchdog's clock anchor.
     clock_anchor: tuple[float, float] | None = None
+    # The watchdog's own records (``WATCHDOG_NAMES``, lag counters): 0 means it did not write to
+    # this file, so no stall was measured (rather than none seen).
+    watchdog_records: int = 0
 
     def span_seconds(self) -> float:
         return sum(last - first for first, last in self.segments)
@@ -492,6 +500,9 @@ class _EventReader:
 
     def read(self, record: dict[str, Any], health: FileHealth) -> None:
         self.index += 1
+        name = record.get("name")
+        if isinstance(name, str) and (name in WATCHDOG_NAMES or name.endswith(LOOP_LAG_SUFFIX)):
+            self.result.watchdog_records += 1
         if "perf_counter_us" in record or "perf_counter_us" in _args(record):
             self.anchor(record)
             return
