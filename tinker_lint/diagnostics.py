@@ -45,6 +45,10 @@ class Diagnostic:
     # A notebook's code cell (1-based among its cells, as ruff counts them): ``line`` and the
     # positions are then the cell's own. None: a plain file.
     cell: int | None = None
+    # Why it matters, the evidence and the fix (the rule's ``help``): the ``text`` report's
+    # ``= help:`` line; the one-line formats keep to ``message``. Not compared: order and
+    # deduplication stay those of the message.
+    help: str = field(default="", compare=False)
 
     def __lt__(self, other: Diagnostic) -> bool:
         return self._order() < other._order()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tinker_lint.rules.base import Example, Rule, known_bad_message
+from tinker_lint.rules.base import Example, Rule, known_bad_help, known_bad_message
 
 
 class PydanticPrerelease(Rule):
@@ -13,6 +13,7 @@ class PydanticPrerelease(Rule):
         "Require a stable pydantic (`pydantic<2.13` or `pydantic>=2.13.0`), not a 2.13 pre-release"
     )
     message = known_bad_message("TNK301")
+    help = known_bad_help("TNK301")
     why = """\
 A pydantic 2.13 pre-release makes `model_dump()` very slow on large payloads. The Tinker SDK dumps
 every request with pydantic, so `forward_backward` submission stalls for minutes: the training loop
