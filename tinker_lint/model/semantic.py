@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from tinker_lint.model.flow import Event
     from tinker_lint.model.pipeline import LoopWait
     from tinker_lint.model.sdk import Role
+    from tinker_lint.model.training_kind import TrainingKind
     from tinker_lint.model.steps import Steps
     from tinker_lint.model.torch_steps import TorchSteps
 
@@ -278,6 +279,20 @@ class SemanticModel:
         from tinker_lint.model.datasets import Datasets
 
         return Datasets(self)
+
+    @cached_property
+    def training_kind(self) -> TrainingKind:
+        """Supervised, RL or DPO: what the module's Tinker calls train (``training_kind.py``)."""
+        from tinker_lint.model.training_kind import training_kind
+
+        return training_kind(self)
+
+    @cached_property
+    def cookbook_trainer(self) -> str | None:
+        """The tinker-cookbook trainer that pipelines this kind of training (None: none does)."""
+        from tinker_lint.model.training_kind import COOKBOOK_TRAINER
+
+        return COOKBOOK_TRAINER[self.training_kind]
 
     @cached_property
     def costs(self) -> CostShapes:

@@ -20,8 +20,6 @@ from packaging.version import Version
 
 from tinker_lint.codes import Level
 from tinker_lint.deps.known_bad import BY_CODE, KnownBad
-from tinker_lint.deps.known_bad import help_template as known_bad_help
-from tinker_lint.deps.known_bad import message_template as known_bad_message
 from tinker_lint.fix.plan import FixPlan
 from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.prefilter.mentions import HOT_LOOP, TINKER

@@ -7,7 +7,7 @@ from functools import partial
 
 import libcst as cst
 
-from tinker_lint.model.flow import Submit, Wait, waited_text
+from tinker_lint.model.flow import Submit, Wait, helper_wait_text, waited_text
 from tinker_lint.model.pipeline import (
     WaitThenSubmit,
     accumulation_waits,
@@ -24,9 +24,14 @@ from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule
 from tinker_lint.rules.fixes.tnk101 import plan_move_wait
 
-# Why submitting first is safe: one client's requests run in submission order; two clients'
-# requests are not ordered with each other at all.
-ONE_CLIENT = "requests run in submission order; `tinker_cookbook.supervised.train` pipelines this"
+# Why submitting first is safe: one client's requests run in submission order (and the cookbook's
+# trainer for this kind of loop, if one does, pipelines them); two clients' requests are not
+# ordered with each other at all.
+def one_client(trainer: str | None) -> str:
+    pipelined = f"; `{trainer}` pipelines this" if trainer else ""
+    return f"requests run in submission order{pipelined}"
+
+
 TWO_CLIENTS = "`{}` and `{}` are separate clients: neither's requests wait for the other's"
 # The save that refreshes the sampler runs only every few steps (at line {}): on the other steps
 # the next step samples from the old weights and does not need this step's update.
@@ -44,10 +49,8 @@ class WaitBeforeSubmit(Rule):
         "Submit the next request before waiting: a TrainingClient runs requests in submission "
         "order, so `optim_step` never needs the `forward_backward` result"
     )
-    message = (
-        "Waiting for {waited} before submitting `{submit}`, which does not need its result: "
-        "submit `{submit}` first, then wait for both ({reason})"
-    )
+    message = "Waiting for {waited} before submitting `{submit}`, which does not need it"
+    help = "{through}Submit `{submit}` first, then wait for both ({reason})"
     why = """\
 Tinker assigns training requests to clock cycles when they are submitted. Waiting for
 `forward_backward(...)` before submitting `optim_step(...)` leaves the server idle for a round trip
@@ -198,7 +201,11 @@ def dpo_step(policy, reference: tinker.SamplingClient, batch, make_datums, adam)
                 # The next micro-batch's request, when the optimizer step needs the results.
                 submit = waited if item.needed_by_step else "optim_step"
                 yield self.finding(
-                    item.wait.anchor, waited=f"`{waited}`", submit=submit, reason=ONE_CLIENT
+                    item.wait.anchor,
+                    waited=f"`{waited}`",
+                    submit=submit,
+                    reason=one_client(model.cookbook_trainer),
+                    through="",
                 )
         for statements, scope in bodies:
             pairs, guarded = waits_and_next_submits(model, statements, scope)
@@ -228,7 +235,11 @@ def dpo_step(policy, reference: tinker.SamplingClient, batch, make_datums, adam)
                 else:
                     clients = {separate_clients(model, wait, p.submit, scope) for p in reported}
                     two = clients.pop() if len(clients) == 1 else None
-                    reason = TWO_CLIENTS.format(*two) if two else _reason(wait, first)
+                    reason = (
+                        TWO_CLIENTS.format(*two)
+                        if two
+                        else _reason(wait, first, model.cookbook_trainer)
+                    )
                 # A helper's wait is reported at its call, and moved by hand: no fix.
                 fix = (
                     None
@@ -240,20 +251,20 @@ def dpo_step(policy, reference: tinker.SamplingClient, batch, make_datums, adam)
                 yield self.finding(
                     wait.anchor,
                     fix,
-                    waited=waited_text(wait, ctx.path),
+                    waited=waited_text(wait),
                     submit=first.name,
                     reason=reason,
+                    through=helper_wait_text(wait, ctx.path),
                 )
 
 
 # Why submitting first and waiting for both is right, by what is waited for and what is submitted.
-IN_ORDER = ONE_CLIENT
 CONCURRENT = "sampling requests are not ordered: they run concurrently, and the round trips overlap"
 INDEPENDENT = "the two requests are independent: their round trips overlap"
 _ONE_QUEUE = (Role.TRAIN, Role.SAVE)  # requests of a TrainingClient: one queue, in order
 
 
-def _reason(wait: Wait, submit: Submit) -> str:
+def _reason(wait: Wait, submit: Submit, trainer: str | None) -> str:
     """The true reason, when the requests are not known to be on two clients
     (``separate_clients`` says when they are): a training client's requests run in submission
     order; sampling requests, and a sampling and a training request, are not ordered at all."""
@@ -262,5 +273,5 @@ def _reason(wait: Wait, submit: Submit) -> str:
     if roles and roles <= {Role.SAMPLE} and submitted and submitted <= {Role.SAMPLE}:
         return CONCURRENT
     if roles and roles <= set(_ONE_QUEUE) and submitted and submitted <= set(_ONE_QUEUE):
-        return IN_ORDER
+        return one_client(trainer)
     return INDEPENDENT

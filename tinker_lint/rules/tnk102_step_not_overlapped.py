@@ -38,10 +38,11 @@ class StepNotOverlapped(Rule):
         "`tinker_cookbook.supervised.train` does"
     )
     # ``stale``: empty, or ``STALE_SAMPLER`` when the sampler is refreshed only every N steps.
-    message = (
-        "Each step waits for its own results before the next step is submitted{through}, and the "
-        "next step does not need them{stale}: submit step i+1, then wait for step i (as "
-        "`tinker_cookbook.supervised.train` does)"
+    message = "Each step waits for its own results before the next is submitted{through}"
+    # ``as_trainer``: the cookbook trainer that pipelines this kind of loop, if one does.
+    help = (
+        "The next step does not need them{stale}: submit step i+1, then wait for step i"
+        "{as_trainer}"
     )
     why = """\
 A training loop that submits a step and then waits for that step's results before the loop moves on
@@ -140,7 +141,11 @@ if pending is not None:
                         reported.add(id(node))
                         refresh = occasional_sampler_refresh(model, loop)
                         stale = STALE_SAMPLER.format(ctx.line_of(refresh)) if refresh else ""
-                        yield self.finding(node, through=through, stale=stale)
+                        trainer = model.cookbook_trainer
+                        as_trainer = f" (as `{trainer}` does)" if trainer else ""
+                        yield self.finding(
+                            node, through=through, stale=stale, as_trainer=as_trainer
+                        )
                     break
 
 
@@ -165,7 +170,7 @@ def _where(ctx: Context, wait: Wait) -> tuple[cst.CSTNode, str]:
                 # A request after a wait: the step does not end waiting there.
                 last = event if isinstance(event, Wait) else None
         if last is not None:
-            return last.anchor, f" (`{helper.name}()`, called by the step loop at line {line})"
+            return last.anchor, f" (in `{helper.name}()`, called at line {line})"
     site = helper.last_wait
     where = f", at {site.where(ctx.path)}" if site is not None else ""
     return wait.node, f" (in `{helper.name}()`{where})"
