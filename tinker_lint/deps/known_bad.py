@@ -117,6 +117,8 @@ def help_template(code: str) -> str:
     """The problem in full, the project's evidence and the remedy."""
     entry = BY_CODE[code]
     return entry.problem + "{evidence}; " + entry.fix + "{then}"
+
+
 PACKAGES: frozenset[str] = frozenset(entry.package for entry in KNOWN_BAD)
 
 

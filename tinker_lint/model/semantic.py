@@ -55,9 +55,9 @@ if TYPE_CHECKING:
     from tinker_lint.model.flow import Event
     from tinker_lint.model.pipeline import LoopWait
     from tinker_lint.model.sdk import Role
-    from tinker_lint.model.training_kind import TrainingKind
     from tinker_lint.model.steps import Steps
     from tinker_lint.model.torch_steps import TorchSteps
+    from tinker_lint.model.training_kind import TrainingKind
 
 __all__ = [
     "Binding",

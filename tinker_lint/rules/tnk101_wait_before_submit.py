@@ -24,6 +24,7 @@ from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule
 from tinker_lint.rules.fixes.tnk101 import plan_move_wait
 
+
 # Why submitting first is safe: one client's requests run in submission order (and the cookbook's
 # trainer for this kind of loop, if one does, pipelines them); two clients' requests are not
 # ordered with each other at all.

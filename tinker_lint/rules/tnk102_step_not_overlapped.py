@@ -41,8 +41,7 @@ class StepNotOverlapped(Rule):
     message = "Each step waits for its own results before the next is submitted{through}"
     # ``as_trainer``: the cookbook trainer that pipelines this kind of loop, if one does.
     help = (
-        "The next step does not need them{stale}: submit step i+1, then wait for step i"
-        "{as_trainer}"
+        "The next step does not need them{stale}: submit step i+1, then wait for step i{as_trainer}"
     )
     why = """\
 A training loop that submits a step and then waits for that step's results before the loop moves on

@@ -209,9 +209,7 @@ SDK_WARNS = (
 def _effect(model: SemanticModel, concurrency: Concurrency, wait: Wait) -> tuple[str, str, str]:
     """The effect (message), its cost and the SDK's warning if it warns (help)."""
     site = model.call_site_of.get(id(wait.node))
-    effect, cost = (
-        FREEZES if site is not None and concurrency.runs_beside_others(site) else ONE_OFF
-    )
+    effect, cost = FREEZES if site is not None and concurrency.runs_beside_others(site) else ONE_OFF
     # ``BackcompatClientFuture.result`` is ``@sync_only`` (tinker-sdk-facts.md); a training
     # future's ``result()`` and the sample wrapper's do not warn.
     warns = wait.futures and all(t.kind is Kind.CLIENT_FUTURE for t in wait.futures)
