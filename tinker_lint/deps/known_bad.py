@@ -69,7 +69,7 @@ KNOWN_BAD: tuple[KnownBad, ...] = (
         known=("2.13.0b1", "2.13.0b2", "2.13.0b3"),  # every 2.13 pre-release on PyPI
         problem="pydantic 2.13 pre-releases make `model_dump()` very slow on large payloads, "
         "which stalls `forward_backward` submission for minutes",
-        short="a pre-release with a slow `model_dump()`",
+        short="pre-release with a slow `model_dump()`",
         fix="require a stable pydantic (`pydantic<2.13` or `pydantic>=2.13.0`)",
         install_fix='pip install "pydantic>=2.13.0"',
     ),

@@ -94,10 +94,10 @@ def every_step(ctx: Context, hot: StepContext) -> str:
 
 def in_step(ctx: Context, hot: StepContext) -> str:
     """``every_step`` in a few words, for a message: "in the step loop on line 42", or "in
-    `build()`, called by the step loop on line 30" (the help says what the loop submits)."""
+    `build()` (step loop on line 30)" (the help says what the loop submits)."""
     line = ctx.line_of(hot.loop.node)
     if hot.via:
-        return f"in `{hot.via[-1].name}()`, called by the step loop on line {line}"
+        return f"in `{hot.via[-1].name}()` (step loop on line {line})"
     return f"in the step loop on line {line}"
 
 

@@ -19,7 +19,7 @@ from tinker_lint.rules.base import Context, Example, Finding, Rule
 # ``how`` (the message) and ``remedy`` (the help) for a request submitted and waited for in the
 # loop.
 SUBMITTED_IN_LOOP = (
-    "is waited for before the next is submitted",
+    "is waited for before the next",
     "the iterations are independent: submit all requests, then gather them",
 )
 # A coroutine collected before the loop starts its request only when awaited (spec: "Coroutines").
