@@ -102,12 +102,12 @@ def in_step(ctx: Context, hot: StepContext) -> str:
 
 
 def in_step_of(ctx: Context, shape: CostShape) -> str:
-    """``in_step`` for a cost shape: also "in `train_step()`, once per training step"."""
+    """``in_step`` for a cost shape: also "in `train_step()` (once per training step)"."""
     if shape.step is not None:
         return in_step(ctx, shape.step)
     function = shape.step_submit.function if shape.step_submit is not None else None
     name = function.name if function is not None else "the function"
-    return f"in `{name}()`, once per training step"
+    return f"in `{name}()` (once per training step)"
 
 
 def per_element(ctx: Context, hot: StepContext) -> str:

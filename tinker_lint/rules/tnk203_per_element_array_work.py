@@ -45,7 +45,7 @@ class PerElementArrayWork(Rule):
         "loop that submits Tinker requests, stalls the SDK's thread"
     )
     # ``what``: "`torch.tensor()` runs once per element of `positions` (line 12)", or "Loop on
-    # line 5 goes through the tensor `w` element by element"; ``detail``: the loops around it.
+    # line 5 goes through the tensor `w` per element"; ``detail``: the loops around it.
     message = "{what} {in_step}"
     help = "{detail}{every_step}: vectorize {how}"
     why = (
@@ -180,7 +180,7 @@ for batch in batches:
             yield self.finding(
                 iterable,
                 what=f"Loop on line {ctx.line_of(loop.node)} goes through the tensor "
-                f"`{code_of(model, array)}` element by element",
+                f"`{code_of(model, array)}` per element",
                 in_step=in_step_of(ctx, shape),
                 detail=f"The Python loop over `{code_of(model, iterable)}` runs "
                 f"{cost_shape(ctx, shape)}, ",

@@ -196,7 +196,7 @@ def _row_read(ctx: Context, node: cst.Subscript) -> Finding | None:
         return None
     if not _one_row(model, index, where.scope):
         return None
-    what = f"`{code_of(model, node)}` reads one row of a `datasets.Dataset` at a time"
+    what = f"`{code_of(model, node)}` reads one dataset row at a time"
     step = model.torch_steps.of_call(where)
     if step is not None:
         if step.loop is not None and _generates(model, step.loop):

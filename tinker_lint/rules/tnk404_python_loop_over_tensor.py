@@ -67,7 +67,7 @@ class PythonLoopOverTensor(Rule):
         "Vectorize tensor work: a Python loop that indexes or iterates a tensor element by "
         "element on every training step makes one torch call (and on a GPU one kernel) per element"
     )
-    # ``what``: "Loop on line 12 indexes the tensor `w` element by element (`w[t]`)"; ``cost``
+    # ``what``: "Loop on line 12 indexes the tensor `w` per element"; ``cost``
     # and ``remedy`` depend on what the loop does.
     message = "{what} {in_step}"
     help = "It runs {every_torch_step}: {cost}: {remedy}"
@@ -278,10 +278,9 @@ def _judge(ctx: Context, tensors: Tensors, loop: LoopInfo, step: TorchStep) -> _
     if iterated:
         what = f"Loop on line {line} goes through the tensor `{tensor}` one row at a time"
     else:
-        what = (
-            f"Loop on line {line} indexes the tensor `{tensor}` element by element "
-            f"(`{code_of(model, accesses[0].node)}`)"
-        )
+        what = f"Loop on line {line} indexes the tensor `{tensor}` per element"
+        # The access itself is the evidence: the help shows it.
+        return _Found(iterable, what, f"`{code_of(model, accesses[0].node)}` is {_COST}", _FIX)
     return _Found(iterable, what, _COST, _FIX)
 
 

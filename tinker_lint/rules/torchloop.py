@@ -42,7 +42,7 @@ def every_torch_step(ctx: Context, step: TorchStep) -> str:
 
 def in_torch_step(ctx: Context, step: TorchStep) -> str:
     """``every_torch_step`` in a few words, for a message: "in the training loop on line 12", "in
-    `log_metrics()` (training loop on line 12)", or "in `training_step()`, once per step"."""
+    `log_metrics()` (training loop on line 12)", or "in `training_step()` (once per step)"."""
     if step.loop is not None:
         line = ctx.line_of(step.loop.node)
         if step.via is not None:
@@ -50,7 +50,7 @@ def in_torch_step(ctx: Context, step: TorchStep) -> str:
         return f"in the training loop on line {line}"
     hook = step.hook
     name = hook.name if hook is not None else "the hook"
-    return f"in `{name}()`, once per step"
+    return f"in `{name}()` (once per step)"
 
 
 def loop_step(model: SemanticModel, loop: LoopInfo) -> TorchStep | None:
