@@ -68,8 +68,8 @@ class BlockingBatchCopy(Rule):
     )
     message = "`{call}` copies a batch to the device, blocking, {in_step}"
     help = (
-        "It runs {every_torch_step} and waits for the previous step's work on the device: "
-        "{remedy}{pin}"
+        "It runs {every_torch_step}: each copy waits for the previous step's work on the "
+        "device: {remedy}{pin}"
     )
     why = """
 `x.to(device)` from host memory is `cudaMemcpyAsync` followed by a stream synchronisation
