@@ -4,7 +4,8 @@ tinker-cookbook trainer that already runs such a loop well (TNK101, TNK102).
 Read once per module from its Tinker calls:
 
 - RL: a loss that only RL uses (``loss_fn="importance_sampling"``, ``"ppo"``...), or a function (or
-  the module's top level) that both samples and trains, its sampling not under a cadence guard (an
+  the module's top level) that both samples (``sample``: rollouts; ``compute_logprobs`` alone is a
+  DPO reference or a distillation teacher) and trains, its sampling not under a cadence guard (an
   evaluation every N steps is no rollout);
 - DPO: ``forward_backward_custom`` with a loss named for DPO (``dpo_loss_fn``), or a ``loss_fn``
   naming it;
@@ -52,7 +53,7 @@ def training_kind(model: SemanticModel) -> TrainingKind:
         if call is None:
             continue
         role = call.method.role
-        if role is Role.SAMPLE and site.guarded:
+        if role is Role.SAMPLE and (site.guarded or not call.method.name.startswith("sample")):
             continue
         owner = id(site.function.node) if site.function is not None else None
         roles.setdefault(owner, set()).add(role)

@@ -20,12 +20,12 @@ from tinker_lint.rules.base import Context, Example, Finding, Rule
 # loop.
 SUBMITTED_IN_LOOP = (
     "is waited for before the next",
-    "the iterations are independent: submit all requests, then gather them",
+    "The iterations are independent: submit all requests, then gather them",
 )
 # A coroutine collected before the loop starts its request only when awaited (spec: "Coroutines").
 COROUTINE = (
     "starts only when awaited",
-    "a coroutine starts its request only when awaited, so each waits for the previous one, "
+    "A coroutine starts its request only when awaited, so each waits for the previous one, "
     "though the iterations are independent: run them together with "
     "`await asyncio.gather(*coroutines)`",
 )
@@ -47,7 +47,7 @@ class SequentialSampling(Rule):
     # a coroutine made before the loop that starts only when awaited (``COROUTINE``).
     message = "Sampling one request at a time: {waited} {how}"
     # ``through``: what a helper waited for per iteration waits for, else empty.
-    help = "{through}Sampled one by one, {remedy}"
+    help = "{through}{remedy}"
     why = """\
 `SamplingClient` requests are not ordered: the server runs them concurrently (the SDK dispatches up
 to 400 at once and allows 2,000 in flight). A loop that submits one `sample` or `compute_logprobs`
