@@ -565,3 +565,30 @@ def test_a_method_gathered_through_self_freezes_the_others():
         (9, 58, blocking(ONE_OFF, SDK_WARNS)),
         (15, 62, blocking(FREEZES, SDK_WARNS)),
     ]
+
+
+# --- the cookbook trainer the help points at --------------------------------------------------------
+def test_the_help_points_each_kind_of_loop_at_its_cookbook_trainer():
+    """fixtures/tnk1xx/tnk101_loop_kinds_bad.py: an RL loop (it samples and trains), an RL loss, a
+    supervised loop and a DPO loop, each waiting before `optim_step`."""
+    path = ROOT / "fixtures" / "tnk1xx" / "tnk101_loop_kinds_bad.py"
+    result = lint_text(path.read_text(), "train.py", replace(Settings(), select=("TNK101",)))
+    first = "Submit `optim_step` first, then wait for both (requests run in submission order"
+    assert [(d.line, d.help) for d in result.diagnostics] == [
+        (15, f"{first}; `tinker_cookbook.rl.train` pipelines this)"),
+        (22, f"{first}; `tinker_cookbook.rl.train` pipelines this)"),
+        (29, f"{first}; `tinker_cookbook.supervised.train` pipelines this)"),
+        (36, f"{first})"),  # train_dpo (cookbook 0.6.1) waits the same way: no trainer to point at
+    ]
+
+
+def test_an_evaluation_sampled_on_a_cadence_keeps_a_loop_supervised():
+    text = HEAD + (
+        "    for step, batch in enumerate(batches):\n"
+        "        out = tc.forward_backward(batch, loss_fn='cross_entropy').result()\n"
+        "        tc.optim_step(adam)\n"
+        "        if step % 100 == 0:\n"
+        "            sc.sample(p, 1, params).result()\n"
+    )
+    [d] = lint_text(text, "train.py", replace(Settings(), select=("TNK101",))).diagnostics
+    assert d.help.endswith("; `tinker_cookbook.supervised.train` pipelines this)")

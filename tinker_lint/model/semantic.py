@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from tinker_lint.model.sdk import Role
     from tinker_lint.model.steps import Steps
     from tinker_lint.model.torch_steps import TorchSteps
-    from tinker_lint.model.training_kind import TrainingKind
+    from tinker_lint.model.training_kind import TrainingKinds
 
 __all__ = [
     "Binding",
@@ -281,18 +281,12 @@ class SemanticModel:
         return Datasets(self)
 
     @cached_property
-    def training_kind(self) -> TrainingKind:
-        """Supervised, RL or DPO: what the module's Tinker calls train (``training_kind.py``)."""
-        from tinker_lint.model.training_kind import training_kind
+    def training_kinds(self) -> TrainingKinds:
+        """Supervised, RL or DPO: what each function's Tinker calls train, and the cookbook
+        trainer that pipelines it (``training_kind.py``)."""
+        from tinker_lint.model.training_kind import TrainingKinds
 
-        return training_kind(self)
-
-    @cached_property
-    def cookbook_trainer(self) -> str | None:
-        """The tinker-cookbook trainer that pipelines this kind of training (None: none does)."""
-        from tinker_lint.model.training_kind import COOKBOOK_TRAINER
-
-        return COOKBOOK_TRAINER[self.training_kind]
+        return TrainingKinds(self)
 
     @cached_property
     def costs(self) -> CostShapes:

@@ -1,7 +1,7 @@
-"""What kind of training a module does: supervised, RL or DPO, for the findings that point at the
-tinker-cookbook trainer that already runs such a loop well (TNK101, TNK102).
+"""What kind of training a function does: supervised, RL or DPO, for the findings that point at
+the tinker-cookbook trainer that already runs such a loop well (TNK101, TNK102).
 
-Read once per module from its Tinker calls:
+Read once per module from its Tinker calls, for each function that trains:
 
 - RL: a loss that only RL uses (``loss_fn="importance_sampling"``, ``"ppo"``...), or a function (or
   the module's top level) that both samples (``sample``: rollouts; ``compute_logprobs`` alone is a
@@ -10,6 +10,9 @@ Read once per module from its Tinker calls:
 - DPO: ``forward_backward_custom`` with a loss named for DPO (``dpo_loss_fn``), or a ``loss_fn``
   naming it;
 - otherwise supervised.
+
+A function that trains only through helpers takes the module's kind (RL if one of its functions
+is).
 """
 
 from __future__ import annotations
@@ -44,28 +47,59 @@ COOKBOOK_TRAINER: dict[TrainingKind, str | None] = {
 }
 
 
-def training_kind(model: SemanticModel) -> TrainingKind:
-    """The module's kind of training (see the module docstring)."""
-    roles: dict[int | None, set[Role]] = {}  # by function (None: the top level)
-    dpo = False
-    for site in model.calls:
-        call = model.sdk_call(site.node, site.scope)
-        if call is None:
-            continue
-        role = call.method.role
-        if role is Role.SAMPLE and (site.guarded or not call.method.name.startswith("sample")):
-            continue
-        owner = id(site.function.node) if site.function is not None else None
-        roles.setdefault(owner, set()).add(role)
-        loss = _loss_of(site.node, call.method.name)
-        if loss is None:
-            continue
-        if loss in RL_LOSSES:
-            return TrainingKind.RL
-        dpo = dpo or "dpo" in loss.lower()
-    if any({Role.SAMPLE, Role.TRAIN} <= found for found in roles.values()):
+class TrainingKinds:
+    """The kind of training of each function of a module (and of its top level), read once from
+    the module's Tinker calls: a function's own calls decide when it trains; one that does not (a
+    loop calling helpers only) takes the module's kind."""
+
+    def __init__(self, model: SemanticModel) -> None:
+        self.model = model
+        roles: dict[int | None, set[Role]] = {}  # by function (None: the top level)
+        losses: dict[int | None, set[TrainingKind]] = {}  # what its losses say
+        for site in model.calls:
+            call = model.sdk_call(site.node, site.scope)
+            if call is None:
+                continue
+            role = call.method.role
+            if role is Role.SAMPLE and (site.guarded or not call.method.name.startswith("sample")):
+                continue
+            owner = id(site.function.node) if site.function is not None else None
+            roles.setdefault(owner, set()).add(role)
+            loss = _loss_of(site.node, call.method.name)
+            if loss in RL_LOSSES:
+                losses.setdefault(owner, set()).add(TrainingKind.RL)
+            elif loss is not None and "dpo" in loss.lower():
+                losses.setdefault(owner, set()).add(TrainingKind.DPO)
+        self._kinds = {
+            owner: _kind(found, losses.get(owner, set()))
+            for owner, found in roles.items()
+            if Role.TRAIN in found
+        }
+        kinds = set(self._kinds.values())
+        # The module's: RL if any of its functions is, then DPO, else supervised.
+        self.module = next(
+            (k for k in (TrainingKind.RL, TrainingKind.DPO) if k in kinds), TrainingKind.SUPERVISED
+        )
+
+    def of(self, node: cst.CSTNode) -> TrainingKind:
+        """The kind of training of the function ``node`` is in (the innermost that trains)."""
+        model = self.model
+        current: cst.CSTNode | None = node
+        while current is not None:
+            if isinstance(current, cst.FunctionDef) and id(current) in self._kinds:
+                return self._kinds[id(current)]
+            current = model.parent(current)
+        return self._kinds.get(None, self.module)
+
+    def trainer(self, node: cst.CSTNode) -> str | None:
+        """The cookbook trainer that pipelines the training ``node`` is part of (None: none does)."""
+        return COOKBOOK_TRAINER[self.of(node)]
+
+
+def _kind(roles: set[Role], losses: set[TrainingKind]) -> TrainingKind:
+    if TrainingKind.RL in losses or Role.SAMPLE in roles:
         return TrainingKind.RL
-    return TrainingKind.DPO if dpo else TrainingKind.SUPERVISED
+    return TrainingKind.DPO if TrainingKind.DPO in losses else TrainingKind.SUPERVISED
 
 
 def _loss_of(call: cst.Call, method: str) -> str | None:

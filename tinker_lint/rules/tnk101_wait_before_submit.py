@@ -205,7 +205,7 @@ def dpo_step(policy, reference: tinker.SamplingClient, batch, make_datums, adam)
                     item.wait.anchor,
                     waited=f"`{waited}`",
                     submit=submit,
-                    reason=one_client(model.cookbook_trainer),
+                    reason=one_client(model.training_kinds.trainer(item.wait.anchor)),
                     through="",
                 )
         for statements, scope in bodies:
@@ -239,7 +239,7 @@ def dpo_step(policy, reference: tinker.SamplingClient, batch, make_datums, adam)
                     reason = (
                         TWO_CLIENTS.format(*two)
                         if two
-                        else _reason(wait, first, model.cookbook_trainer)
+                        else _reason(wait, first, model.training_kinds.trainer(wait.anchor))
                     )
                 # A helper's wait is reported at its call, and moved by hand: no fix.
                 fix = (

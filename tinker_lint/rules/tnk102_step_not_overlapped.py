@@ -140,7 +140,7 @@ if pending is not None:
                         reported.add(id(node))
                         refresh = occasional_sampler_refresh(model, loop)
                         stale = STALE_SAMPLER.format(ctx.line_of(refresh)) if refresh else ""
-                        trainer = model.cookbook_trainer
+                        trainer = model.training_kinds.trainer(node)
                         as_trainer = f" (as `{trainer}` does)" if trainer else ""
                         yield self.finding(
                             node, through=through, stale=stale, as_trainer=as_trainer
