@@ -36,7 +36,7 @@ class SetupCallInHotLoop(Rule):
     name = "setup-call-in-hot-loop"
     level = "warning"
     summary = "Create it once before the loop: nothing it uses changes between iterations"
-    message = "`{call}` runs on every iteration of a loop that submits Tinker requests"
+    message = "`{call}` runs on every iteration of a loop that submits requests"
     help = (
         "Nothing it uses changes between iterations, and a setup call can be a network round "
         "trip (a new client also drops the old one's state): create it once before the loop"

@@ -42,7 +42,7 @@ class TensorBuiltThenMoved(Rule):
         "Create tensors on the device they are used on (`device=`): building on the CPU and "
         "moving with `.to(device)` every step adds a host-to-device copy"
     )
-    message = "`{call}` builds a CPU tensor, then copies it to the device, {in_step}"
+    message = "`{call}` builds on the CPU, then copies to the device, {in_step}"
     help = (
         "It runs {every_torch_step}: an allocation in host memory and a host-to-device copy each "
         "time: pass `device=` to build it on the device"
