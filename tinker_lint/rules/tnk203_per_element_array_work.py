@@ -262,7 +262,7 @@ def _token_build_fields(ctx: Context, build: TokenBuild, step: StepContext) -> d
         "what": f"`{code_of(model, build.receiver, 30)}.{build.how}()` copies the `ModelInput` "
         "per token",
         "detail": f"Each `{build.how}()` {chunk}copies the whole `ModelInput`, once per token "
-        f"{where}: quadratic in their number, ",
+        f"{where}, quadratic in their number, ",
         "how": "the build with whole chunks (`ModelInput.from_ints(tokens)` or one "
         "`append(EncodedTextChunk(tokens=...))`)",
     }
