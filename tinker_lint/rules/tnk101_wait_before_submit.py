@@ -63,11 +63,14 @@ Evidence: OpenPipe/ART PR #781 moved `optim_step` before the wait and measured a
 median speedup (0.54 s saved per update, tinker 0.23.4, 20 paired trials); tinker-cookbook PR #884
 made the same fix in its DPO loop.
 
-`tinker_cookbook.supervised.train` pipelines this for you.
+`tinker_cookbook.supervised.train` pipelines this for you, and `tinker_cookbook.rl.train` for a
+loop that samples rollouts and trains on them (or trains with an RL loss such as
+`"importance_sampling"` or `"ppo"`): the help points at the one that fits the loop. A DPO loop gets
+no pointer: the cookbook's `preference.train_dpo` (0.6.1) waits for `forward_backward_custom` too.
 
 Sampling requests are not ordered: a `SamplingClient` runs them concurrently, so a `sample` or
 `compute_logprobs` waited for before the next sampling request is submitted costs a whole round
-trip, and the message says so. The same holds between requests of different clients, or a
+trip, and the help says so. The same holds between requests of different clients, or a
 sampling and a training request: they are independent, and their round trips can overlap. Inside a
 loop, a sampling wait whose iterations are independent is TNK103's finding instead (more specific:
 it says how to fan the loop out).
@@ -85,7 +88,7 @@ because that wait failed.
 Two clients are not ordered with each other at all: a PPO policy and its critic (two
 TrainingClients), a DPO policy and its reference model (a SamplingClient's `compute_logprobs`).
 Waiting for one client's request before the other's independent submit only idles both; the
-message says so when the two receivers are plainly different clients. When the next submit uses
+help says so when the two receivers are plainly different clients. When the next submit uses
 the result (the reference logprobs go into the policy's loss), the wait is required.
 
 Gradient accumulation counts too: a loop that submits one `forward_backward` per micro-batch and
@@ -99,7 +102,7 @@ the next submit (a NaN check that breaks or skips).
 The save exempts the wait only when it runs on every step. A sampler refreshed only every N
 steps (`if step % sync_every == 0: sc = tc.save_weights_and_get_sampling_client(...)`) leaves the
 other steps sampling from the old weights: there the next submit, the next sampling request, does
-not need the update, and the wait is reported (the message names the line of the refresh).
+not need the update, and the wait is reported (the help names the line of the refresh).
 
 Not reported either: a wait under a cadence guard (`if step % eval_every == 0:`, a test naming
 `log_every`, `save_interval`, `should_eval`..., or a name listed in `cadence-names`), even when a
@@ -108,7 +111,7 @@ and moving it would change what the occasional branch reports.
 Through helpers: a call of a function of the project (in this module or another one, a method
 through `self`, an instance of a project class, a helper that waits on the future it is given) is
 judged by what that function does: `result = fwd_bwd(batch)` then `tc.optim_step(...)` is reported
-at the call when `fwd_bwd` waits for its `forward_backward`, and the message names the helper and
+at the call when `fwd_bwd` waits for its `forward_backward`, and the message names the helper, the help
 its wait (`steps.py:8`). Such a finding has no automatic fix: the helper has to give back the
 future (or be split) so that the caller can submit first.
 """

@@ -49,14 +49,16 @@ leaves the server idle between steps: nothing is queued while the client turns t
 line and builds the next batch. When the next iteration does not need the result (it is only logged),
 submit the next step first and wait for the previous one afterwards. tinker-cookbook PR #41 made
 `supervised/train.py` do exactly this (`submit_ahead`), and `tinker_cookbook.supervised.train` runs the
-pipelined loop for you.
+pipelined loop for you; for an RL loop (one that samples rollouts and trains on them, or trains
+with an RL loss), the help points at `tinker_cookbook.rl.train` instead, and a DPO loop gets no
+pointer (the cookbook's `preference.train_dpo` does not pipeline its steps).
 
 Not reported: loops that sample from a client refreshed in the loop on every step (on-policy RL,
 where the wait is inherent), waits whose result the next iteration needs (data or control
 dependence, e.g. early stopping), waits under a cadence guard (a checkpoint every N steps), and
 retry loops, which are left once the step succeeds (the next attempt runs only when this one
 failed). A sampler refreshed only every N steps (under a cadence guard) leaves the other steps
-sampling from the old weights: that loop is reported, and the message says so.
+sampling from the old weights: that loop is reported, and the help says so.
 Through helpers: a step loop that calls a function of the project once per step (`do_update(...)`)
 is judged by what that function does. When its last wait ends the step and the next step does not
 need the result, the finding is reported at that wait when the function is in the same module

@@ -36,10 +36,9 @@ Inside `async def` that thread runs the event loop: nothing else on it runs unti
 (which the SDK retries for up to five minutes) comes back. `await fut` (or
 `await fut.result_async()`) suspends only the current coroutine.
 
-Every such wait is reported, and the message says what the wait does there:
+Every such wait is reported, and the message (then the help) says what the wait does there:
 
-- Where other coroutines can run beside it, it "freezes the event loop and every concurrent
-  rollout": the function is scheduled concurrently by its module (a call of it reaches
+- Where other coroutines can run beside it, it "freezes every concurrent rollout": the function is scheduled concurrently by its module (a call of it reaches
   `asyncio.gather`, `create_task`, `ensure_future`, `asyncio.wait`, `as_completed`, a task group's
   `create_task` or `start_soon`: directly, in a list or comprehension, through a name bound to the
   calls, or inside a wrapper such as a semaphore-bounded coroutine), or it is called where others
@@ -49,19 +48,19 @@ Every such wait is reported, and the message says what the wait does there:
   (`asyncio.to_thread`) keep running and do not count.
 - Elsewhere (setup in the `async def main` that `asyncio.run` runs, before any task starts; an
   evaluation coroutine its caller awaits one after the other; a coroutine whose callers this module
-  does not show), it "blocks the event loop for the round trip". Still worth an `await`: the same
+  does not show), it "blocks the event loop" for the round trip. Still worth an `await`: the same
   code moved into a task later freezes everything.
 
 When the future is a client future (`create_sampling_client(...)`,
 `create_lora_training_client(...)`, `save_weights_and_get_sampling_client(...)` in tinker 0.38),
-the message adds that the SDK logs a warning: `BackcompatClientFuture.result` is `@sync_only`
+the help adds that the SDK logs a warning: `BackcompatClientFuture.result` is `@sync_only`
 (`tinker/lib/public_interfaces/backcompat_client_future.py` L34), and `sync_only`
 (`tinker/lib/sync_only.py` L69-96), called inside a running event loop on a future not yet done,
 logs "Synchronous method '...result()' called from async context. It blocks the event loop until
 the result arrives; await the future instead (`await future`, or `await future.result_async()`)."
 and then "===== Stack for calling sync from async =====" with the stack (silent in Jupyter; a
 `RuntimeError` on the SDK's own loop). The training futures (`AwaitableConcurrentFuture`) and the
-sample wrapper's `result()` do not warn, and the message does not say they do.
+sample wrapper's `result()` do not warn, and the help does not say they do.
 
 Not reported: `.result()` on a future that this function already awaited (for example after
 `await asyncio.gather(*futures)`), which returns at once.

@@ -85,7 +85,7 @@ Reported on every step of a torch training loop: `x.to(device)`, `x.to(device=..
 `torch.as_tensor(x, device=...)` without `non_blocking=True`, where `x` is (a part of) what the
 loop iterates (a DataLoader, a generator, the training loop's own items, `next(iterator)`),
 followed through assignments, indexing and unpacking; the dict form
-`{k: v.to(device) for k, v in batch.items()}` is one finding. The message says when the
+`{k: v.to(device) for k, v in batch.items()}` is one finding. The help says when the
 DataLoader that feeds the loop (found in the same module) does not pass `pin_memory=True`.
 
 Not reported: copies to the CPU (`.cpu()`, `.to("cpu")`: non-blocking there returns garbage until
