@@ -135,7 +135,7 @@ def example_findings(rule: type[Rule], example: Example) -> list[Diagnostic]:
 
     from packaging.version import Version
 
-    from tinker_lint.deps import QwenVlUse, lint_dependency_file
+    from tinker_lint.deps.lint import QwenVlUse, lint_dependency_file
     from tinker_lint.io.settings import Settings
     from tinker_lint.run.engine import lint_text
 

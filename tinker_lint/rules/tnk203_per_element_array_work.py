@@ -191,7 +191,7 @@ for batch in batches:
         for build in token_by_token_builds(model):
             step = model.steps.of_call(build.site)
             if step is not None:
-                yield self.finding(build.site.node, **_token_build_fields(ctx, build, step))
+                yield self.finding(build.site.node, None, **_token_build_fields(ctx, build, step))
 
 
 def is_array_work(model: SemanticModel, site: CallSite) -> bool:

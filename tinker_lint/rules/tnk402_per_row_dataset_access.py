@@ -152,7 +152,7 @@ for step in range(1000):
 
 
 def _finding(node: cst.CSTNode, **fields: str) -> Finding:
-    return PerRowDatasetAccess().finding(node, **fields)
+    return PerRowDatasetAccess().finding(node, None, **fields)
 
 
 def _column_read(ctx: Context, node: cst.Subscript) -> Finding | None:
