@@ -592,3 +592,21 @@ def test_an_evaluation_sampled_on_a_cadence_keeps_a_loop_supervised():
     )
     [d] = lint_text(text, "train.py", replace(Settings(), select=("TNK101",))).diagnostics
     assert d.help.endswith("; `tinker_cookbook.supervised.train` pipelines this)")
+
+
+def test_a_named_supervised_loss_keeps_a_loop_that_samples_supervised():
+    # Off-policy distillation, or an evaluation every step: the loss (passed by position) says
+    # what is trained, whatever else the loop asks of a sampler.
+    text = HEAD + (
+        "    for batch in batches:\n"
+        "        sc.sample(p, 1, params).result()\n"
+        "        out = tc.forward_backward(batch, 'cross_entropy').result()\n"
+        "        tc.optim_step(adam)\n"
+    )
+    found = lint_text(text, "train.py", replace(Settings(), select=("TNK101",))).diagnostics
+    [d] = [d for d in found if d.line == 15]  # (the sample's wait is the other client's)
+    assert (d.line, d.help) == (
+        15,
+        "Submit `optim_step` first, then wait for both (requests run in submission order; "
+        "`tinker_cookbook.supervised.train` pipelines this)",
+    )

@@ -4,12 +4,13 @@ the tinker-cookbook trainer that already runs such a loop well (TNK101, TNK102).
 Read once per module from its Tinker calls, for each function that trains:
 
 - RL: a loss that only RL uses (``loss_fn="importance_sampling"``, ``"ppo"``...), or a function (or
-  the module's top level) that both samples (``sample``: rollouts; ``compute_logprobs`` alone is a
+  the module's top level) that names no loss but both samples (``sample``: rollouts; ``compute_logprobs`` alone is a
   DPO reference or a distillation teacher) and trains, its sampling not under a cadence guard (an
   evaluation every N steps is no rollout);
 - DPO: ``forward_backward_custom`` with a loss named for DPO (``dpo_loss_fn``), or a ``loss_fn``
   naming it;
-- otherwise supervised.
+- otherwise supervised (``loss_fn="cross_entropy"`` says so even in a function that samples: an
+  evaluation, or off-policy distillation).
 
 A function that trains only through helpers takes the module's kind (RL if one of its functions
 is).
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 # The SDK's losses for policy-gradient training (tinker's ``LossFnType``, and the cookbook's).
 RL_LOSSES = frozenset({"importance_sampling", "ppo", "cispo", "dro", "stable_reinforce"})
+SUPERVISED_LOSSES = frozenset({"cross_entropy"})
 
 
 class TrainingKind(str, Enum):
@@ -70,6 +72,8 @@ class TrainingKinds:
                 losses.setdefault(owner, set()).add(TrainingKind.RL)
             elif loss is not None and "dpo" in loss.lower():
                 losses.setdefault(owner, set()).add(TrainingKind.DPO)
+            elif loss in SUPERVISED_LOSSES:
+                losses.setdefault(owner, set()).add(TrainingKind.SUPERVISED)
         self._kinds = {
             owner: _kind(found, losses.get(owner, set()))
             for owner, found in roles.items()
@@ -97,19 +101,22 @@ class TrainingKinds:
 
 
 def _kind(roles: set[Role], losses: set[TrainingKind]) -> TrainingKind:
-    if TrainingKind.RL in losses or Role.SAMPLE in roles:
-        return TrainingKind.RL
-    return TrainingKind.DPO if TrainingKind.DPO in losses else TrainingKind.SUPERVISED
+    """The losses named decide (RL's first); with none named, sampling and training is RL."""
+    for kind in (TrainingKind.RL, TrainingKind.DPO, TrainingKind.SUPERVISED):
+        if kind in losses:
+            return kind
+    return TrainingKind.RL if Role.SAMPLE in roles else TrainingKind.SUPERVISED
 
 
 def _loss_of(call: cst.Call, method: str) -> str | None:
-    """The loss a training call names: ``loss_fn="ppo"``'s string, or the name of the function
-    ``forward_backward_custom`` is given (its second argument, or ``loss_fn=``)."""
+    """The loss a training call names: ``loss_fn="ppo"``'s string (or its second positional
+    argument, as ``forward_backward(data, "ppo")`` and ``forward_backward_custom(data, dpo_loss)``
+    pass it), or the name of the function given as the loss."""
+    if not method.startswith("forward"):
+        return None
     for index, arg in enumerate(call.args):
         keyword = arg.keyword.value if arg.keyword is not None else None
-        if keyword == "loss_fn" or (
-            keyword is None and index == 1 and method.startswith("forward_backward_custom")
-        ):
+        if keyword == "loss_fn" or (keyword is None and index == 1 and not arg.star):
             value = arg.value
             if isinstance(value, cst.SimpleString):
                 text = value.evaluated_value
