@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.io.settings import Settings
 from tinker_lint.run.engine import lint_text
 
-Found = tuple[int, int, str, str]  # line, column, code, message
+Found = tuple[int, int, str, str]  # line, column, code, message and help (a line each)
 
 
 def served_and_fresh(texts: list[str], path: str) -> list[list[Found]]:
@@ -14,10 +15,12 @@ def served_and_fresh(texts: list[str], path: str) -> list[list[Found]]:
     settings = Settings()
     found = []
     for text in texts:
-        served = [
-            (d.line, d.col, d.code, d.message) for d in lint_text(text, path, settings).diagnostics
-        ]
+        served = [_found(d) for d in lint_text(text, path, settings).diagnostics]
         fresh = lint_text(text, path, settings, reuse_parse=False).diagnostics
-        assert served == [(d.line, d.col, d.code, d.message) for d in fresh]
+        assert served == [_found(d) for d in fresh]
         found.append(served)
     return found
+
+
+def _found(d: Diagnostic) -> Found:
+    return (d.line, d.col, d.code, f"{d.message}\nhelp: {d.help}")

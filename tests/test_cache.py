@@ -51,6 +51,9 @@ def test_a_second_run_is_answered_from_the_cache(project, tmp_path):
     second = _run(project, Cache(tmp_path / "cache", SETTINGS))
     assert (second.linted, second.cached) == (0, 5)
     assert second.diagnostics == first.diagnostics  # paths, positions, messages, order
+    # The help is not compared with the rest (``Diagnostic.help``): compared here.
+    assert [d.help for d in second.diagnostics] == [d.help for d in first.diagnostics]
+    assert all(d.help for d in first.diagnostics if d.code.startswith("TNK1"))
 
 
 def test_changed_bytes_are_linted_again(project, tmp_path):
@@ -164,6 +167,29 @@ def test_fixes_survive_the_round_trip():
     )
     back = _diagnostic("a.py", _to_json(diagnostic))
     assert back == diagnostic and back.fix == diagnostic.fix
+
+
+def test_the_help_survives_the_round_trip():
+    diagnostic = Diagnostic("a.py", 3, 5, "TNK105", "use `sample()`", 3, 20, help="Why, and how")
+    back = _diagnostic("a.py", _to_json(diagnostic))
+    assert (back, back.help) == (diagnostic, "Why, and how")
+
+
+def test_entries_of_the_format_before_help_are_not_read_and_go(project, tmp_path):
+    """A ``diagnostics-v2`` entry (messages of their time, no help) under the same fingerprint and
+    key is not what a run reads; the run that writes removes that format's directory."""
+    cache = Cache(tmp_path / "cache", SETTINGS)
+    key_dir = cache.directory.relative_to(tmp_path / "cache" / cache_module.FORMAT)
+    old = tmp_path / "cache" / "diagnostics-v2" / key_dir
+    target = project / "tnk105_bad.py"
+    old.mkdir(parents=True)
+    stale = '{"diagnostics": [], "warnings": []}'
+    (old / f"{cache.key(str(target), target.read_bytes())}.json").write_text(stale)
+    run = _run(project, cache)
+    assert run.cached == 0
+    assert [d for d in run.diagnostics if d.path == str(target)]
+    cache.prune()
+    assert not (tmp_path / "cache" / "diagnostics-v2").exists()
 
 
 def test_the_command_keeps_its_cache_in_the_project_root(project, tmp_path, monkeypatch, capsys):

@@ -41,23 +41,36 @@ def findings(directory: Path, settings: Settings = SETTINGS) -> set[tuple[str, s
 
 def test_messages_say_what_and_why() -> None:
     diagnostics, _, _ = lint_paths([str(FIXTURES / "requirements_flagged")], SETTINGS)
-    by_code = {(os.path.basename(d.path), d.code): d.message for d in diagnostics}
-    assert by_code[("requirements.txt", "TNK301")].startswith(
-        "`pydantic[email]>=2.13.0b1` admits pydantic 2.13.0b3: pydantic 2.13 pre-releases make "
-        "`model_dump()` very slow"
+    # What and where in the message; why, the evidence and the remedy in the help.
+    by_code = {(os.path.basename(d.path), d.code): (d.message, d.help) for d in diagnostics}
+    assert by_code[("requirements.txt", "TNK301")] == (
+        "`pydantic[email]>=2.13.0b1` admits pydantic 2.13.0b3: pre-release with a slow "
+        "`model_dump()`",
+        "pydantic 2.13 pre-releases make `model_dump()` very slow on large payloads, which stalls "
+        "`forward_backward` submission for minutes; require a stable pydantic (`pydantic<2.13` or "
+        "`pydantic>=2.13.0`)",
     )
-    assert by_code[("requirements.txt", "TNK302")].startswith(
-        '`transformers[torch] == 5.3.0 ; python_version >= "3.11"` pins transformers 5.3.0'
+    assert by_code[("requirements.txt", "TNK302")] == (
+        '`transformers[torch] == 5.3.0 ; python_version >= "3.11"` pins transformers 5.3.0: '
+        "wrong DeepSeek V2/V3 tokenizer",
+        "transformers 5.3.0 loads the wrong tokenizer class for DeepSeek V2/V3 (fixed in 5.3.1); "
+        "pin `transformers>=5.3.1` (or exclude it: `!=5.3.0`)",
     )
-    tnk303 = by_code[("requirements-dev.txt", "TNK303")]
     train = os.path.join(str(FIXTURES / "requirements_flagged"), "train.py")
-    assert f"(the project names `Qwen/Qwen3-VL-30B-A3B-Instruct` in {train}:3)" in tnk303
-    assert tnk303.endswith("require `transformers>=5,!=5.3.0`")
+    assert by_code[("requirements-dev.txt", "TNK303")] == (
+        '`transformers>=4.45,<5; sys_platform == "linux"` admits transformers 4.57.6: miscounts '
+        "Qwen VL image tokens",
+        "transformers before 5.0 miscounts image tokens in `Qwen2VLImageProcessor`, used for Qwen "
+        f"VL models (the project names `Qwen/Qwen3-VL-30B-A3B-Instruct` in {train}:3); require "
+        "`transformers>=5,!=5.3.0`",
+    )
     pre, _, _ = lint_paths([str(FIXTURES / "requirements_pre")], SETTINGS)
     assert pre[0].message.startswith("`pydantic>=2` admits pydantic 2.13.0b3 under `--pre`: ")
     locked, _, _ = lint_paths([str(FIXTURES / "uv_lock_flagged" / "uv.lock")], SETTINGS)
-    assert locked[0].message.startswith("pydantic 2.13.0b2 is locked: ")
-    assert locked[0].message.endswith(", then lock again")
+    assert (
+        locked[0].message == "pydantic 2.13.0b2 is locked: pre-release with a slow `model_dump()`"
+    )
+    assert locked[0].help.endswith("(`pydantic<2.13` or `pydantic>=2.13.0`), then lock again")
     assert (locked[0].end_line, locked[0].end_col) == (11, 20)
 
 

@@ -38,8 +38,8 @@ def train(batches):
         log(out)
 """
 MESSAGE = (
-    "Waiting for `forward_backward` before submitting `optim_step`, which does not need its "
-    "result: submit `optim_step` first, then wait for both (requests run in submission order; "
+    "Waiting for `forward_backward` before submitting `optim_step`, which does not need it\n"
+    "help: Submit `optim_step` first, then wait for both (requests run in submission order; "
     "`tinker_cookbook.supervised.train` pipelines this)"
 )
 

@@ -154,12 +154,13 @@ def test_reported_only_when_a_hot_loop_runs_it() -> None:
 def test_message_says_the_copy_the_loop_and_the_fix() -> None:
     hot = "for batch in batches:\n    training_client.forward_backward(build(p, batch), 'cross_entropy')"
     [diagnostic] = lint_text(HOT.format(caller=hot), "f.py", ONLY_TNK203).diagnostics
-    assert diagnostic.message == (
-        "`prompt.append_int()` copies the whole `ModelInput` on every call, once per token of "
-        "`tokens` (line 7), quadratic in their number, in `build()`, which runs on every "
-        "iteration of the loop on line 12 that submits `forward_backward` (line 13): vectorize "
-        "the build with whole chunks (`ModelInput.from_ints(tokens)` or one "
-        "`append(EncodedTextChunk(tokens=...))`)"
+    assert (diagnostic.message, diagnostic.help) == (
+        "`prompt.append_int()` copies the `ModelInput` per token in `build()` (step loop on line "
+        "12)",
+        "Each `append_int()` copies the whole `ModelInput`, once per token of `tokens` (line 7), "
+        "quadratic in their number, in `build()`, which runs on every iteration of the loop on "
+        "line 12 that submits `forward_backward` (line 13): vectorize the build with whole chunks "
+        "(`ModelInput.from_ints(tokens)` or one `append(EncodedTextChunk(tokens=...))`)",
     )
 
 
@@ -171,11 +172,10 @@ def test_message_for_a_list_of_one_token_chunks() -> None:
     hot = "for batch in batches:\n    training_client.forward_backward(build(p, batch), 'cross_entropy')"
     [diagnostic] = lint_text(text.format(caller=hot), "f.py", ONLY_TNK203).diagnostics
     assert (diagnostic.line, diagnostic.col) == (8, 23)
-    assert diagnostic.message.startswith(
-        "`tinker.EncodedTextChunk()` makes one chunk per token of `tokens` (line 7), so every "
-        "request carries one chunk per token, in `build()`"
-    )
-    assert diagnostic.message.endswith(
-        ": vectorize the build with one chunk of all of them (`EncodedTextChunk(tokens=tokens)` "
-        "or `ModelInput.from_ints(tokens)`)"
+    assert (diagnostic.message, diagnostic.help) == (
+        "`tinker.EncodedTextChunk()` makes one chunk per token in `build()` (step loop on line 12)",
+        "It makes one chunk per token of `tokens` (line 7), so every request carries one chunk "
+        "per token, in `build()`, which runs on every iteration of the loop on line 12 that "
+        "submits `forward_backward` (line 13): vectorize the build with one chunk of all of them "
+        "(`EncodedTextChunk(tokens=tokens)` or `ModelInput.from_ints(tokens)`)",
     )

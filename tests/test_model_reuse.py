@@ -48,14 +48,15 @@ def train(batches):
 """
 # What TNK101 says of ``train``'s call of ``fwd_bwd``, whose wait is at ``line``.
 MESSAGE = (
-    "Waiting for `fwd_bwd()`, which waits for `forward_backward` (line {line}), before submitting "
-    "`optim_step`, which does not need its result: submit `optim_step` first, then wait for both "
-    "(requests run in submission order; `tinker_cookbook.supervised.train` pipelines this)"
+    "Waiting for `fwd_bwd()` before submitting `optim_step`, which does not need it\n"
+    "help: `fwd_bwd()` waits for `forward_backward` (line {line}). Submit `optim_step` first, "
+    "then wait for both (requests run in submission order; `tinker_cookbook.supervised.train` "
+    "pipelines this)"
 )
 
 
 def _findings(diagnostics: list[Diagnostic]) -> list[tuple[int, int, str, str]]:
-    return [(d.line, d.col, d.code, d.message) for d in diagnostics]
+    return [(d.line, d.col, d.code, f"{d.message}\nhelp: {d.help}") for d in diagnostics]
 
 
 def _lint_edits(
@@ -306,9 +307,9 @@ def test_a_helper_module_edited_elsewhere_is_seen_without_an_edit_here(tmp_path:
     fresh_index.set_buffer(str(steps), moved)
     fresh = lint_text(CALLER, str(train), Settings(), project=fresh_index, reuse_parse=False)
     message = (
-        "Waiting for `step()`, which waits for `forward_backward` (steps.py:{line}), before "
-        "submitting `optim_step`, which does not need its result: submit `optim_step` first, "
-        "then wait for both (requests run in submission order; "
+        "Waiting for `step()` before submitting `optim_step`, which does not need it\n"
+        "help: `step()` waits for `forward_backward` (steps.py:{line}). Submit `optim_step` "
+        "first, then wait for both (requests run in submission order; "
         "`tinker_cookbook.supervised.train` pipelines this)"
     )
     assert before == [[(14, 18, "TNK101", message.format(line=2))]] * 2

@@ -21,11 +21,7 @@ LOOP = (
     '\tresult = tc.forward_backward(batch, loss_fn="cross_entropy").result()\n'
     "\ttc.optim_step(adam)\n"
 )
-MESSAGE = (
-    "Waiting for `forward_backward` before submitting `optim_step`, which does not need its "
-    "result: submit `optim_step` first, then wait for both (requests run in submission order; "
-    "`tinker_cookbook.supervised.train` pipelines this)"
-)
+MESSAGE = "Waiting for `forward_backward` before submitting `optim_step`, which does not need it"
 
 
 @pytest.fixture
@@ -51,7 +47,10 @@ def test_text_shows_the_source_with_a_caret_under_the_finding(loop, capsys):
         f"  |{' ' * 66}{'^' * 6} TNK101 wait-before-submit (error)\n"
         "6 |     tc.optim_step(adam)\n"
         "  |\n"
-        "  = help: Keep the future in `result_future` and wait for it after `optim_step(\u2026)`\n"
+        # The rule's help (why, and what to do), wrapped at 100 columns; then the fix's title.
+        "  = help: Submit `optim_step` first, then wait for both (requests run in submission order;\n"
+        "          `tinker_cookbook.supervised.train` pipelines this)\n"
+        "  = fix: Keep the future in `result_future` and wait for it after `optim_step(\u2026)`\n"
         "\n"
         "Found 1 error in 1 file checked.\n"
         "[*] 1 fixable with the `--fix` option.\n"
@@ -104,7 +103,7 @@ def test_the_gutter_is_as_wide_as_the_last_line_number_shown_and_lines_break_as_
         "10 | w = 10\n"
         "11 | z = 11\n"
         "   |\n"
-        "  = help: Do it\n"
+        "  = fix: Do it\n"
         "\n"
         "m.py:10:1: TNK000 boom\n"
         "   |\n"
@@ -118,6 +117,33 @@ def test_the_gutter_is_as_wide_as_the_last_line_number_shown_and_lines_break_as_
         "Found 2 errors in 2 files checked.\n"
         "[*] 1 fixable with the `--fix` option.\n"
     )
+
+
+def test_the_help_is_wrapped_under_itself_and_a_word_longer_than_the_line_is_kept_whole():
+    text = "x = 1\n"
+    url = "https://example.com/" + "a" * 100
+    words = " ".join(["because"] * 14)  # 111 columns with the indent: wrapped once
+    found = Diagnostic("m.py", 1, 1, "TNK107", "msg", 1, 2, help=f"{words} see {url} then")
+    assert _full([found], {"m.py": text}) == (
+        "m.py:1:1: TNK107 msg\n"
+        "  |\n"
+        "1 | x = 1\n"
+        "  | ^ TNK107 setup-call-in-hot-loop (warning)\n"
+        "  |\n"
+        f"  = help: {' '.join(['because'] * 11)}\n"
+        "          because because because see\n"
+        f"          {url}\n"
+        "          then\n"
+        "\n"
+        "Found 1 error in 2 files checked.\n"
+    )
+
+
+def test_the_help_is_not_part_of_what_makes_a_finding():
+    """Order and deduplication are the message's: two findings differing only in help are one."""
+    a = Diagnostic("m.py", 1, 1, "TNK107", "msg", help="one")
+    b = Diagnostic("m.py", 1, 1, "TNK107", "msg", help="two")
+    assert a == b and len({a, b}) == 1
 
 
 def test_a_file_gone_since_it_was_linted_still_gets_its_finding(tmp_path):

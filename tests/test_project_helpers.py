@@ -42,6 +42,14 @@ def _cli(path: Path, *args: str) -> dict[tuple[str, int, int, str], str]:
     return _findings(run.stdout)
 
 
+def _full(path: Path, *args: str) -> str:
+    """The ``text`` report (ruff's full): each finding with its source and its help."""
+    command = [sys.executable, "-m", "tinker_lint", "--output-format", "text", *args, str(path)]
+    run = subprocess.run(command, env=checkout_env(), capture_output=True, text=True, timeout=300)
+    assert run.returncode in (0, 1), run.stderr
+    return run.stdout
+
+
 def _expected() -> set[tuple[str, int, int, str]]:
     return {
         (path.name, line, col, code)
@@ -65,10 +73,17 @@ def test_flake8_reports_what_the_cli_reports_through_helpers() -> None:
 def test_a_finding_about_a_helper_names_its_wait() -> None:
     found = _cli(PROJECT / "trainer", "--no-cache", "--select", "TNK101")
     message = found[("train.py", 24, 18, "TNK101")]
-    assert message.startswith(
-        "Waiting for `forward_backward_and_wait()`, which waits for `forward_backward` "
-        "(steps.py:8), before submitting `optim_step`, which does not need its result"
+    assert message == (
+        "Waiting for `forward_backward_and_wait()` before submitting `optim_step`, which does not "
+        "need it"
     )
+    # The help (the full report's) says what the helper waits for, and where.
+    full = _full(PROJECT / "trainer", "--no-cache", "--select", "TNK101")
+    assert (
+        "  = help: `forward_backward_and_wait()` waits for `forward_backward` (steps.py:8). Submit\n"
+        "          `optim_step` first, then wait for both (requests run in submission order;\n"
+        "          `tinker_cookbook.supervised.train` pipelines this)\n"
+    ) in full
 
 
 @pytest.mark.slow

@@ -126,9 +126,10 @@ FINDING = (
     11,
     28,
     "TNK203",
-    "Python loop over `range(len(w))` (line 11) goes through the tensor `w` element by element, "
-    "once per element of `w` (line 11), for each of `batch` (line 9), on every iteration of a "
-    "loop that submits `forward_backward` (line 13): vectorize it with a mask or an index tensor",
+    "Loop on line 11 goes through the tensor `w` per element in the step loop on line 8\n"
+    "help: The Python loop over `range(len(w))` runs once per element of `w` (line 11), for each "
+    "of `batch` (line 9), on every iteration of a loop that submits `forward_backward` (line 13): "
+    "vectorize it with a mask or an index tensor",
 )
 
 
@@ -136,7 +137,8 @@ def test_only_loops_over_a_tensor_get_a_cost_shape() -> None:
     model = SemanticModel(cst.parse_module(PER_ELEMENT))
     ctx = Context(model, Settings().tinker_version, "train.py")
     findings = list(PerElementArrayWork().check(ctx))
-    assert [(model.line_of(f.node), f.message) for f in findings] == [(11, FINDING[3])]
+    found = [(model.line_of(f.node), f"{f.message}\nhelp: {f.help}") for f in findings]
+    assert found == [(11, FINDING[3])]
     # The comprehension indexes the tensor ``w``; the two ``for`` loops neither iterate nor index
     # one, and their shapes are not worked out (``torch.tensor`` is asked as a call, not a loop).
     shaped = [model.line_of(k.node) for k in model.costs._shapes if isinstance(k, LoopInfo)]

@@ -1,7 +1,7 @@
 """Each rule's own VALID and INVALID examples (the ones its docs page shows) give exactly their
 ``expect`` positions for that rule, at the example's tinker version; a rule with a fix turns each
-INVALID example into its declared ``fixed`` text; each finding's message is the rule's declared
-``message`` template, filled in."""
+INVALID example into its declared ``fixed`` text; each finding's message and help are the rule's
+declared ``message`` and ``help`` templates, filled in."""
 
 from __future__ import annotations
 
@@ -63,8 +63,10 @@ def test_example(rule: type[Rule], kind: str, index: int, example: Example):
     assert [d for d in result.diagnostics if d.code != rule.code] == []
     assert found == sorted(example.expect)
     pattern = template_pattern(rule.message)
+    help_pattern = template_pattern(rule.help)
     for d in result.diagnostics:
         assert pattern.fullmatch(d.message), (d.message, rule.message)
+        assert help_pattern.fullmatch(d.help), (d.help, rule.help)
 
 
 def test_a_fixable_rule_declares_what_its_fix_makes_of_each_bad_example():
@@ -98,6 +100,7 @@ def test_the_message_pattern_rejects_another_message():
 def test_dependency_rule_findings_carry_the_declared_message(rule: type[Rule]):
     """The TNK3xx message is written by ``tinker_lint.deps``; it must be the declared one."""
     pattern = template_pattern(rule.message)
+    help_pattern = template_pattern(rule.help)
     qwen = QwenVlUse("train.py", 1, "Qwen3-VL")
     for example in rule.INVALID:
         assert example.filename is not None
@@ -107,3 +110,4 @@ def test_dependency_rule_findings_carry_the_declared_message(rule: type[Rule]):
         assert len(result.diagnostics) == len(example.expect)
         for d in result.diagnostics:
             assert pattern.fullmatch(d.message), (d.message, rule.message)
+            assert help_pattern.fullmatch(d.help), (d.help, rule.help)

@@ -17,7 +17,7 @@ from tinker_lint.run.engine import lint_text
 def _found(code: str, version: str = "0.38.0") -> list[tuple[str, int, int, str]]:
     settings = replace(Settings(), select=("TNK1", "TNK000"), tinker_version=Version(version))
     result = lint_text(code, "train.py", settings)
-    return [(d.code, d.line, d.col, d.message) for d in result.diagnostics]
+    return [(d.code, d.line, d.col, f"{d.message}\nhelp: {d.help}") for d in result.diagnostics]
 
 
 def test_a_wait_on_the_reference_before_the_policy_submits_names_two_clients():
@@ -35,8 +35,8 @@ def dpo_step(policy: tinker.TrainingClient, reference: tinker.SamplingClient, ba
             4,
             45,
             "Waiting for `compute_logprobs` before submitting `forward_backward`, which does not "
-            "need its result: submit `forward_backward` first, then wait for both (`reference` "
-            "and `policy` are separate clients: neither's requests wait for the other's)",
+            "need it\nhelp: Submit `forward_backward` first, then wait for both (`reference` and "
+            "`policy` are separate clients: neither's requests wait for the other's)",
         )
     ]
 
@@ -57,8 +57,8 @@ def step(tc: tinker.TrainingClient, batch, adam):
             5,
             55,
             "Waiting for `forward_backward` before submitting `optim_step`, which does not need "
-            "its result: submit `optim_step` first, then wait for both (requests run in "
-            "submission order; `tinker_cookbook.supervised.train` pipelines this)",
+            "it\nhelp: Submit `optim_step` first, then wait for both (requests run in submission "
+            "order; `tinker_cookbook.supervised.train` pipelines this)",
         )
     ]
 
@@ -79,8 +79,8 @@ def step(tc: tinker.TrainingClient, micro_batches):
             6,
             59,
             "Waiting for `forward_backward` before submitting `forward_backward`, which does not "
-            "need its result: submit `forward_backward` first, then wait for both (requests run "
-            "in submission order; `tinker_cookbook.supervised.train` pipelines this)",
+            "need it\nhelp: Submit `forward_backward` first, then wait for both (requests run in "
+            "submission order; `tinker_cookbook.supervised.train` pipelines this)",
         )
     ]
 
@@ -102,9 +102,10 @@ async def rollouts(sc: tinker.SamplingClient, prompts, params):
             "TNK103",
             9,
             15,
-            "Sampling one request at a time: each `rollout()` coroutine starts its request only "
-            "when awaited, so it waits for the previous one, though the iterations are "
-            "independent; run them together with `await asyncio.gather(*coroutines)`",
+            "Sampling one request at a time: each `rollout()` coroutine starts only when "
+            "awaited\nhelp: A coroutine starts its request only when awaited, so each waits for the "
+            "previous one, though the iterations are independent: run them together with `await "
+            "asyncio.gather(*coroutines)`",
         )
     ]
 
@@ -129,9 +130,9 @@ def test_a_wait_before_sampling_from_a_sampler_refreshed_every_n_steps_is_report
             "TNK101",
             6,
             29,
-            "Waiting for `optim_step` before submitting `sample`, which does not need its "
-            "result: submit `sample` first, then wait for both (the sampler is refreshed only "
-            "every few steps, at line 8: the other steps sample from the old weights)",
+            "Waiting for `optim_step` before submitting `sample`, which does not need it\nhelp: "
+            "Submit `sample` first, then wait for both (the sampler is refreshed only every few "
+            "steps, at line 8: the other steps sample from the old weights)",
         )
     ]
 
@@ -160,10 +161,10 @@ def train(tc: tinker.TrainingClient, batches, prompts, build, params, adam, sync
             "TNK102",
             8,
             29,
-            "Each step waits for its own results before the next step is submitted, and the "
-            "next step does not need them (the sampler is refreshed only every few steps, at "
-            "line 10: the others sample from the old weights): submit step i+1, then wait for "
-            "step i (as `tinker_cookbook.supervised.train` does)",
+            "Each step waits for its own results before the next is submitted\nhelp: The next step "
+            "does not need them (the sampler is refreshed only every few steps, at line 10: the "
+            "others sample from the old weights): submit step i+1, then wait for step i (as "
+            "`tinker_cookbook.rl.train` does)",
         )
     ]
 
@@ -190,8 +191,8 @@ def train(tc: tinker.TrainingClient, batches, adam, eval_every):
             5,
             59,
             "Waiting for `forward_backward` before submitting `optim_step`, which does not need "
-            "its result: submit `optim_step` first, then wait for both (requests run in "
-            "submission order; `tinker_cookbook.supervised.train` pipelines this)",
+            "it\nhelp: Submit `optim_step` first, then wait for both (requests run in submission "
+            "order; `tinker_cookbook.supervised.train` pipelines this)",
         )
     ]
 
@@ -212,8 +213,8 @@ def train(tc: tinker.TrainingClient, batches, adam, evaluate, eval_every):
             "TNK102",
             6,
             29,
-            "Each step waits for its own results before the next step is submitted, and the "
-            "next step does not need them: submit step i+1, then wait for step i (as "
+            "Each step waits for its own results before the next is submitted\nhelp: The next step "
+            "does not need them: submit step i+1, then wait for step i (as "
             "`tinker_cookbook.supervised.train` does)",
         )
     ]

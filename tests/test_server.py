@@ -38,14 +38,9 @@ def train(training_client, batches, adam):
         training_client.optim_step(adam)
         print(result.loss)
 """
-TNK105_MESSAGE = (
-    "`forward_backward_async()` is deprecated since tinker 0.38: use `forward_backward()`, which "
-    "returns an awaitable `APIFuture` at once"
-)
+TNK105_MESSAGE = "`forward_backward_async()` is deprecated: use `forward_backward()`"
 TNK101_MESSAGE = (
-    "Waiting for `forward_backward` before submitting `optim_step`, which does not need its "
-    "result: submit `optim_step` first, then wait for both (requests run in submission order; "
-    "`tinker_cookbook.supervised.train` pipelines this)"
+    "Waiting for `forward_backward` before submitting `optim_step`, which does not need it"
 )
 FIXED_TNK105_LINE = (
     '    note = "🙂é"; fut = training_client.forward_backward(batch, loss_fn="cross_entropy")\n'
@@ -317,9 +312,8 @@ def test_editing_a_helper_unsaved_changes_its_callers_findings(
     mark = server.change(steps, STEPS_WAITS, 2)
     found = server.diagnostics(loop, after=mark)
     assert _brief(found) == [("TNK101", _range(5, 14, 5, 33), 1)]
-    assert found[0]["message"].startswith(
-        "Waiting for `step()`, which waits for `forward_backward` (steps.py:2), before "
-        "submitting `optim_step`"
+    assert found[0]["message"] == (
+        "Waiting for `step()` before submitting `optim_step`, which does not need it"
     )
     assert steps.read_text(encoding="utf-8") == STEPS_SUBMITS
     # Closed unsaved: the helper is the disk's again, and so are the caller's findings.
@@ -348,9 +342,13 @@ def test_hover_tells_the_rule_over_its_code_and_over_a_finding(
             f"[TNK101]({_href('TNK101')})",
         }
     }
-    # Over the TNK105 finding, after the emoji (UTF-16 column 40 is code point 39).
-    assert hover(2, 40)["contents"]["value"].startswith(
-        "**TNK105** `deprecated-async-method` (warning)"
+    # Over the TNK105 finding, after the emoji (UTF-16 column 40 is code point 39): the
+    # finding's help instead of the rule's summary.
+    assert hover(2, 40)["contents"]["value"] == (
+        "**TNK105** `deprecated-async-method` (warning)\n\n"
+        "tinker 0.38 deprecated the clients' `*_async` methods (a `FutureWarning` per call): call "
+        "`forward_backward()`, which returns an awaitable `APIFuture` at once\n\n"
+        f"[TNK105]({_href('TNK105')})"
     )
     assert hover(0, 33) is None  # TNK4 is a prefix, not a rule
     assert hover(0, 2) is None  # nothing there

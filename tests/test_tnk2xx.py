@@ -57,15 +57,15 @@ def test_rule_examples(rule, example) -> None:
 def message_at(path: str, line: int, code: str) -> str:
     text = (FIXTURES / path).read_text()
     [diagnostic] = [d for d in lint(text) if d.line == line and d.code == code]
-    return diagnostic.message
+    return f"{diagnostic.message}\nhelp: {diagnostic.help}"
 
 
 def test_message_names_the_submit_and_its_line() -> None:
     assert message_at("tnk201_tokenizer_in_hot_loop.py", 18, "TNK201") == (
-        "`cookbook_tokenizer.encode()` tokenizes data that exists before the loop, once for each "
-        "of `batch` (line 18), on every iteration of a loop that submits `forward_backward` "
-        "(line 19): pre-tokenize it once (e.g. `datasets.map`) or use the cookbook's dataset "
-        "builders"
+        "`cookbook_tokenizer.encode()` re-tokenizes unchanged data in the step loop on line "
+        "17\nhelp: It tokenizes data that exists before the loop, once for each of `batch` (line "
+        "18), on every iteration of a loop that submits `forward_backward` (line 19): "
+        "pre-tokenize it once (e.g. `datasets.map`) or use the cookbook's dataset builders"
     )
 
 
@@ -76,9 +76,11 @@ def test_message_names_the_function_through_which_the_loop_submits() -> None:
 
 def test_message_for_work_in_a_function_the_loop_calls() -> None:
     assert message_at("tnk202_len_tokenizer.py", 19, "TNK202") == (
-        "`len(teacher_tokenizer)` counts the tokenizer's whole vocabulary (40-130 ms per call with "
-        "tokenizers 0.21/0.22) in `filter_tokens()`, which runs on every iteration of the loop on "
-        "line 23 that submits `forward_backward` (line 25): compute it once before the loop"
+        "`len(teacher_tokenizer)` counts the whole vocabulary in `filter_tokens()` (step loop "
+        "on line 23)\nhelp: A fast tokenizer builds its whole vocabulary to answer `len()` "
+        "(40-130 ms per call with tokenizers 0.21/0.22), here in `filter_tokens()`, which runs "
+        "on every iteration of the loop on line 23 that submits `forward_backward` (line 25): "
+        "compute it once before the loop"
     )
 
 
@@ -86,16 +88,17 @@ def test_message_says_the_cost_shape() -> None:
     # Per token of each datum, through a function the comprehension over the batch calls.
     message = message_at("tnk203_per_element_array_work.py", 80, "TNK203")
     assert message == (
-        "`np.log1p()` runs once per element of `tokens` (line 80), for each of `batch` (line 85), "
-        "in `per_token_helper()`, which runs on every iteration of the loop on line 84 that "
-        "submits `forward_backward` (line 86): vectorize it once per example"
+        "`np.log1p()` runs once per element of `tokens` (line 80) in `per_token_helper()` (step "
+        "loop on line 84)\nhelp: It runs once per element of `tokens` (line 80), for each of "
+        "`batch` (line 85), in `per_token_helper()`, which runs on every iteration of the loop "
+        "on line 84 that submits `forward_backward` (line 86): vectorize it once per example"
     )
     # A loop that indexes a tensor element by element, in a loop over the datums.
     assert message_at("tnk203_per_element_array_work.py", 64, "TNK203") == (
-        "Python loop over `range(len(w))` (line 64) goes through the tensor `w` element by "
-        "element, once per element of `w` (line 64), for each of `batch` (line 62), on every "
-        "iteration of a loop that submits `forward_backward` (line 66): vectorize it with a mask "
-        "or an index tensor"
+        "Loop on line 64 goes through the tensor `w` per element in the step loop on line "
+        "61\nhelp: The Python loop over `range(len(w))` runs once per element of `w` (line 64), "
+        "for each of `batch` (line 62), on every iteration of a loop that submits "
+        "`forward_backward` (line 66): vectorize it with a mask or an index tensor"
     )
     # In a step function: each call is a step, whoever calls it.
     assert message_at("tnk203_per_element_array_work.py", 121, "TNK203").endswith(

@@ -19,7 +19,7 @@ def message_at(name: str, line: int, code: str, col: int | None = None) -> str:
         for d in diagnostics
         if d.line == line and d.code == code and (col is None or d.col == col)
     ]
-    return diagnostic.message
+    return f"{diagnostic.message}\nhelp: {diagnostic.help}"
 
 
 COST = "it waits for the GPU to finish and stops the CPU running ahead (4-18% of step time in public fixes)"
@@ -28,109 +28,140 @@ COST = "it waits for the GPU to finish and stops the CPU running ahead (4-18% of
 def test_a_logged_read_a_guard_and_a_timing_each_get_their_fix() -> None:
     name = "tnk401_host_sync_in_step.py"
     assert message_at(name, 16, "TNK401") == (
-        f"`loss.item()` on every step of the training loop on line 11: {COST}: accumulate on the "
-        "device (`running += loss.detach()`) and read it inside your logging cadence "
-        "(`if step % log_every == 0:`)"
+        "`loss.item()` waits for the GPU in the training loop on line 11\nhelp: It runs on every "
+        "step of the training loop on line 11: it waits for the GPU to finish and stops the CPU "
+        "running ahead (4-18% of step time in public fixes): accumulate on the device (`running "
+        "+= loss.detach()`) and read it inside your logging cadence (`if step % log_every == "
+        "0:`)"
     )
     assert message_at(name, 24, "TNK401") == (
-        f"`loss.item()` on every step of the training loop on line 21: {COST}: check it on the "
-        "device (`torch.isfinite(loss)`) and read the flag every N steps"
+        "`loss.item()` waits for the GPU in the training loop on line 21\nhelp: It runs on every "
+        "step of the training loop on line 21: it waits for the GPU to finish and stops the CPU "
+        "running ahead (4-18% of step time in public fixes): check it on the device "
+        "(`torch.isfinite(loss)`) and read the flag every N steps"
     )
     assert message_at(name, 28, "TNK401") == (
-        f"`torch.cuda.synchronize()` on every step of the training loop on line 21: {COST}: time "
-        "with `torch.cuda.Event(enable_timing=True)`, or synchronize only on the log step"
+        "`torch.cuda.synchronize()` waits for the GPU in the training loop on line 21\nhelp: It "
+        "runs on every step of the training loop on line 21: it waits for the GPU to finish and "
+        "stops the CPU running ahead (4-18% of step time in public fixes): time with "
+        "`torch.cuda.Event(enable_timing=True)`, or synchronize only on the log step"
     )
 
 
 def test_the_step_through_a_helper_and_in_a_hook() -> None:
     name = "tnk401_host_sync_in_step.py"
     assert message_at(name, 34, "TNK401", col=21).startswith(
-        "`loss.item()` on every step of the training loop on line 38, in `metrics_helper()`, "
-        "which the loop calls: "
+        "`loss.item()` waits for the GPU in `metrics_helper()` (training loop on line 38)"
     )
     assert message_at(name, 51, "TNK401").startswith(
-        "`loss.item()` on every step of the training loop (`training_step()` runs once per step): "
+        "`loss.item()` waits for the GPU in `training_step()` (once per step)"
     )
     assert message_at("tnk406_empty_cache_in_step.py", 12, "TNK406") == (
-        "`torch.cuda.empty_cache()` on every step of the training loop on line 8: it synchronises "
-        "the device and makes the next allocations go back to `cudaMalloc`: remove it, or call it "
-        "every N steps or between phases (`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` for "
-        "fragmentation)"
+        "`torch.cuda.empty_cache()` empties the allocator's cache in the training loop on line "
+        "8\nhelp: It runs on every step of the training loop on line 8: it synchronises the "
+        "device and makes the next allocations go back to `cudaMalloc`: remove it, or call it "
+        "every N steps or between phases (`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` "
+        "for fragmentation)"
     )
-
-
-LOGGING_FIX = (
-    "accumulate on the device (`running += loss.detach()`) and read it inside your logging "
-    "cadence (`if step % log_every == 0:`)"
-)
-TIMING_FIX = "time with `torch.cuda.Event(enable_timing=True)`, or synchronize only on the log step"
 
 
 def test_helpers_further_away_and_overrides_run_on_every_step() -> None:
     name = "tnk401_host_sync_in_step.py"
     # Two calls away from the loop (loop -> batch_metrics -> scalar).
     assert message_at(name, 146, "TNK401") == (
-        "`t.item()` on every step of the training loop on line 154, in `scalar()`, which the loop "
-        f"calls: {COST}: {LOGGING_FIX}"
+        "`t.item()` waits for the GPU in `scalar()` (training loop on line 154)\nhelp: It runs "
+        "on every step of the training loop on line 154, in `scalar()`, which the loop calls: "
+        "it waits for the GPU to finish and stops the CPU running ahead (4-18% of step time in "
+        "public fixes): accumulate on the device (`running += loss.detach()`) and read it "
+        "inside your logging cadence (`if step % log_every == 0:`)"
     )
     # compute_loss -> self._compute_loss -> a nested helper.
     assert message_at(name, 170, "TNK401") == (
-        "`.item()` on every step of the training loop (`compute_loss()` runs once per step): "
-        f"{COST}: {LOGGING_FIX}"
+        "`.item()` waits for the GPU in `compute_loss()` (once per step)\nhelp: It runs on every "
+        "step of the training loop (`compute_loss()` runs once per step): it waits for the GPU "
+        "to finish and stops the CPU running ahead (4-18% of step time in public fixes): "
+        "accumulate on the device (`running += loss.detach()`) and read it inside your logging "
+        "cadence (`if step % log_every == 0:`)"
     )
     assert message_at(name, 173, "TNK401").startswith(
-        "`loss.item()` on every step of the training loop (`compute_loss()` runs once per step): "
+        "`loss.item()` waits for the GPU in `compute_loss()` (once per step)"
     )
     # A subclass's override of the method the base class's loop calls.
     assert message_at(name, 192, "TNK401") == (
-        "`.item()` on every step of the training loop on line 179, in `clip_gradient()`, which "
-        f"the loop calls: {COST}: {LOGGING_FIX}"
+        "`.item()` waits for the GPU in `clip_gradient()` (training loop on line 179)\nhelp: It "
+        "runs on every step of the training loop on line 179, in `clip_gradient()`, which the "
+        "loop calls: it waits for the GPU to finish and stops the CPU running ahead (4-18% of "
+        "step time in public fixes): accumulate on the device (`running += loss.detach()`) and "
+        "read it inside your logging cadence (`if step % log_every == 0:`)"
     )
 
 
 def test_a_no_grad_block_inside_the_step_is_not_evaluation() -> None:
     assert message_at("tnk401_host_sync_in_step.py", 94, "TNK401") == (
-        f"`.item()` on every step of the training loop on line 90: {COST}: {LOGGING_FIX}"
+        "`.item()` waits for the GPU in the training loop on line 90\nhelp: It runs on every "
+        "step of the training loop on line 90: it waits for the GPU to finish and stops the CPU "
+        "running ahead (4-18% of step time in public fixes): accumulate on the device (`running "
+        "+= loss.detach()`) and read it inside your logging cadence (`if step % log_every == "
+        "0:`)"
     )
 
 
 def test_aliased_syncs_and_a_bare_sync() -> None:
     name = "tnk401_host_sync_in_step.py"
     assert message_at(name, 197, "TNK401") == (
-        f"`synchronize()` on every step of the training loop on line 196: {COST}: {TIMING_FIX}"
+        "`synchronize()` waits for the GPU in the training loop on line 196\nhelp: It runs on "
+        "every step of the training loop on line 196: it waits for the GPU to finish and stops "
+        "the CPU running ahead (4-18% of step time in public fixes): time with "
+        "`torch.cuda.Event(enable_timing=True)`, or synchronize only on the log step"
     )
     assert message_at(name, 201, "TNK401") == (
-        f"`th.cuda.synchronize()` on every step of the training loop on line 196: {COST}: "
-        f"{TIMING_FIX}"
+        "`th.cuda.synchronize()` waits for the GPU in the training loop on line 196\nhelp: It "
+        "runs on every step of the training loop on line 196: it waits for the GPU to finish "
+        "and stops the CPU running ahead (4-18% of step time in public fixes): time with "
+        "`torch.cuda.Event(enable_timing=True)`, or synchronize only on the log step"
     )
     assert message_at(name, 255, "TNK401") == (
-        f"`torch.cuda.synchronize()` on every step of the training loop on line 252: {COST}: "
-        "remove it, or synchronize only on the log step"
+        "`torch.cuda.synchronize()` waits for the GPU in the training loop on line 252\nhelp: It "
+        "runs on every step of the training loop on line 252: it waits for the GPU to finish "
+        "and stops the CPU running ahead (4-18% of step time in public fixes): remove it, or "
+        "synchronize only on the log step"
     )
 
 
 def test_the_guard_around_the_optimizer_step_is_the_step_not_a_cadence() -> None:
     name = "tnk401_host_sync_in_step.py"
     assert message_at(name, 215, "TNK401") == (
-        f"`running.item()` on every step of the training loop on line 207: {COST}: {LOGGING_FIX}"
+        "`running.item()` waits for the GPU in the training loop on line 207\nhelp: It runs on "
+        "every step of the training loop on line 207: it waits for the GPU to finish and stops "
+        "the CPU running ahead (4-18% of step time in public fixes): accumulate on the device "
+        "(`running += loss.detach()`) and read it inside your logging cadence (`if step % "
+        "log_every == 0:`)"
     )
     assert message_at(name, 229, "TNK401") == (
-        f"`loss.item()` on every step of the training loop on line 223: {COST}: {LOGGING_FIX}"
+        "`loss.item()` waits for the GPU in the training loop on line 223\nhelp: It runs on "
+        "every step of the training loop on line 223: it waits for the GPU to finish and stops "
+        "the CPU running ahead (4-18% of step time in public fixes): accumulate on the device "
+        "(`running += loss.detach()`) and read it inside your logging cadence (`if step % "
+        "log_every == 0:`)"
     )
 
 
 def test_a_value_checked_for_nans_by_name_gets_the_guard_fix() -> None:
     assert message_at("tnk401_host_sync_in_step.py", 235, "TNK401") == (
-        f"`loss.item()` on every step of the training loop on line 233: {COST}: check it on the "
-        "device (`torch.isfinite(loss)`) and read the flag every N steps"
+        "`loss.item()` waits for the GPU in the training loop on line 233\nhelp: It runs on "
+        "every step of the training loop on line 233: it waits for the GPU to finish and stops "
+        "the CPU running ahead (4-18% of step time in public fixes): check it on the device "
+        "(`torch.isfinite(loss)`) and read the flag every N steps"
     )
 
 
 def test_formatting_a_step_tensor_in_an_f_string_is_an_implicit_sync() -> None:
     assert message_at("tnk401_host_sync_in_step.py", 381, "TNK401", col=37) == (
-        "`{loss}` in an f-string on every step of the training loop on line 376: formatting a "
-        f"tensor reads it on the host, and {COST}: format `loss.item()` on the log step only "
-        "(`if step % log_every == 0:`), or accumulate on the device"
+        "`{loss}` in an f-string waits for the GPU in the training loop on line 376\nhelp: It "
+        "runs on every step of the training loop on line 376: formatting a tensor reads it on "
+        "the host, and it waits for the GPU to finish and stops the CPU running ahead (4-18% of "
+        "step time in public fixes): format `loss.item()` on the log step only (`if step % "
+        "log_every == 0:`), or accumulate on the device"
     )
 
 
@@ -138,19 +169,21 @@ def test_mask_indexing_and_nonzero_are_reported_under_preview_only() -> None:
     name = "tnk401_host_sync_in_step.py"
     text = (FIXTURES / name).read_text()
     found = {
-        (d.line, d.col): d.message
+        (d.line, d.col): f"{d.message}\nhelp: {d.help}"
         for d in lint_text(text, name, Settings(select=("TNK4",), preview=True)).diagnostics
         if 383 < d.line < 414  # `masked_means` and `more_cadences`
     }
     assert found == {
         (393, 16): (
-            "`logits[valid]` (boolean-mask indexing) on every step of the training loop on line "
-            f"389: the result's size is decided on the GPU, so {COST}: keep the shape fixed "
+            "`logits[valid]` (boolean-mask indexing) waits for the GPU in the training loop on "
+            "line 389\nhelp: It runs on every step of the training loop on line 389: the result's "
+            f"size is decided on the GPU, so {COST}: keep the shape fixed "
             "(`torch.where(mask, x, 0)`, `(x * mask).sum() / mask.sum()`) where the code allows it"
         ),
         (396, 16): (
-            "`labels.nonzero()` on every step of the training loop on line 389: the result's size "
-            f"is decided on the GPU, so {COST}: keep the shape fixed (`torch.where(mask, x, 0)`, "
+            "`labels.nonzero()` waits for the GPU in the training loop on line 389\nhelp: It runs "
+            "on every step of the training loop on line 389: the result's size is decided on the "
+            f"GPU, so {COST}: keep the shape fixed (`torch.where(mask, x, 0)`, "
             "`(x * mask).sum() / mask.sum()`) where the code allows it"
         ),
     }
@@ -159,40 +192,45 @@ def test_mask_indexing_and_nonzero_are_reported_under_preview_only() -> None:
 
 
 TNK403_FIXTURE = "tnk403_blocking_batch_copy.py"
-UNPINNED = (
-    "; the `DataLoader` on line 7 does not pin its batches: add `pin_memory=True` so that the copy "
-    "can overlap"
-)
 
 
 def test_tnk403_messages_name_the_copy_the_step_and_an_unpinned_loader() -> None:
     assert message_at(TNK403_FIXTURE, 13, "TNK403") == (
-        "`inputs.to(device)` copies a batch to the device on every step of the training loop on "
-        f"line 12, blocking: pass `non_blocking=True`{UNPINNED}"
+        "`inputs.to(device)` copies a batch to the device, blocking, in the training loop on "
+        "line 12\nhelp: It runs on every step of the training loop on line 12: each copy waits "
+        "for the previous step's work on the device: pass `non_blocking=True`; the `DataLoader` "
+        "on line 7 does not pin its batches: add `pin_memory=True` so that the copy can overlap"
     )
     assert message_at(TNK403_FIXTURE, 14, "TNK403") == (
-        "`labels.cuda()` copies a batch to the device on every step of the training loop on "
-        f"line 12, blocking: pass `non_blocking=True`{UNPINNED}"
+        "`labels.cuda()` copies a batch to the device, blocking, in the training loop on line "
+        "12\nhelp: It runs on every step of the training loop on line 12: each copy waits for "
+        "the previous step's work on the device: pass `non_blocking=True`; the `DataLoader` on "
+        "line 7 does not pin its batches: add `pin_memory=True` so that the copy can overlap"
     )
     # The loader pins (``pin_memory=True``): the message does not ask for it.
     assert message_at(TNK403_FIXTURE, 21, "TNK403") == (
-        "`v.to(device)` copies a batch to the device on every step of the training loop on "
-        "line 20, blocking: pass `non_blocking=True`"
+        "`v.to(device)` copies a batch to the device, blocking, in the training loop on line "
+        "20\nhelp: It runs on every step of the training loop on line 20: each copy waits for "
+        "the previous step's work on the device: pass `non_blocking=True`"
     )
     # ``next(train_iter)`` of ``iter(loader)``: the loader is found through the iterator.
     assert message_at(TNK403_FIXTURE, 41, "TNK403") == (
-        "`x.to(device)` copies a batch to the device on every step of the training loop on "
-        f"line 38, blocking: pass `non_blocking=True`{UNPINNED}"
+        "`x.to(device)` copies a batch to the device, blocking, in the training loop on line "
+        "38\nhelp: It runs on every step of the training loop on line 38: each copy waits for "
+        "the previous step's work on the device: pass `non_blocking=True`; the `DataLoader` on "
+        "line 7 does not pin its batches: add `pin_memory=True` so that the copy can overlap"
     )
     assert message_at(TNK403_FIXTURE, 54, "TNK403") == (
-        "`torch.as_tensor(tokens, device=device)` copies a batch to the device on every step of "
-        "the training loop on line 53, blocking: use `torch.as_tensor(x).to(device, "
-        "non_blocking=True)`"
+        "`torch.as_tensor(tokens, device=device)` copies a batch to the device, blocking, in "
+        "the training loop on line 53\nhelp: It runs on every step of the training loop on line "
+        "53: each copy waits for the previous step's work on the device: use "
+        "`torch.as_tensor(x).to(device, non_blocking=True)`"
     )
     assert message_at(TNK403_FIXTURE, 60, "TNK403") == (
-        '`batch["input_ids"].to(device)` copies a batch to the device on every step of the '
-        "training loop on line 67, in `step_on()`, which the loop calls, blocking: pass "
-        "`non_blocking=True`"
+        '`batch["input_ids"].to(device)` copies a batch to the device, blocking, in `step_on()` '
+        "(training loop on line 67)\nhelp: It runs on every step of the training loop on line "
+        "67, in `step_on()`, which the loop calls: each copy waits for the previous step's work "
+        "on the device: pass `non_blocking=True`"
     )
 
 
@@ -205,77 +243,77 @@ def test_tnk403_is_off_unless_its_code_is_selected() -> None:
     assert [d.line for d in found if d.code == "TNK403"] == [13, 14, 21, 31, 41, 54, 60]
 
 
-ROW_FIX = (
-    "read the batch at once (`ds[indices]`, a slice `ds[i:i + n]`), use "
-    '`with_format("torch")` with a `DataLoader`, or pull the needed columns into lists once '
-    "before the loop"
-)
-ROW_COST = (
-    "each read converts one row from Arrow (0.15-0.4 ms a row measured, 3-28x a batched read)"
-)
-
-
 def test_per_row_reads_in_a_training_step_a_helper_and_a_generation_loop() -> None:
     name = "tnk402_per_row_dataset_access.py"
     assert message_at(name, 20, "TNK402") == (
-        "`ds[i]` reads one row of a `datasets.Dataset` at a time on every step of the training "
-        f"loop on line 18: {ROW_COST}: {ROW_FIX}"
+        "`ds[i]` reads one dataset row at a time in the training loop on line 18\nhelp: It runs "
+        "on every step of the training loop on line 18: each read converts one row from Arrow "
+        "(0.15-0.4 ms a row measured, 3-28x a batched read): read the batch at once "
+        '(`ds[indices]`, a slice `ds[i:i + n]`), use `with_format("torch")` with a '
+        "`DataLoader`, or pull the needed columns into lists once before the loop"
     )
     assert message_at(name, 35, "TNK402") == (
-        "`ds[start + k]` reads one row of a `datasets.Dataset` at a time on every step of the "
-        "training loop on line 39, in `get_batch()`, which the loop calls: "
-        f"{ROW_COST}: {ROW_FIX}"
+        "`ds[start + k]` reads one dataset row at a time in `get_batch()` (training loop on "
+        "line 39)\nhelp: It runs on every step of the training loop on line 39, in "
+        "`get_batch()`, which the loop calls: each read converts one row from Arrow (0.15-0.4 "
+        "ms a row measured, 3-28x a batched read): read the batch at once (`ds[indices]`, a "
+        'slice `ds[i:i + n]`), use `with_format("torch")` with a `DataLoader`, or pull the '
+        "needed columns into lists once before the loop"
     )
     assert message_at(name, 58, "TNK402") == (
-        "`ds[i]` reads one row of a `datasets.Dataset` at a time in the loop on line 57, which "
-        f"runs the model under `torch.no_grad()` on every iteration: {ROW_COST}: {ROW_FIX}"
+        "`ds[i]` reads one dataset row at a time in the generation loop on line 57\nhelp: The "
+        "loop runs the model under `torch.no_grad()` on every iteration, and each read converts "
+        "one row from Arrow (0.15-0.4 ms a row measured, 3-28x a batched read): read the batch "
+        'at once (`ds[indices]`, a slice `ds[i:i + n]`), use `with_format("torch")` with a '
+        "`DataLoader`, or pull the needed columns into lists once before the loop"
     )
 
 
 def test_column_then_row_and_map_calling_a_model() -> None:
     name = "tnk402_per_row_dataset_access.py"
     assert message_at(name, 48, "TNK402") == (
-        '`ds["input_ids"][i]` in the loop on line 47 reads the column `ds["input_ids"]` to take '
-        "one row: in `datasets` < 4.0 that materializes the whole column on every access (36 ms "
-        "an access on 1000 rows, measured), and it still costs ~0.5-1.5 ms a row after: read the "
-        'rows at once (`ds[indices]["input_ids"]`) or pull the column into a list once before '
-        "the loop"
+        '`ds["input_ids"][i]` reads the column `ds["input_ids"]` for one row in the loop on '
+        "line 47\nhelp: In `datasets` < 4.0 that materializes the whole column on every access "
+        "(36 ms an access on 1000 rows, measured), and it still costs ~0.5-1.5 ms a row after: "
+        'read the rows at once (`ds[indices]["input_ids"]`) or pull the column into a list once '
+        "before the loop"
     )
     assert message_at(name, 70, "TNK402") == (
-        "`ds.map(embed)` calls `model()` on one row at a time (`batched=False`, the default): "
-        "the model runs one example per forward pass: pass `batched=True` (and a `batch_size`) "
-        "with a function that takes a batch of rows"
+        "`ds.map(embed)` calls `model()` on one row at a time\nhelp: `batched=False` (the "
+        "default) runs the model on one example per forward pass: pass `batched=True` (and a "
+        "`batch_size`) with a function that takes a batch of rows"
     )
-
-
-WORKERS_FIX = "pass `num_workers=min(8, os.cpu_count())` (tune it)"
-PERSISTENT = "and `persistent_workers=True` if epochs are short or workers start with `spawn`"
 
 
 def test_synchronous_dataloader_says_what_the_dataset_does_and_when_to_pin() -> None:
     name = "tnk405_synchronous_dataloader.py"
     assert message_at(name, 68, "TNK405") == (
-        "`DataLoader(...)` loads every sample in the training process (`num_workers` defaults to "
-        "0): `ImageDataset.__getitem__` calls `Image.open()` (line 25), and the training loop on "
-        f"line 69 waits for it: {WORKERS_FIX}, `pin_memory=True` (the loop copies each batch to "
-        f"the device on line 70), {PERSISTENT}"
+        "`DataLoader(...)` loads every sample in the training process (`num_workers` defaults "
+        "to 0)\nhelp: `ImageDataset.__getitem__` calls `Image.open()` (line 25), and the "
+        "training loop on line 69 waits for it: pass `num_workers=min(8, os.cpu_count())` (tune "
+        "it), `pin_memory=True` (the loop copies each batch to the device on line 70), and "
+        "`persistent_workers=True` if epochs are short or workers start with `spawn`"
     )
     # ``pin_memory=True`` already: no second part.
     assert message_at(name, 208, "TNK405") == (
-        "`DataLoader(...)` loads every sample in the training process (`num_workers=0`): "
-        "`ImageDataset.__getitem__` calls `Image.open()` (line 25), and the training loop on line "
-        f"209 waits for it: {WORKERS_FIX}, {PERSISTENT}"
+        "`DataLoader(...)` loads every sample in the training process (`num_workers=0`)\nhelp: "
+        "`ImageDataset.__getitem__` calls `Image.open()` (line 25), and the training loop on "
+        "line 209 waits for it: pass `num_workers=min(8, os.cpu_count())` (tune it), and "
+        "`persistent_workers=True` if epochs are short or workers start with `spawn`"
     )
     assert message_at(name, 93, "TNK405") == (
-        "`DataLoader(...)` loads every sample in a single worker process (`num_workers=1`): "
-        "`ArrowRows.__getitem__` reads a row of a `datasets.Dataset` (line 52), and the training "
-        f"loop on line 87 waits for it: {WORKERS_FIX}, {PERSISTENT}"
+        "`DataLoader(...)` loads every sample in a single worker process "
+        "(`num_workers=1`)\nhelp: `ArrowRows.__getitem__` reads a row of a `datasets.Dataset` "
+        "(line 52), and the training loop on line 87 waits for it: pass `num_workers=min(8, "
+        "os.cpu_count())` (tune it), and `persistent_workers=True` if epochs are short or "
+        "workers start with `spawn`"
     )
     assert message_at(name, 100, "TNK405") == (
-        "`DataLoader(...)` loads every sample in the training process (`num_workers` defaults to "
-        "0): `ImageFolder` opens and decodes an image file per sample (line 99), and the training "
-        f"loop on line 101 waits for it: {WORKERS_FIX}, `pin_memory=True` (the loop copies each "
-        f"batch to the device on line 103), {PERSISTENT}"
+        "`DataLoader(...)` loads every sample in the training process (`num_workers` defaults "
+        "to 0)\nhelp: `ImageFolder` opens and decodes an image file per sample (line 99), and "
+        "the training loop on line 101 waits for it: pass `num_workers=min(8, os.cpu_count())` "
+        "(tune it), `pin_memory=True` (the loop copies each batch to the device on line 103), "
+        "and `persistent_workers=True` if epochs are short or workers start with `spawn`"
     )
 
 
@@ -298,33 +336,38 @@ def codes_at(text: str, settings: Settings) -> list[tuple[str, int, int]]:
 
 def test_tnk404_an_index_loop_and_a_row_loop_say_what_they_go_through() -> None:
     assert message_at(TNK404_FIXTURE, 12, "TNK404") == (
-        "Python loop over `range(labels.size(0))` (line 12) indexes the tensor `mask` element by "
-        f"element (`mask[i]`) on every step of the training loop on line 9: {LOOP_COST}: {LOOP_FIX}"
+        "Loop on line 12 indexes the tensor `mask` per element in the training loop on line "
+        "9\nhelp: It runs on every step of the training loop on line 9: `mask[i]` is one "
+        "Python-level torch call per element (5-20 us each on the CPU, a kernel launch each on "
+        "a GPU; 19-2,000x the vectorized form, docs/torch-costs.md): vectorize over the batch "
+        "dimension; build the tensor once from a list (`torch.tensor(list)`), or use "
+        "`scatter`/`bincount`/`index_put_`"
     )
     assert message_at(TNK404_FIXTURE, 46, "TNK404") == (
-        "Python loop over the tensor `logits` (line 46) goes through its first dimension one row "
-        f"or element at a time on every step of the training loop on line 43: {LOOP_COST}: "
-        f"{LOOP_FIX}"
+        "Loop on line 46 goes through the tensor `logits` one row at a time in the training "
+        "loop on line 43\nhelp: It runs on every step of the training loop on line 43: one "
+        "Python-level torch call per element (5-20 us each on the CPU, a kernel launch each on "
+        "a GPU; 19-2,000x the vectorized form, docs/torch-costs.md): vectorize over the batch "
+        "dimension; build the tensor once from a list (`torch.tensor(list)`), or use "
+        "`scatter`/`bincount`/`index_put_`"
     )
     # A helper's parameter is a tensor when every call of the helper passes one.
     assert message_at(TNK404_FIXTURE, 55, "TNK404").startswith(
-        "Python loop over the tensor `scores` (line 55) goes through its first dimension one row "
-        "or element at a time on every step of the training loop on line 61, in "
-        "`helper_called_per_step()`, which the loop calls: "
+        "Loop on line 55 goes through the tensor `scores` one row at a time in "
+        "`helper_called_per_step()` (training loop on line 61)"
     )
     assert message_at(TNK404_FIXTURE, 87, "TNK404").startswith(
-        "Python loop over `range(out.logits.shape[0])` (line 87) indexes the tensor `out.logits` "
-        "element by element (`out.logits[i, 0]`) on every step of the training loop "
-        "(`training_step()` runs once per step): "
+        "Loop on line 87 indexes the tensor `out.logits` per element in `training_step()` (once "
+        "per step)"
     )
 
 
 def test_tnk404_a_host_read_per_element_is_reported_once_at_the_read_instead_of_tnk401() -> None:
     assert message_at(TNK404_FIXTURE, 38, "TNK404") == (
-        "`x.item()` once per element of the tensor `per_token` (line 38) on every step of the "
-        "training loop on line 34: a host sync and a Python object per element (62-226x one "
-        "`.tolist()` on the CPU, docs/torch-costs.md): read the tensor once with `.tolist()`, or "
-        "vectorize"
+        "`x.item()` per element of the tensor `per_token` (loop on line 38) in the training "
+        "loop on line 34\nhelp: It runs on every step of the training loop on line 34: a host "
+        "sync and a Python object per element (62-226x one `.tolist()` on the CPU, "
+        "docs/torch-costs.md): read the tensor once with `.tolist()`, or vectorize"
     )
     text = (FIXTURES / TNK404_FIXTURE).read_text()
     found = codes_at(text, Settings(select=("TNK4",)))
@@ -336,9 +379,10 @@ def test_tnk404_a_host_read_per_element_is_reported_once_at_the_read_instead_of_
 
 def test_tnk404_per_row_log_softmax_gets_the_memory_wording() -> None:
     assert message_at(TNK404_FIXTURE, 73, "TNK404") == (
-        'Python loop over `zip(logits, batch["labels"])` (line 73) computes `log_softmax` one row '
-        "of `logits` at a time on every step of the training loop on line 70: if it is there to "
-        "save memory, keep it; otherwise gather the targets' logits and subtract "
+        "Loop on line 73 computes `log_softmax` one row of `logits` at a time in the training "
+        "loop on line 70\nhelp: It runs on every step of the training loop on line 70: the "
+        'Python loop over `zip(logits, batch["labels"])` makes one `log_softmax` per row: if it '
+        "is there to save memory, keep it; otherwise gather the targets' logits and subtract "
         "`torch.logsumexp(logits, -1)` over the whole batch (a fused gather - logsumexp)"
     )
 
@@ -350,11 +394,12 @@ def test_tnk404_per_parameter_updates_only_in_preview() -> None:
     assert [d for d in default if d.line == line] == []
     preview = lint_text(text, TNK404_FIXTURE, Settings(select=("TNK404",), preview=True))
     [diagnostic] = [d for d in preview.diagnostics if d.line == line]
-    assert (diagnostic.col, diagnostic.message) == (
+    assert (diagnostic.col, diagnostic.message, diagnostic.help) == (
         29,
-        "Python loop over `zip(ema_model.parameters(), model.par...` (line 109) updates one "
-        "parameter tensor per iteration (`.add_()`) on every step of the training loop on line "
-        "105: 2-3 kernel launches per parameter tensor, hundreds per step for a large model: use "
+        "Loop on line 109 updates one parameter tensor per iteration in the training loop on "
+        "line 105",
+        "It runs on every step of the training loop on line 105: `.add_()` per parameter tensor "
+        "is 2-3 kernel launches, hundreds per step for a large model: use "
         "`torch._foreach_mul_/_foreach_add_` (or `torch._foreach_lerp_`)",
     )
     # The foreach form, and nothing else in the fixture, is new under preview.
@@ -434,8 +479,12 @@ def test_a_hook_is_a_step_in_a_module_with_no_step_call() -> None:
     # Lightning steps for the module: no backward or optimizer step anywhere in it.
     diagnostics = lint_text(HOOK_ONLY, "m.py", Settings(select=("TNK4",))).diagnostics
     assert [(d.code, d.line, d.col) for d in diagnostics] == [("TNK401", 7, 26)]
-    assert diagnostics[0].message.startswith(
-        "`loss.item()` on every step of the training loop (`training_step()` runs once per step): "
+    assert (
+        diagnostics[0].message
+        == "`loss.item()` waits for the GPU in `training_step()` (once per step)"
+    )
+    assert diagnostics[0].help.startswith(
+        "It runs on every step of the training loop (`training_step()` runs once per step): "
     )
 
 

@@ -14,11 +14,7 @@ import pytest
 from tinker_lint.fix.apply import apply_fixes
 from tinker_lint.io.settings import Settings
 from tinker_lint.rules import PYTHON_RULES
-from tinker_lint.rules.tnk101_wait_before_submit import (
-    CONCURRENT,
-    IN_ORDER,
-    TWO_CLIENTS,
-)
+from tinker_lint.rules.tnk101_wait_before_submit import CONCURRENT, TWO_CLIENTS
 from tinker_lint.rules.tnk104_blocking_wait_in_async import FREEZES, ONE_OFF, SDK_WARNS
 from tinker_lint.run.engine import lint_text
 
@@ -51,15 +47,22 @@ BOTH = (
 BOTH_AT = (14, 46)  # the `result` of the first wait
 
 
+# A supervised loop's requests, waited for in order: the supervised trainer pipelines them.
+IN_ORDER = "requests run in submission order; `tinker_cookbook.supervised.train` pipelines this"
+
+
 def lint(text: str, **settings: object) -> list[tuple[str, int, int, str]]:
+    """Each finding's code, position, and message and help (one text, a line each)."""
     result = lint_text(text, "train.py", replace(Settings(), **settings), fixes=False)
-    return [(d.code, d.line, d.col, d.message) for d in result.diagnostics]
+    return [(d.code, d.line, d.col, f"{d.message}\nhelp: {d.help}") for d in result.diagnostics]
 
 
 def message(**fields: str) -> str:
-    """TNK101's message for an SDK wait (``waited`` is the method's name)."""
+    """TNK101's message and help for an SDK wait (``waited`` is the method's name), as ``lint``
+    gives them."""
     rule = next(rule for rule in PYTHON_RULES if rule.code == "TNK101")
-    return rule.message.format(**{**fields, "waited": f"`{fields['waited']}`"})
+    fields = {"through": "", **fields, "waited": f"`{fields['waited']}`"}
+    return f"{rule.message.format(**fields)}\nhelp: {rule.help.format(**fields)}"
 
 
 # --- positions ---------------------------------------------------------------------------------
@@ -180,8 +183,10 @@ def test_tnk101_message(body, waited, submit, reason):
 
 def test_the_sampling_message_does_not_claim_an_order():
     assert "submission order" not in message(waited="sample", submit="sample", reason=CONCURRENT)
-    assert message(waited="sample", submit="sample", reason=CONCURRENT).endswith(
-        "(sampling requests are not ordered: they run concurrently, and the round trips overlap)"
+    assert message(waited="sample", submit="sample", reason=CONCURRENT) == (
+        "Waiting for `sample` before submitting `sample`, which does not need it\n"
+        "help: Submit `sample` first, then wait for both (sampling requests are not ordered: they "
+        "run concurrently, and the round trips overlap)"
     )
 
 
@@ -230,22 +235,31 @@ def tnk104(text: str) -> list[tuple[int, int, str]]:
     return [(line, col, m) for code, line, col, m in lint(text, select=("TNK104",))]
 
 
-def blocking(effect: str) -> str:
+def blocking(effect: tuple[str, str], warns: str = "") -> str:
+    """TNK104's message and help for a wait made where it is reported, as ``lint`` gives them."""
     rule = next(rule for rule in PYTHON_RULES if rule.code == "TNK104")
-    return rule.message.format(
-        through="", effect=effect, remedy="use `await fut` instead of `fut.result()`"
-    )
+    fields = {
+        "through": "",
+        "effect": effect[0],
+        "where": "",
+        "cost": effect[1],
+        "warns": warns,
+        "remedy": "use `await fut` instead of `fut.result()`",
+    }
+    return f"{rule.message.format(**fields)}\nhelp: {rule.help.format(**fields)}"
 
 
 def test_the_two_messages_word_for_word():
-    assert blocking(ONE_OFF + SDK_WARNS) == (
-        "Blocking wait inside `async def` blocks the event loop for the round trip, and the SDK "
-        "logs a sync-from-async warning with a stack trace (the client future's `result()` is "
+    assert blocking(ONE_OFF, SDK_WARNS) == (
+        "Blocking wait inside `async def` blocks the event loop\n"
+        "help: Nothing else on the event loop runs for the round trip, and the SDK logs a "
+        "sync-from-async warning with a stack trace (the client future's `result()` is "
         "`@sync_only`): use `await fut` instead of `fut.result()`"
     )
-    assert blocking(FREEZES + SDK_WARNS) == (
-        "Blocking wait inside `async def` freezes the event loop and every concurrent rollout, and "
-        "the SDK logs a sync-from-async warning with a stack trace (the client future's "
+    assert blocking(FREEZES, SDK_WARNS) == (
+        "Blocking wait inside `async def` freezes every concurrent rollout\n"
+        "help: Nothing else on the event loop (the other rollouts) runs until the request comes "
+        "back, and the SDK logs a sync-from-async warning with a stack trace (the client future's "
         "`result()` is `@sync_only`): use `await fut` instead of `fut.result()`"
     )
 
@@ -255,10 +269,10 @@ def test_the_fixtures_messages():
     path = ROOT / "fixtures" / "tnk1xx" / "tnk104_concurrency.py"
     found = tnk104(path.read_text())
     assert found == [
-        (13, 70, blocking(FREEZES + SDK_WARNS)),  # gathered by the module
-        (23, 70, blocking(ONE_OFF + SDK_WARNS)),  # awaited one after the other by its caller
-        (33, 67, blocking(ONE_OFF + SDK_WARNS)),  # setup in async main, before any task
-        (38, 68, blocking(FREEZES + SDK_WARNS)),  # after create_task in the same function
+        (13, 70, blocking(FREEZES, SDK_WARNS)),  # gathered by the module
+        (23, 70, blocking(ONE_OFF, SDK_WARNS)),  # awaited one after the other by its caller
+        (33, 67, blocking(ONE_OFF, SDK_WARNS)),  # setup in async main, before any task
+        (38, 68, blocking(FREEZES, SDK_WARNS)),  # after create_task in the same function
     ]
 
 
@@ -269,12 +283,12 @@ def test_the_rules_bad_examples_show_both_messages():
     alone, gathered, setup = rule.INVALID
     assert [m for *_, m in tnk104(alone.code)] == [blocking(ONE_OFF)]
     assert [m for *_, m in tnk104(gathered.code)] == [blocking(FREEZES)]
-    assert [m for *_, m in tnk104(setup.code)] == [blocking(ONE_OFF + SDK_WARNS)]
+    assert [m for *_, m in tnk104(setup.code)] == [blocking(ONE_OFF, SDK_WARNS)]
 
 
 def test_a_setup_wait_in_the_entry_coroutine_says_the_loop_blocks_and_the_sdk_warns():
     text = ENTRY.format(rest="    await asyncio.gather(*[sc.sample(p, 1, None) for p in prompts])")
-    assert tnk104(text) == [(9, 57, blocking(ONE_OFF + SDK_WARNS))]
+    assert tnk104(text) == [(9, 57, blocking(ONE_OFF, SDK_WARNS))]
 
 
 def test_a_training_futures_wait_claims_no_sdk_warning():
@@ -283,8 +297,8 @@ def test_a_training_futures_wait_claims_no_sdk_warning():
         "    tc.forward_backward([], loss_fn='cross_entropy').result()"
     )
     assert tnk104(text) == [
-        (9, 57, blocking(ONE_OFF + SDK_WARNS)),
-        (10, 62, blocking(ONE_OFF + SDK_WARNS)),
+        (9, 57, blocking(ONE_OFF, SDK_WARNS)),
+        (10, 62, blocking(ONE_OFF, SDK_WARNS)),
         (11, 54, blocking(ONE_OFF)),
     ]
 
@@ -328,7 +342,7 @@ def test_a_wait_after_tasks_start_freezes_them(rest):
         "async def main", "async def work():\n    pass\n\n\nasync def main"
     )
     found = tnk104(text)
-    assert [m for *_, m in found] == [blocking(ONE_OFF + SDK_WARNS), blocking(FREEZES + SDK_WARNS)]
+    assert [m for *_, m in found] == [blocking(ONE_OFF, SDK_WARNS), blocking(FREEZES, SDK_WARNS)]
 
 
 @pytest.mark.parametrize(
@@ -382,13 +396,13 @@ def test_a_wait_with_nothing_beside_it_only_blocks_the_loop(rest):
         "async def main", "async def work():\n    pass\n\n\nasync def main"
     )
     found = tnk104(text)
-    assert [m for *_, m in found] == [blocking(ONE_OFF + SDK_WARNS)] * 2
+    assert [m for *_, m in found] == [blocking(ONE_OFF, SDK_WARNS)] * 2
 
 
 def test_a_coroutine_no_call_of_the_module_schedules_is_not_said_to_freeze_others():
     # A library coroutine: its callers are not in view, so only what is true anyway is said.
     text = ENTRY.replace("asyncio.run(main([]))", "")
-    assert tnk104(text) == [(9, 57, blocking(ONE_OFF + SDK_WARNS))]
+    assert tnk104(text) == [(9, 57, blocking(ONE_OFF, SDK_WARNS))]
 
 
 CALLED = """\
@@ -479,7 +493,7 @@ async def evaluate(name):
 )
 def test_a_coroutine_scheduled_concurrently_by_its_module_freezes_the_others(callers):
     text = CALLED.format(callers=callers)
-    assert tnk104(text) == [(9, 58, blocking(FREEZES + SDK_WARNS))]
+    assert tnk104(text) == [(9, 58, blocking(FREEZES, SDK_WARNS))]
 
 
 @pytest.mark.parametrize(
@@ -503,7 +517,7 @@ def test_a_coroutine_scheduled_concurrently_by_its_module_freezes_the_others(cal
 )
 def test_a_coroutine_awaited_sequentially_only_blocks_the_loop(callers):
     text = CALLED.format(callers=callers)
-    assert tnk104(text) == [(9, 58, blocking(ONE_OFF + SDK_WARNS))]
+    assert tnk104(text) == [(9, 58, blocking(ONE_OFF, SDK_WARNS))]
 
 
 def test_a_method_of_an_instance_gathered_freezes_the_others():
@@ -517,8 +531,8 @@ def test_a_method_of_an_instance_gathered_freezes_the_others():
         "    return await asyncio.gather(*[evaluator.one(n) for n in names])"
     )
     assert tnk104(text) == [
-        (9, 58, blocking(ONE_OFF + SDK_WARNS)),
-        (15, 62, blocking(FREEZES + SDK_WARNS)),
+        (9, 58, blocking(ONE_OFF, SDK_WARNS)),
+        (15, 62, blocking(FREEZES, SDK_WARNS)),
     ]
 
 
@@ -533,8 +547,8 @@ def test_an_instance_called_as_a_coroutine_and_gathered_freezes_the_others():
         "    return await asyncio.gather(*[policy(n) for n in names])"
     )
     assert tnk104(text) == [
-        (9, 58, blocking(ONE_OFF + SDK_WARNS)),
-        (15, 62, blocking(FREEZES + SDK_WARNS)),
+        (9, 58, blocking(ONE_OFF, SDK_WARNS)),
+        (15, 62, blocking(FREEZES, SDK_WARNS)),
     ]
 
 
@@ -548,6 +562,51 @@ def test_a_method_gathered_through_self_freezes_the_others():
         "        return await asyncio.gather(*[self.one(n) for n in names])"
     )
     assert tnk104(text) == [
-        (9, 58, blocking(ONE_OFF + SDK_WARNS)),
-        (15, 62, blocking(FREEZES + SDK_WARNS)),
+        (9, 58, blocking(ONE_OFF, SDK_WARNS)),
+        (15, 62, blocking(FREEZES, SDK_WARNS)),
     ]
+
+
+# --- the cookbook trainer the help points at --------------------------------------------------------
+def test_the_help_points_each_kind_of_loop_at_its_cookbook_trainer():
+    """fixtures/tnk1xx/tnk101_loop_kinds_bad.py: an RL loop (it samples and trains), an RL loss, a
+    supervised loop and a DPO loop, each waiting before `optim_step`."""
+    path = ROOT / "fixtures" / "tnk1xx" / "tnk101_loop_kinds_bad.py"
+    result = lint_text(path.read_text(), "train.py", replace(Settings(), select=("TNK101",)))
+    first = "Submit `optim_step` first, then wait for both (requests run in submission order"
+    assert [(d.line, d.help) for d in result.diagnostics] == [
+        (15, f"{first}; `tinker_cookbook.rl.train` pipelines this)"),
+        (22, f"{first}; `tinker_cookbook.rl.train` pipelines this)"),
+        (29, f"{first}; `tinker_cookbook.supervised.train` pipelines this)"),
+        (36, f"{first})"),  # train_dpo (cookbook 0.6.1) waits the same way: no trainer to point at
+    ]
+
+
+def test_an_evaluation_sampled_on_a_cadence_keeps_a_loop_supervised():
+    text = HEAD + (
+        "    for step, batch in enumerate(batches):\n"
+        "        out = tc.forward_backward(batch, loss_fn='cross_entropy').result()\n"
+        "        tc.optim_step(adam)\n"
+        "        if step % 100 == 0:\n"
+        "            sc.sample(p, 1, params).result()\n"
+    )
+    [d] = lint_text(text, "train.py", replace(Settings(), select=("TNK101",))).diagnostics
+    assert d.help.endswith("; `tinker_cookbook.supervised.train` pipelines this)")
+
+
+def test_a_named_supervised_loss_keeps_a_loop_that_samples_supervised():
+    # Off-policy distillation, or an evaluation every step: the loss (passed by position) says
+    # what is trained, whatever else the loop asks of a sampler.
+    text = HEAD + (
+        "    for batch in batches:\n"
+        "        sc.sample(p, 1, params).result()\n"
+        "        out = tc.forward_backward(batch, 'cross_entropy').result()\n"
+        "        tc.optim_step(adam)\n"
+    )
+    found = lint_text(text, "train.py", replace(Settings(), select=("TNK101",))).diagnostics
+    [d] = [d for d in found if d.line == 15]  # (the sample's wait is the other client's)
+    assert (d.line, d.help) == (
+        15,
+        "Submit `optim_step` first, then wait for both (requests run in submission order; "
+        "`tinker_cookbook.supervised.train` pipelines this)",
+    )

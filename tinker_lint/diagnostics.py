@@ -49,6 +49,10 @@ class Diagnostic:
     # column; 1-based): the GitHub and SARIF reporters point there, as their viewers show the
     # file, not the cells. None: a plain file (``line`` is the file's), or not known.
     file_range: tuple[int, int, int, int] | None = field(default=None, compare=False)
+    # Why it matters, the evidence and the fix (the rule's ``help``): the ``text`` report's
+    # ``= help:`` line; the one-line formats keep to ``message``. Not compared: order and
+    # deduplication stay those of the message.
+    help: str = field(default="", compare=False)
 
     def __lt__(self, other: Diagnostic) -> bool:
         return self._order() < other._order()

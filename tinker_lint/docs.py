@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tinker_lint.codes import ALL_CODES, ENGINE_NAMES, is_opt_in, level_of, name_of
+from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.rules import DOCUMENTED_RULES
 from tinker_lint.rules.base import Example, Rule
 
@@ -113,8 +114,39 @@ def _example(example: Example, rule: type[Rule]) -> list[str]:
         lines.append(f'\n(with `tinker-version = "{example.tinker_version}"`)')
     if example.expect:
         where = ", ".join(f"line {line}, column {col}" for line, col in example.expect)
-        lines.append(f"\n`{rule.code}` is reported at {where}.")
+        lines.append(f"\n`{rule.code}` is reported at {where}:")
+        # What the finding says, as the engine fills the templates in: the message, and the
+        # help (why and what to do) that only the ``full`` report shows in the terminal.
+        for d in example_findings(rule, example):
+            lines += ["", f"> {d.message}"]
+            if d.help:
+                lines += [">", f"> help: {d.help}"]
     return lines
+
+
+EXAMPLE_TINKER_VERSION = "0.38.0"  # an example's target when it names none
+EXAMPLE_PATH = "example.py"  # the file a Python example is linted as
+
+
+def example_findings(rule: type[Rule], example: Example) -> list[Diagnostic]:
+    """``rule``'s findings in ``example``, through the real engine (``tinker_lint.deps`` for a
+    dependency file, whose Qwen VL evidence is then ``train.py`` line 1), in order."""
+    from dataclasses import replace
+
+    from packaging.version import Version
+
+    from tinker_lint.deps.lint import QwenVlUse, lint_dependency_file
+    from tinker_lint.io.settings import Settings
+    from tinker_lint.run.engine import lint_text
+
+    version = Version(example.tinker_version or EXAMPLE_TINKER_VERSION)
+    settings = replace(Settings(), select=(rule.code,), tinker_version=version)
+    if example.filename is not None:
+        qwen = QwenVlUse("train.py", 1, "Qwen3-VL") if example.qwen_vl else None
+        found = lint_dependency_file(example.filename, example.code, settings, qwen).diagnostics
+    else:
+        found = lint_text(example.code, EXAMPLE_PATH, settings).diagnostics
+    return sorted(d for d in found if d.code == rule.code)
 
 
 def rule_page(code: str) -> str:

@@ -32,6 +32,7 @@ class KnownBad:
     # Released versions in ``bad``; a range is tested against these and its own boundaries.
     known: tuple[str, ...]
     problem: str  # what goes wrong, one clause
+    short: str  # the problem in a few words, for the finding's one-line message
     fix: str  # what to write in a dependency file instead
     install_fix: str  # the command that repairs an installed environment
     # TNK302: a range is resolved to the newest version, so only an exact pin (or a lock) decides 5.3.0.
@@ -68,6 +69,7 @@ KNOWN_BAD: tuple[KnownBad, ...] = (
         known=("2.13.0b1", "2.13.0b2", "2.13.0b3"),  # every 2.13 pre-release on PyPI
         problem="pydantic 2.13 pre-releases make `model_dump()` very slow on large payloads, "
         "which stalls `forward_backward` submission for minutes",
+        short="pre-release with a slow `model_dump()`",
         fix="require a stable pydantic (`pydantic<2.13` or `pydantic>=2.13.0`)",
         install_fix='pip install "pydantic>=2.13.0"',
     ),
@@ -79,6 +81,7 @@ KNOWN_BAD: tuple[KnownBad, ...] = (
         known=("5.3.0",),
         problem="transformers 5.3.0 loads the wrong tokenizer class for DeepSeek V2/V3 "
         "(fixed in 5.3.1)",
+        short="wrong DeepSeek V2/V3 tokenizer",
         fix="pin `transformers>=5.3.1` (or exclude it: `!=5.3.0`)",
         install_fix='pip install "transformers>=5.3.1"',
         exact_pins_only=True,
@@ -92,6 +95,7 @@ KNOWN_BAD: tuple[KnownBad, ...] = (
         known=("4.0.0", "4.45.0", "4.49.0", "4.51.3", "4.55.4", "4.56.2", "4.57.6"),
         problem="transformers before 5.0 miscounts image tokens in `Qwen2VLImageProcessor`, "
         "used for Qwen VL models",
+        short="miscounts Qwen VL image tokens",
         fix="require `transformers>=5,!=5.3.0`",
         install_fix='pip install "transformers>=5.3.1"',
         needs_qwen_vl=True,
@@ -99,6 +103,22 @@ KNOWN_BAD: tuple[KnownBad, ...] = (
 )
 
 BY_CODE: dict[str, KnownBad] = {entry.code: entry for entry in KNOWN_BAD}
+
+
+# A finding's message and help, as a rule's templates (``rules/base.py``): ``{what}`` is the
+# requirement or lock entry, ``{evidence}`` the project's use that makes it bad, ``{then}`` what
+# follows the remedy (", then lock again").
+def message_template(code: str) -> str:
+    """What is declared and, in a few words, what is wrong with it."""
+    return "{what}: " + BY_CODE[code].short
+
+
+def help_template(code: str) -> str:
+    """The problem in full, the project's evidence and the remedy."""
+    entry = BY_CODE[code]
+    return entry.problem + "{evidence}; " + entry.fix + "{then}"
+
+
 PACKAGES: frozenset[str] = frozenset(entry.package for entry in KNOWN_BAD)
 
 

@@ -23,7 +23,9 @@ from tinker_lint.deps.known_bad import (
     KNOWN_BAD,
     KnownBad,
     first_admitted,
+    help_template,
     is_exact_pin,
+    message_template,
     names_prerelease,
 )
 from tinker_lint.deps.locks import locked_versions
@@ -233,7 +235,14 @@ def _diagnostic(
     evidence = ""
     if entry.needs_qwen_vl and qwen_vl is not None:
         evidence = f" (the project names `{qwen_vl.name}` in {qwen_vl.path}:{qwen_vl.line})"
-    message = f"{what}: {entry.problem}{evidence}; {entry.fix}{then}"
+    fields = {"what": what, "evidence": evidence, "then": then}
     return Diagnostic(
-        item.path, item.line, item.col, entry.code, message, item.line, item.col + item.span
+        item.path,
+        item.line,
+        item.col,
+        entry.code,
+        message_template(entry.code).format(**fields),
+        item.line,
+        item.col + item.span,
+        help=help_template(entry.code).format(**fields),
     )

@@ -132,20 +132,27 @@ class Wait:
 Event = Submit | Wait
 
 
-def waited_text(wait: Wait, here: str) -> str:
-    """What a wait waits for, as messages say it: ```forward_backward```, or for a helper
-    ```fwd_bwd()``, which waits for `forward_backward` (steps.py:8)``."""
+def waited_text(wait: Wait) -> str:
+    """What a wait waits for, in a message: ```forward_backward```, or for a helper ```fwd_bwd()```
+    (``helper_wait_text`` says what the helper waits for)."""
     helper = wait.helper
     if helper is None:
         methods = ", ".join(sorted(wait.methods))
         return f"`{methods}`" if methods else "a Tinker request"
+    return f"`{helper.name}()`"
+
+
+def helper_wait_text(wait: Wait, here: str) -> str:
+    """For a helper's wait, what the helper waits for, as a help says it: "`fwd_bwd()` waits for
+    `forward_backward` (steps.py:8). "; "" for a wait made where it is reported."""
+    helper = wait.helper
+    if helper is None:
+        return ""
     if helper.wait is None:
         methods = ", ".join(sorted(wait.methods))
-        return (
-            f"`{helper.name}()`, which waits for `{methods}`," if methods else f"`{helper.name}()`"
-        )
+        return f"`{helper.name}()` waits for `{methods}`. " if methods else ""
     site = helper.wait
-    return f"`{helper.name}()`, which waits for `{site.what}` ({site.where(here)}),"
+    return f"`{helper.name}()` waits for `{site.what}` ({site.where(here)}). "
 
 
 def may_block(model: SemanticModel, call: cst.Call, scope: Scope) -> bool:

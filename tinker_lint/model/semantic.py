@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from tinker_lint.model.sdk import Role
     from tinker_lint.model.steps import Steps
     from tinker_lint.model.torch_steps import TorchSteps
+    from tinker_lint.model.training_kind import TrainingKinds
 
 __all__ = [
     "Binding",
@@ -278,6 +279,14 @@ class SemanticModel:
         from tinker_lint.model.datasets import Datasets
 
         return Datasets(self)
+
+    @cached_property
+    def training_kinds(self) -> TrainingKinds:
+        """Supervised, RL or DPO: what each function's Tinker calls train, and the cookbook
+        trainer that pipelines it (``training_kind.py``)."""
+        from tinker_lint.model.training_kind import TrainingKinds
+
+        return TrainingKinds(self)
 
     @cached_property
     def costs(self) -> CostShapes:

@@ -5,6 +5,7 @@ editors and problem matchers parse). Both end with the same summary."""
 from __future__ import annotations
 
 import re
+import textwrap
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TextIO
@@ -16,6 +17,7 @@ from tinker_lint.io.notebook import NotebookError, read_notebook
 from tinker_lint.report.colour import BLUE, BOLD, CYAN, PLAIN, RED, Style
 
 CONTEXT_LINES = 2  # source lines shown before and after the finding's line, as ruff shows
+WIDTH = 100  # the columns the ``= help:`` lines are wrapped to
 TAB = "    "  # tabs are shown as four spaces, so that the caret lines up whatever the terminal
 # Where Python (and so a finding's line number) sees a line break: not at ``\f`` or ``\x1c``.
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -128,13 +130,13 @@ class _SourceLines:
 
 def _snippet(d: Diagnostic, lines: list[str] | None, style: Style = PLAIN) -> str:
     """ruff's ``full`` layout: a gutter of line numbers, the finding's line with carets under its
-    range (to the end of that line for a range over several), the level and code beside them, and
-    the fix's title as help."""
+    range (to the end of that line for a range over several), the level and code beside them; then
+    the rule's help (why, and what to do) and the fix's title, each on its own ``=`` line."""
     level = level_of(d.code)
     label = style.level(f"{d.code} {name_of(d.code) or ''} ({level})".replace("  ", " "), level)
-    help_line = ""
-    if d.fix is not None and d.fix.message:
-        help_line = f"  {style('=', BOLD, BLUE)} {style('help', BOLD, CYAN)}: {d.fix.message}\n"
+    help_line = _note("help", d.help, style)
+    if d.fix is not None:
+        help_line += _note("fix", d.fix.message, style)
     if lines is None or not 1 <= d.line <= len(lines):
         return f"  = {label}\n{help_line}\n"
     first = max(1, d.line - CONTEXT_LINES)
@@ -154,6 +156,26 @@ def _snippet(d: Diagnostic, lines: list[str] | None, style: Style = PLAIN) -> st
             parts.append(f"{gutter} {' ' * start}{carets} {label}")
     parts.append(gutter)
     return "\n".join(parts) + "\n" + help_line + "\n"
+
+
+def _note(kind: str, text: str, style: Style = PLAIN) -> str:
+    """A ``  = help: ...`` line under the snippet (rustc's notes), wrapped to ``WIDTH`` columns with
+    its continuation under the text: the help is the finding's long explanation, and a terminal
+    would wrap it at any character, splitting words and code."""
+    if not text:
+        return ""
+    head = f"  = {kind}: "
+    lines = textwrap.wrap(
+        text,
+        WIDTH,
+        initial_indent=head,
+        subsequent_indent=" " * len(head),
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    # Painted after the wrap, which counts the columns of the plain text.
+    lines[0] = f"  {style('=', BOLD, BLUE)} {style(kind, BOLD, CYAN)}: {lines[0][len(head) :]}"
+    return "\n".join(lines) + "\n"
 
 
 def write_fixes_applied(fixed: Sequence[Diagnostic], out: TextIO) -> None:

@@ -61,14 +61,6 @@ class Autofix:
     planner: FixPlanner
 
 
-def known_bad_message(code: str) -> str:
-    """The message template of a dependency-file rule: what ``tinker_lint.deps`` writes, from the
-    rule's entry in the known-bad table (the requirement, the problem, the project's evidence, the
-    remedy)."""
-    entry = BY_CODE[code]
-    return "{what}: " + entry.problem + "{evidence}; " + entry.fix + "{then}"
-
-
 @dataclass(frozen=True)
 class Finding:
     node: cst.CSTNode
@@ -76,6 +68,8 @@ class Finding:
     # A tinker_lint.fix plan, or a function making one (None: no safe rewrite). Made lazily by
     # the engine, for findings that survive ``noqa``; a failure there never loses the finding.
     fix: FindingFix = None
+    # The rule's ``help`` filled in: why, the evidence, what to do (``Diagnostic.help``).
+    help: str = ""
 
 
 @dataclass
@@ -133,8 +127,12 @@ class Rule:
     # One line: what is wrong and what to do (listings, the top of the docs page).
     summary: ClassVar[str]
     # The message of each finding: a ``str.format`` template whose fields the check fills in
-    # (``self.finding(node, submit=...)``).
+    # (``self.finding(node, submit=...)``). What is wrong and where, read in one glance: the
+    # concise line stays within ~120 columns (``tests/test_message_length.py``).
     message: ClassVar[str]
+    # The finding's help: why it matters, the evidence and the fix; a template filled with the
+    # same fields (the ``text`` report's ``= help:`` line, and the docs page's examples).
+    help: ClassVar[str] = ""
     # Markdown for the docs page: why it matters, with evidence, and what is not reported.
     why: ClassVar[str]
     # Markdown for the docs page's "Fix" section: how to fix it by hand (and what ``--fix`` does).
@@ -190,12 +188,20 @@ class Rule:
 
     @classmethod
     def message_fields(cls) -> tuple[str, ...]:
-        """The fields of ``message``, in order (``{submit}`` -> ``submit``)."""
-        return tuple(f for _, f, _, _ in string.Formatter().parse(cls.message) if f is not None)
+        """The fields of ``message`` and then ``help``, in order, each once (``{submit}`` ->
+        ``submit``)."""
+        fields = (
+            f
+            for template in (cls.message, cls.help)
+            for _, f, _, _ in string.Formatter().parse(template)
+            if f is not None
+        )
+        return tuple(dict.fromkeys(fields))
 
     def finding(self, node: cst.CSTNode, fix: FindingFix = None, **fields: object) -> Finding:
-        """A finding at ``node``, its message the rule's ``message`` filled with ``fields``."""
-        return Finding(node, self.message.format(**fields), fix)
+        """A finding at ``node``, its message and help the rule's templates filled with
+        ``fields``."""
+        return Finding(node, self.message.format(**fields), fix, self.help.format(**fields))
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         """The findings in ``ctx``'s file; dependency-file rules have none here (see the module

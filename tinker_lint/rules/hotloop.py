@@ -92,6 +92,24 @@ def every_step(ctx: Context, hot: StepContext) -> str:
     return f"on every iteration of a loop that submits {submit}"
 
 
+def in_step(ctx: Context, hot: StepContext) -> str:
+    """``every_step`` in a few words, for a message: "in the step loop on line 42", or "in
+    `build()` (step loop on line 30)" (the help says what the loop submits)."""
+    line = ctx.line_of(hot.loop.node)
+    if hot.via:
+        return f"in `{hot.via[-1].name}()` (step loop on line {line})"
+    return f"in the step loop on line {line}"
+
+
+def in_step_of(ctx: Context, shape: CostShape) -> str:
+    """``in_step`` for a cost shape: also "in `train_step()` (once per training step)"."""
+    if shape.step is not None:
+        return in_step(ctx, shape.step)
+    function = shape.step_submit.function if shape.step_submit is not None else None
+    name = function.name if function is not None else "the function"
+    return f"in `{name}()` (once per training step)"
+
+
 def per_element(ctx: Context, hot: StepContext) -> str:
     """ "once per element of `batch` (line 17)" for the batch loop inside the step."""
     loop = hot.element_loop

@@ -7,7 +7,7 @@ from functools import partial
 
 import libcst as cst
 
-from tinker_lint.model.flow import Submit, Wait, waited_text
+from tinker_lint.model.flow import Submit, Wait, helper_wait_text, waited_text
 from tinker_lint.model.pipeline import (
     WaitThenSubmit,
     accumulation_waits,
@@ -24,9 +24,15 @@ from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule
 from tinker_lint.rules.fixes.tnk101 import plan_move_wait
 
-# Why submitting first is safe: one client's requests run in submission order; two clients'
-# requests are not ordered with each other at all.
-ONE_CLIENT = "requests run in submission order; `tinker_cookbook.supervised.train` pipelines this"
+
+# Why submitting first is safe: one client's requests run in submission order (and the cookbook's
+# trainer for this kind of loop, if one does, pipelines them); two clients' requests are not
+# ordered with each other at all.
+def one_client(trainer: str | None) -> str:
+    pipelined = f"; `{trainer}` pipelines this" if trainer else ""
+    return f"requests run in submission order{pipelined}"
+
+
 TWO_CLIENTS = "`{}` and `{}` are separate clients: neither's requests wait for the other's"
 # The save that refreshes the sampler runs only every few steps (at line {}): on the other steps
 # the next step samples from the old weights and does not need this step's update.
@@ -44,10 +50,8 @@ class WaitBeforeSubmit(Rule):
         "Submit the next request before waiting: a TrainingClient runs requests in submission "
         "order, so `optim_step` never needs the `forward_backward` result"
     )
-    message = (
-        "Waiting for {waited} before submitting `{submit}`, which does not need its result: "
-        "submit `{submit}` first, then wait for both ({reason})"
-    )
+    message = "Waiting for {waited} before submitting `{submit}`, which does not need it"
+    help = "{through}Submit `{submit}` first, then wait for both ({reason})"
     why = """\
 Tinker assigns training requests to clock cycles when they are submitted. Waiting for
 `forward_backward(...)` before submitting `optim_step(...)` leaves the server idle for a round trip
@@ -59,11 +63,14 @@ Evidence: OpenPipe/ART PR #781 moved `optim_step` before the wait and measured a
 median speedup (0.54 s saved per update, tinker 0.23.4, 20 paired trials); tinker-cookbook PR #884
 made the same fix in its DPO loop.
 
-`tinker_cookbook.supervised.train` pipelines this for you.
+`tinker_cookbook.supervised.train` pipelines this for you, and `tinker_cookbook.rl.train` for a
+loop that samples rollouts and trains on them (or trains with an RL loss such as
+`"importance_sampling"` or `"ppo"`): the help points at the one that fits the loop. A DPO loop gets
+no pointer: the cookbook's `preference.train_dpo` (0.6.1) waits for `forward_backward_custom` too.
 
 Sampling requests are not ordered: a `SamplingClient` runs them concurrently, so a `sample` or
 `compute_logprobs` waited for before the next sampling request is submitted costs a whole round
-trip, and the message says so. The same holds between requests of different clients, or a
+trip, and the help says so. The same holds between requests of different clients, or a
 sampling and a training request: they are independent, and their round trips can overlap. Inside a
 loop, a sampling wait whose iterations are independent is TNK103's finding instead (more specific:
 it says how to fan the loop out).
@@ -81,7 +88,7 @@ because that wait failed.
 Two clients are not ordered with each other at all: a PPO policy and its critic (two
 TrainingClients), a DPO policy and its reference model (a SamplingClient's `compute_logprobs`).
 Waiting for one client's request before the other's independent submit only idles both; the
-message says so when the two receivers are plainly different clients. When the next submit uses
+help says so when the two receivers are plainly different clients. When the next submit uses
 the result (the reference logprobs go into the policy's loss), the wait is required.
 
 Gradient accumulation counts too: a loop that submits one `forward_backward` per micro-batch and
@@ -95,7 +102,7 @@ the next submit (a NaN check that breaks or skips).
 The save exempts the wait only when it runs on every step. A sampler refreshed only every N
 steps (`if step % sync_every == 0: sc = tc.save_weights_and_get_sampling_client(...)`) leaves the
 other steps sampling from the old weights: there the next submit, the next sampling request, does
-not need the update, and the wait is reported (the message names the line of the refresh).
+not need the update, and the wait is reported (the help names the line of the refresh).
 
 Not reported either: a wait under a cadence guard (`if step % eval_every == 0:`, a test naming
 `log_every`, `save_interval`, `should_eval`..., or a name listed in `cadence-names`), even when a
@@ -104,7 +111,7 @@ and moving it would change what the occasional branch reports.
 Through helpers: a call of a function of the project (in this module or another one, a method
 through `self`, an instance of a project class, a helper that waits on the future it is given) is
 judged by what that function does: `result = fwd_bwd(batch)` then `tc.optim_step(...)` is reported
-at the call when `fwd_bwd` waits for its `forward_backward`, and the message names the helper and
+at the call when `fwd_bwd` waits for its `forward_backward`, and the message names the helper, the help
 its wait (`steps.py:8`). Such a finding has no automatic fix: the helper has to give back the
 future (or be split) so that the caller can submit first.
 """
@@ -198,7 +205,11 @@ def dpo_step(policy, reference: tinker.SamplingClient, batch, make_datums, adam)
                 # The next micro-batch's request, when the optimizer step needs the results.
                 submit = waited if item.needed_by_step else "optim_step"
                 yield self.finding(
-                    item.wait.anchor, waited=f"`{waited}`", submit=submit, reason=ONE_CLIENT
+                    item.wait.anchor,
+                    waited=f"`{waited}`",
+                    submit=submit,
+                    reason=one_client(model.training_kinds.trainer(item.wait.anchor)),
+                    through="",
                 )
         for statements, scope in bodies:
             pairs, guarded = waits_and_next_submits(model, statements, scope)
@@ -228,7 +239,11 @@ def dpo_step(policy, reference: tinker.SamplingClient, batch, make_datums, adam)
                 else:
                     clients = {separate_clients(model, wait, p.submit, scope) for p in reported}
                     two = clients.pop() if len(clients) == 1 else None
-                    reason = TWO_CLIENTS.format(*two) if two else _reason(wait, first)
+                    reason = (
+                        TWO_CLIENTS.format(*two)
+                        if two
+                        else _reason(wait, first, model.training_kinds.trainer(wait.anchor))
+                    )
                 # A helper's wait is reported at its call, and moved by hand: no fix.
                 fix = (
                     None
@@ -240,20 +255,20 @@ def dpo_step(policy, reference: tinker.SamplingClient, batch, make_datums, adam)
                 yield self.finding(
                     wait.anchor,
                     fix,
-                    waited=waited_text(wait, ctx.path),
+                    waited=waited_text(wait),
                     submit=first.name,
                     reason=reason,
+                    through=helper_wait_text(wait, ctx.path),
                 )
 
 
 # Why submitting first and waiting for both is right, by what is waited for and what is submitted.
-IN_ORDER = ONE_CLIENT
 CONCURRENT = "sampling requests are not ordered: they run concurrently, and the round trips overlap"
 INDEPENDENT = "the two requests are independent: their round trips overlap"
 _ONE_QUEUE = (Role.TRAIN, Role.SAVE)  # requests of a TrainingClient: one queue, in order
 
 
-def _reason(wait: Wait, submit: Submit) -> str:
+def _reason(wait: Wait, submit: Submit, trainer: str | None) -> str:
     """The true reason, when the requests are not known to be on two clients
     (``separate_clients`` says when they are): a training client's requests run in submission
     order; sampling requests, and a sampling and a training request, are not ordered at all."""
@@ -262,5 +277,5 @@ def _reason(wait: Wait, submit: Submit) -> str:
     if roles and roles <= {Role.SAMPLE} and submitted and submitted <= {Role.SAMPLE}:
         return CONCURRENT
     if roles and roles <= set(_ONE_QUEUE) and submitted and submitted <= set(_ONE_QUEUE):
-        return IN_ORDER
+        return one_client(trainer)
     return INDEPENDENT

@@ -38,10 +38,10 @@ class StepNotOverlapped(Rule):
         "`tinker_cookbook.supervised.train` does"
     )
     # ``stale``: empty, or ``STALE_SAMPLER`` when the sampler is refreshed only every N steps.
-    message = (
-        "Each step waits for its own results before the next step is submitted{through}, and the "
-        "next step does not need them{stale}: submit step i+1, then wait for step i (as "
-        "`tinker_cookbook.supervised.train` does)"
+    message = "Each step waits for its own results before the next is submitted{through}"
+    # ``as_trainer``: the cookbook trainer that pipelines this kind of loop, if one does.
+    help = (
+        "The next step does not need them{stale}: submit step i+1, then wait for step i{as_trainer}"
     )
     why = """\
 A training loop that submits a step and then waits for that step's results before the loop moves on
@@ -49,14 +49,16 @@ leaves the server idle between steps: nothing is queued while the client turns t
 line and builds the next batch. When the next iteration does not need the result (it is only logged),
 submit the next step first and wait for the previous one afterwards. tinker-cookbook PR #41 made
 `supervised/train.py` do exactly this (`submit_ahead`), and `tinker_cookbook.supervised.train` runs the
-pipelined loop for you.
+pipelined loop for you; for an RL loop (one that samples rollouts and trains on them, or trains
+with an RL loss), the help points at `tinker_cookbook.rl.train` instead, and a DPO loop gets no
+pointer (the cookbook's `preference.train_dpo` does not pipeline its steps).
 
 Not reported: loops that sample from a client refreshed in the loop on every step (on-policy RL,
 where the wait is inherent), waits whose result the next iteration needs (data or control
 dependence, e.g. early stopping), waits under a cadence guard (a checkpoint every N steps), and
 retry loops, which are left once the step succeeds (the next attempt runs only when this one
 failed). A sampler refreshed only every N steps (under a cadence guard) leaves the other steps
-sampling from the old weights: that loop is reported, and the message says so.
+sampling from the old weights: that loop is reported, and the help says so.
 Through helpers: a step loop that calls a function of the project once per step (`do_update(...)`)
 is judged by what that function does. When its last wait ends the step and the next step does not
 need the result, the finding is reported at that wait when the function is in the same module
@@ -140,7 +142,11 @@ if pending is not None:
                         reported.add(id(node))
                         refresh = occasional_sampler_refresh(model, loop)
                         stale = STALE_SAMPLER.format(ctx.line_of(refresh)) if refresh else ""
-                        yield self.finding(node, through=through, stale=stale)
+                        trainer = model.training_kinds.trainer(node)
+                        as_trainer = f" (as `{trainer}` does)" if trainer else ""
+                        yield self.finding(
+                            node, through=through, stale=stale, as_trainer=as_trainer
+                        )
                     break
 
 
@@ -165,7 +171,7 @@ def _where(ctx: Context, wait: Wait) -> tuple[cst.CSTNode, str]:
                 # A request after a wait: the step does not end waiting there.
                 last = event if isinstance(event, Wait) else None
         if last is not None:
-            return last.anchor, f" (`{helper.name}()`, called by the step loop at line {line})"
+            return last.anchor, f" (in `{helper.name}()`, called at line {line})"
     site = helper.last_wait
     where = f", at {site.where(ctx.path)}" if site is not None else ""
     return wait.node, f" (in `{helper.name}()`{where})"

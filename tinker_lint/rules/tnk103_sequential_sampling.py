@@ -16,15 +16,18 @@ from tinker_lint.prefilter.mentions import TINKER, methods
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
-# ``how``/``remedy`` of the message for a request submitted and waited for in the loop.
+# ``how`` (the message) and ``remedy`` (the help) for a request submitted and waited for in the
+# loop.
 SUBMITTED_IN_LOOP = (
-    "is waited for before the next is submitted",
-    "submit all requests, then gather them",
+    "is waited for before the next",
+    "The iterations are independent: submit all requests, then gather them",
 )
 # A coroutine collected before the loop starts its request only when awaited (spec: "Coroutines").
 COROUTINE = (
-    "coroutine starts its request only when awaited, so it waits for the previous one",
-    "run them together with `await asyncio.gather(*coroutines)`",
+    "starts only when awaited",
+    "A coroutine starts its request only when awaited, so each waits for the previous one, "
+    "though the iterations are independent: run them together with "
+    "`await asyncio.gather(*coroutines)`",
 )
 
 
@@ -42,10 +45,9 @@ class SequentialSampling(Rule):
     )
     # ``how``/``remedy``: a request submitted and waited for in the loop (``SUBMITTED_IN_LOOP``), or
     # a coroutine made before the loop that starts only when awaited (``COROUTINE``).
-    message = (
-        "Sampling one request at a time: {waited} {how}, though the iterations are independent; "
-        "{remedy}"
-    )
+    message = "Sampling one request at a time: {waited} {how}"
+    # ``through``: what a helper waited for per iteration waits for, else empty.
+    help = "{through}{remedy}"
     why = """\
 `SamplingClient` requests are not ordered: the server runs them concurrently (the SDK dispatches up
 to 400 at once and allows 2,000 in flight). A loop that submits one `sample` or `compute_logprobs`
@@ -165,9 +167,10 @@ async def sample_in_batches(batches):
                         how, remedy = SUBMITTED_IN_LOOP
                         yield self.finding(
                             item.wait.anchor,
-                            waited=_waited(item, ctx.path),
+                            waited=_waited(item),
                             how=how,
                             remedy=remedy,
+                            through=_through(item, ctx.path),
                         )
                     break
         for loop in model.loops:
@@ -176,7 +179,11 @@ async def sample_in_batches(batches):
                     reported.add(id(waited.node))
                     how, remedy = COROUTINE
                     yield self.finding(
-                        waited.node, waited=f"each `{waited.what}`", how=how, remedy=remedy
+                        waited.node,
+                        waited=f"each `{waited.what}` coroutine",
+                        how=how,
+                        remedy=remedy,
+                        through="",
                     )
 
 
@@ -198,12 +205,22 @@ def _samples_only(item: LoopWait, loop_roles: frozenset[Role]) -> bool:
     )
 
 
-def _waited(item: LoopWait, here: str) -> str:
-    helper = item.wait.helper
+def _method(item: LoopWait) -> str:
     names = sorted(n for n in item.wait.methods if n in ("sample", "compute_logprobs"))
-    method = names[0] if names else "sample"
-    if helper is not None:
-        site = helper.wait
-        where = f", {site.where(here)}" if site is not None else ""
-        return f"each `{helper.name}()` call (it waits for `{method}`{where})"
-    return f"each `{method}`"
+    return names[0] if names else "sample"
+
+
+def _waited(item: LoopWait) -> str:
+    helper = item.wait.helper
+    return f"each `{helper.name}()` call" if helper is not None else f"each `{_method(item)}`"
+
+
+def _through(item: LoopWait, here: str) -> str:
+    """What a helper waited for per iteration waits for: "`rollout()` waits for `sample`
+    (steps.py:8). "; "" for a wait in the loop itself."""
+    helper = item.wait.helper
+    if helper is None:
+        return ""
+    site = helper.wait
+    where = f" ({site.where(here)})" if site is not None else ""
+    return f"`{helper.name}()` waits for `{_method(item)}`{where}. "

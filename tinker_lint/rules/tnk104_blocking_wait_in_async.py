@@ -27,17 +27,18 @@ class BlockingWaitInAsync(Rule):
     name = "blocking-wait-in-async"
     level = "error"
     summary = "Use `await fut` instead of `fut.result()` inside `async def`"
-    message = "Blocking wait{through} inside `async def` {effect}: {remedy}"
+    message = "Blocking wait{through} inside `async def` {effect}"
+    # ``where``: what a helper's wait waits for; ``cost``/``warns``: what the wait does there.
+    help = "{where}{cost}{warns}: {remedy}"
     why = """\
 `fut.result()`, `fut.future().result()` and `concurrent.futures.wait(...)` block the calling thread.
 Inside `async def` that thread runs the event loop: nothing else on it runs until the request
 (which the SDK retries for up to five minutes) comes back. `await fut` (or
 `await fut.result_async()`) suspends only the current coroutine.
 
-Every such wait is reported, and the message says what the wait does there:
+Every such wait is reported, and the message (then the help) says what the wait does there:
 
-- Where other coroutines can run beside it, it "freezes the event loop and every concurrent
-  rollout": the function is scheduled concurrently by its module (a call of it reaches
+- Where other coroutines can run beside it, it "freezes every concurrent rollout": the function is scheduled concurrently by its module (a call of it reaches
   `asyncio.gather`, `create_task`, `ensure_future`, `asyncio.wait`, `as_completed`, a task group's
   `create_task` or `start_soon`: directly, in a list or comprehension, through a name bound to the
   calls, or inside a wrapper such as a semaphore-bounded coroutine), or it is called where others
@@ -47,19 +48,19 @@ Every such wait is reported, and the message says what the wait does there:
   (`asyncio.to_thread`) keep running and do not count.
 - Elsewhere (setup in the `async def main` that `asyncio.run` runs, before any task starts; an
   evaluation coroutine its caller awaits one after the other; a coroutine whose callers this module
-  does not show), it "blocks the event loop for the round trip". Still worth an `await`: the same
+  does not show), it "blocks the event loop" for the round trip. Still worth an `await`: the same
   code moved into a task later freezes everything.
 
 When the future is a client future (`create_sampling_client(...)`,
 `create_lora_training_client(...)`, `save_weights_and_get_sampling_client(...)` in tinker 0.38),
-the message adds that the SDK logs a warning: `BackcompatClientFuture.result` is `@sync_only`
+the help adds that the SDK logs a warning: `BackcompatClientFuture.result` is `@sync_only`
 (`tinker/lib/public_interfaces/backcompat_client_future.py` L34), and `sync_only`
 (`tinker/lib/sync_only.py` L69-96), called inside a running event loop on a future not yet done,
 logs "Synchronous method '...result()' called from async context. It blocks the event loop until
 the result arrives; await the future instead (`await future`, or `await future.result_async()`)."
 and then "===== Stack for calling sync from async =====" with the stack (silent in Jupyter; a
 `RuntimeError` on the SDK's own loop). The training futures (`AwaitableConcurrentFuture`) and the
-sample wrapper's `result()` do not warn, and the message does not say they do.
+sample wrapper's `result()` do not warn, and the help does not say they do.
 
 Not reported: `.result()` on a future that this function already awaited (for example after
 `await asyncio.gather(*futures)`), which returns at once.
@@ -177,32 +178,41 @@ async def rollouts(sampling_client, prompts, params):
                             awaited_names |= exact_paths(names_read(model, expr))
                     awaited_origins |= {t.origin_id for t in event.futures if t.origin_id}
                 elif not _already_awaited(model, event, awaited_names, awaited_origins):
-                    through, remedy = _message_fields(event, ctx.path)
+                    through, where, remedy = _message_fields(event, ctx.path)
+                    effect, cost, warns = _effect(model, concurrency, event)
                     yield self.finding(
                         event.anchor,
                         through=through,
-                        effect=_effect(model, concurrency, event),
+                        effect=effect,
+                        where=where,
+                        cost=cost,
+                        warns=warns,
                         remedy=remedy,
                     )
 
 
-# What the wait does: it always blocks the event loop for its round trip; it freezes other work
-# only where other coroutines can run beside it (``Concurrency.runs_beside_others``).
-FREEZES = "freezes the event loop and every concurrent rollout"
-ONE_OFF = "blocks the event loop for the round trip"
+# What the wait does, in the message and then in the help: it always blocks the event loop for its
+# round trip; it freezes other work only where other coroutines can run beside it
+# (``Concurrency.runs_beside_others``).
+FREEZES = (
+    "freezes every concurrent rollout",
+    "Nothing else on the event loop (the other rollouts) runs until the request comes back",
+)
+ONE_OFF = ("blocks the event loop", "Nothing else on the event loop runs for the round trip")
 SDK_WARNS = (
     ", and the SDK logs a sync-from-async warning with a stack trace "
     "(the client future's `result()` is `@sync_only`)"
 )
 
 
-def _effect(model: SemanticModel, concurrency: Concurrency, wait: Wait) -> str:
+def _effect(model: SemanticModel, concurrency: Concurrency, wait: Wait) -> tuple[str, str, str]:
+    """The effect (message), its cost and the SDK's warning if it warns (help)."""
     site = model.call_site_of.get(id(wait.node))
-    effect = FREEZES if site is not None and concurrency.runs_beside_others(site) else ONE_OFF
+    effect, cost = FREEZES if site is not None and concurrency.runs_beside_others(site) else ONE_OFF
     # ``BackcompatClientFuture.result`` is ``@sync_only`` (tinker-sdk-facts.md); a training
     # future's ``result()`` and the sample wrapper's do not warn.
     warns = wait.futures and all(t.kind is Kind.CLIENT_FUTURE for t in wait.futures)
-    return effect + SDK_WARNS if warns else effect
+    return effect, cost, SDK_WARNS if warns else ""
 
 
 def _already_awaited(model: SemanticModel, wait: Wait, names: set[str], origins: set[int]) -> bool:
@@ -222,14 +232,20 @@ def _blocking_helper(model: SemanticModel, site: CallSite) -> bool:
     )
 
 
-def _message_fields(wait: Wait, here: str) -> tuple[str, str]:
-    """Where the wait blocks, and the remedy: for a helper's, name it and its wait."""
+def _message_fields(wait: Wait, here: str) -> tuple[str, str, str]:
+    """Where the wait blocks (message), what a helper's wait waits for, and the remedy (help)."""
     helper = wait.helper
     if helper is None:
-        return "", "use `await fut` instead of `fut.result()`"
+        return "", "", "use `await fut` instead of `fut.result()`"
     site = helper.wait
-    where = f" for `{site.what}` at {site.where(here)}" if site is not None else ""
-    return f" in `{helper.name}()`{where}", (
+    where = (
+        f"`{helper.name}()` waits for `{site.what}` at {site.where(here)}. "
+        if site is not None
+        else ""
+    )
+    return (
+        f" in `{helper.name}()`",
+        where,
         f"make `{helper.name}` an `async def` that awaits, and await it, or call it through "
-        "`await asyncio.to_thread(...)`"
+        "`await asyncio.to_thread(...)`",
     )

@@ -21,7 +21,11 @@ class DeprecatedAsyncMethod(Rule):
         "Use the plain method: since tinker 0.38 it returns an awaitable `APIFuture` at once, "
         "and the `*_async` form is deprecated"
     )
-    message = "`{name}()` is deprecated since tinker 0.38: use `{plain}()`, {gives}"
+    message = "`{name}()` is deprecated: use `{plain}()`"
+    help = (
+        "tinker 0.38 deprecated the clients' `*_async` methods (a `FutureWarning` per call): "
+        "call `{plain}()`, {gives}"
+    )
     min_tinker_version = ASYNC_DEPRECATION_VERSION
     why = """\
 tinker 0.38 deprecated every `*_async` method of the clients (`FutureWarning` when called). The plain

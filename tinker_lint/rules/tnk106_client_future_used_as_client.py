@@ -19,10 +19,8 @@ class ClientFutureUsedAsClient(Rule):
     name = "client-future-used-as-client"
     level = "error"
     summary = "Add `.result()` (sync) or `await` (async) to get the client from its future"
-    message = (
-        "`{made}()` returns a future of the client, used here as the client (each call warns, "
-        "the first blocks): {remedy}"
-    )
+    message = "`{made}()` returns a future of the client, used here as the client"
+    help = "Each call through the future warns, and the first blocks: {remedy}"
     min_tinker_version = ASYNC_DEPRECATION_VERSION
     why = """\
 Since tinker 0.38, `create_lora_training_client(...)`, `create_training_client_from_state*(...)`,

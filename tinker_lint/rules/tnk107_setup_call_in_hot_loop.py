@@ -36,9 +36,10 @@ class SetupCallInHotLoop(Rule):
     name = "setup-call-in-hot-loop"
     level = "warning"
     summary = "Create it once before the loop: nothing it uses changes between iterations"
-    message = (
-        "`{call}` runs on every iteration of a loop that submits Tinker requests, with nothing "
-        "it uses changing: create it once before the loop"
+    message = "`{call}` runs on every iteration of a loop that submits requests"
+    help = (
+        "Nothing it uses changes between iterations, and a setup call can be a network round "
+        "trip (a new client also drops the old one's state): create it once before the loop"
     )
     why = """\
 `ServiceClient(...)`, `create_*training_client*(...)`, `create_sampling_client(...)`, `get_tokenizer()`
@@ -103,11 +104,7 @@ for path in checkpoints:
             if variant is None:
                 variant = variant_cache[loop] = _loop_variant_names(model, loop)
             if not names_read(model, site.node) & variant:
-                yield Finding(
-                    site.node,
-                    f"`{what}` runs on every iteration of a loop that submits Tinker "
-                    "requests, with nothing it uses changing: create it once before the loop",
-                )
+                yield self.finding(site.node, call=what)
 
 
 def _setup_call(model: SemanticModel, site: CallSite) -> str | None:

@@ -18,9 +18,10 @@ class CreateTaskOnApiFuture(Rule):
     summary = (
         "Pass `fut.coroutine()` to `create_task`, or `await`/`asyncio.gather` the future itself"
     )
-    message = (
-        "`create_task()` of a Tinker `APIFuture` raises TypeError (it is not a coroutine): pass "
-        "`fut.coroutine()`, or await/gather the future directly"
+    message = "`create_task()` of a Tinker `APIFuture` raises TypeError"
+    help = (
+        "An `APIFuture` is awaitable but not a coroutine: pass `fut.coroutine()`, or "
+        "await/gather the future directly"
     )
     why = """\
 `APIFuture` is awaitable but is not a coroutine, so `asyncio.create_task(fut)` and

@@ -13,7 +13,7 @@ from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.prefilter.mentions import TOKENIZER
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Context, Example, Finding, Rule
-from tinker_lint.rules.hotloop import WHY_GIL, callee, code_of, cost_shape, per_step
+from tinker_lint.rules.hotloop import WHY_GIL, callee, code_of, cost_shape, in_step_of, per_step
 
 # Tokenizer methods that tokenize (spec); `decode` of one sequence is left alone.
 TOKENIZING_METHODS = frozenset(
@@ -38,9 +38,10 @@ class TokenizerInHotLoop(Rule):
         "builders: re-tokenizing the training data on every step stalls the SDK's thread"
     )
     # ``what``: "once per element of `batch` (line 4)" or "a whole batch (`batch`)".
-    message = (
-        "`{call}` tokenizes data that exists before the loop, {what}, {every_step}: pre-tokenize "
-        "it once (e.g. `datasets.map`) or use the cookbook's dataset builders"
+    message = "`{call}` re-tokenizes unchanged data {in_step}"
+    help = (
+        "It tokenizes data that exists before the loop, {what}, {every_step}: pre-tokenize it "
+        "once (e.g. `datasets.map`) or use the cookbook's dataset builders"
     )
     why = (
         WHY_GIL
@@ -120,11 +121,12 @@ for epoch in range(3):
             what = _how_much(ctx, shape, text)
             if what is None:
                 continue
-            yield Finding(
+            yield self.finding(
                 site.node,
-                f"`{callee(model, site.node)}` tokenizes data that exists before the loop, "
-                f"{what}, {per_step(ctx, shape)}: pre-tokenize it once (e.g. "
-                "`datasets.map`) or use the cookbook's dataset builders",
+                call=callee(model, site.node),
+                in_step=in_step_of(ctx, shape),
+                what=what,
+                every_step=per_step(ctx, shape),
             )
 
 

@@ -15,6 +15,7 @@ from tinker_lint.rules.hotloop import (
     calls_in_hot_loops,
     code_of,
     every_step,
+    in_step,
 )
 
 
@@ -27,9 +28,10 @@ class LenTokenizer(Rule):
         "Compute `len(tokenizer)` once before the loop: Hugging Face fast tokenizers count the "
         "whole vocabulary on every call (40-130 ms with tokenizers 0.21/0.22)"
     )
-    message = (
-        "`len({tokenizer})` counts the tokenizer's whole vocabulary (40-130 ms per call with "
-        "tokenizers 0.21/0.22) {every_step}: compute it once before the loop"
+    message = "`len({tokenizer})` counts the whole vocabulary {in_step}"
+    help = (
+        "A fast tokenizer builds its whole vocabulary to answer `len()` (40-130 ms per call with "
+        "tokenizers 0.21/0.22), here {every_step}: compute it once before the loop"
     )
     why = (
         WHY_GIL
@@ -77,11 +79,11 @@ for batch in batches:
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
         for site, hot in calls_in_hot_loops(model, is_len_of_tokenizer):
-            yield Finding(
+            yield self.finding(
                 site.node,
-                f"`len({code_of(model, site.node.args[0].value)})` counts the tokenizer's whole "
-                f"vocabulary (40-130 ms per call with tokenizers 0.21/0.22) {every_step(ctx, hot)}: "
-                "compute it once before the loop",
+                tokenizer=code_of(model, site.node.args[0].value),
+                in_step=in_step(ctx, hot),
+                every_step=every_step(ctx, hot),
             )
 
 

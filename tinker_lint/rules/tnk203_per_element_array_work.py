@@ -26,6 +26,8 @@ from tinker_lint.rules.hotloop import (
     code_of,
     cost_shape,
     every_step,
+    in_step,
+    in_step_of,
     per_step,
 )
 
@@ -42,10 +44,10 @@ class PerElementArrayWork(Rule):
         "Vectorize per example: numpy/torch work per token or position of each example, in the "
         "loop that submits Tinker requests, stalls the SDK's thread"
     )
-    # ``what``: "`torch.tensor()` runs once per element of `positions` (line 12), for each of
-    # `data_D` (line 9)", or "Python loop indexing the tensor `w` once per element of
-    # `range(len(w))` (line 5)".
-    message = "{what} {every_step}: vectorize {how}"
+    # ``what``: "`torch.tensor()` runs once per element of `positions` (line 12)", or "Loop on
+    # line 5 goes through the tensor `w` per element"; ``detail``: the loops around it.
+    message = "{what} {in_step}"
+    help = "{detail}{every_step}: vectorize {how}"
     why = (
         WHY_GIL
         + """
@@ -156,10 +158,16 @@ for batch in batches:
             ):
                 continue  # ``torch.exp(torch.tensor(x))``: one finding, at the outer call
             with_findings.update(site.loops)
-            yield Finding(
+            element = shape.per_element
+            assert element is not None  # kept above: only the work run per element
+            yield self.finding(
                 site.node,
-                f"`{callee(model, site.node)}` runs {cost_shape(ctx, shape)}, "
-                f"{per_step(ctx, shape)}: vectorize it once per example",
+                what=f"`{callee(model, site.node)}` runs once per element of "
+                f"`{code_of(model, element.iterable)}` (line {ctx.line_of(element.loop.node)})",
+                in_step=in_step_of(ctx, shape),
+                detail=f"It runs {cost_shape(ctx, shape)}, ",
+                every_step=per_step(ctx, shape),
+                how="it once per example",
             )
         for loop in model.loops:
             if loop in with_findings:
@@ -169,18 +177,21 @@ for batch in batches:
                 continue
             shape, array = found
             iterable = next(loop_iterables(loop))
-            yield Finding(
+            yield self.finding(
                 iterable,
-                f"Python loop over `{code_of(model, iterable)}` (line "
-                f"{ctx.line_of(loop.node)}) goes through the tensor `{code_of(model, array)}` "
-                f"element by element, {cost_shape(ctx, shape)}, {per_step(ctx, shape)}: "
-                "vectorize it with a mask or an index tensor",
+                what=f"Loop on line {ctx.line_of(loop.node)} goes through the tensor "
+                f"`{code_of(model, array)}` per element",
+                in_step=in_step_of(ctx, shape),
+                detail=f"The Python loop over `{code_of(model, iterable)}` runs "
+                f"{cost_shape(ctx, shape)}, ",
+                every_step=per_step(ctx, shape),
+                how="it with a mask or an index tensor",
             )
         # A ``ModelInput`` built one token per iteration (``model/model_input.py``).
         for build in token_by_token_builds(model):
             step = model.steps.of_call(build.site)
             if step is not None:
-                yield Finding(build.site.node, _token_build_message(ctx, build, step))
+                yield self.finding(build.site.node, None, **_token_build_fields(ctx, build, step))
 
 
 def is_array_work(model: SemanticModel, site: CallSite) -> bool:
@@ -227,24 +238,31 @@ def _is_array(model: SemanticModel, expr: cst.BaseExpression, loop: LoopInfo) ->
     return any(t.kind is Kind.ARRAY for t in model.types(expr, loop.scope))
 
 
-def _token_build_message(ctx: Context, build: TokenBuild, step: StepContext) -> str:
-    """The rule's template (``{what} {every_step}: vectorize {how}``) for a token-by-token build."""
+def _token_build_fields(ctx: Context, build: TokenBuild, step: StepContext) -> dict[str, str]:
+    """The rule's fields for a token-by-token build."""
     model = ctx.model
     if build.iterable is not None:
         where = f"of `{code_of(model, build.iterable)}` (line {ctx.line_of(build.loop.node)})"
     else:
         where = f"in the `while` loop on line {ctx.line_of(build.loop.node)}"
+    fields = {"in_step": in_step(ctx, step), "every_step": every_step(ctx, step)}
     if build.receiver is None:
-        return (
-            f"`{callee(model, build.site.node)}` makes one chunk per token {where}, so every "
-            f"request carries one chunk per token, {every_step(ctx, step)}: vectorize the build "
-            "with one chunk of all of them (`EncodedTextChunk(tokens=tokens)` or "
-            "`ModelInput.from_ints(tokens)`)"
-        )
-    what = "of a one-token chunk " if build.how == "append" else ""
-    return (
-        f"`{code_of(model, build.receiver, 30)}.{build.how}()` {what}copies the whole "
-        f"`ModelInput` on every call, once per token {where}, quadratic in their number, "
-        f"{every_step(ctx, step)}: vectorize the build with whole chunks "
-        "(`ModelInput.from_ints(tokens)` or one `append(EncodedTextChunk(tokens=...))`)"
-    )
+        call = callee(model, build.site.node)
+        return {
+            **fields,
+            "what": f"`{call}` makes one chunk per token",
+            "detail": f"It makes one chunk per token {where}, so every request carries one "
+            "chunk per token, ",
+            "how": "the build with one chunk of all of them (`EncodedTextChunk(tokens=tokens)` "
+            "or `ModelInput.from_ints(tokens)`)",
+        }
+    chunk = "of a one-token chunk " if build.how == "append" else ""
+    return {
+        **fields,
+        "what": f"`{code_of(model, build.receiver, 30)}.{build.how}()` copies the `ModelInput` "
+        "per token",
+        "detail": f"Each `{build.how}()` {chunk}copies the whole `ModelInput`, once per token "
+        f"{where}, quadratic in their number, ",
+        "how": "the build with whole chunks (`ModelInput.from_ints(tokens)` or one "
+        "`append(EncodedTextChunk(tokens=...))`)",
+    }

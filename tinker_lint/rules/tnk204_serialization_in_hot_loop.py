@@ -6,14 +6,14 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.batches import names_collection
+from tinker_lint.model.batches import loop_iterables, names_collection
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.model.steps import StepContext
 from tinker_lint.model.types import Kind
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
-from tinker_lint.rules.hotloop import WHY_GIL, callee, every_step, per_element
+from tinker_lint.rules.hotloop import WHY_GIL, callee, code_of, every_step, in_step, per_element
 
 SERIALIZERS = frozenset(
     {
@@ -37,9 +37,10 @@ class SerializationInHotLoop(Rule):
         "Serialize on a cadence or in a background thread/process: dumping per-step payloads in "
         "the loop that submits Tinker requests stalls the SDK's thread"
     )
-    # ``what``: "once per element of `batch` (line 4)" or "a per-step payload".
-    message = (
-        "`{call}` serializes {what} {every_step}, outside a cadence guard: do it on a cadence "
+    # ``what``: "each element of `batch`" or "a per-step payload"; ``detail``: the help's.
+    message = "`{call}` serializes {what} {in_step}"
+    help = (
+        "It serializes {detail}{every_step}, outside a cadence guard: do it on a cadence "
         "(`if step % N == 0:`) or in a background thread/process"
     )
     why = (
@@ -103,15 +104,21 @@ for step, batch in enumerate(batches):
             if hot is None or writes_a_line(model, site):
                 continue
             if hot.element_loop is not None:
-                what = f"serializes {per_element(ctx, hot)}"
+                batch = next(loop_iterables(hot.element_loop), None)
+                what = f"each element of `{code_of(model, batch)}`" if batch else "each element"
+                detail = per_element(ctx, hot)
             elif is_payload(model, site, value, hot):
-                what = "serializes a per-step payload "
+                what = "a per-step payload"
+                detail = "a per-step payload "
             else:
                 continue
-            yield Finding(
+            yield self.finding(
                 site.node,
-                f"`{callee(model, site.node)}` {what}{every_step(ctx, hot)}, outside a cadence "
-                "guard: do it on a cadence (`if step % N == 0:`) or in a background thread/process",
+                call=callee(model, site.node),
+                what=what,
+                in_step=in_step(ctx, hot),
+                detail=detail,
+                every_step=every_step(ctx, hot),
             )
 
 

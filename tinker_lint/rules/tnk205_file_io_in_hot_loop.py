@@ -22,6 +22,7 @@ from tinker_lint.rules.hotloop import (
     calls_in_hot_loops,
     code_of,
     every_step,
+    in_step,
 )
 from tinker_lint.rules.tnk204_serialization_in_hot_loop import is_payload
 
@@ -93,7 +94,8 @@ class FileIoInHotLoop(Rule):
         "requests stalls the SDK's thread"
     )
     # ``what``: "reads the same file" or "dumps per-step data (`batch`)"; ``remedy`` to match.
-    message = "`{call}` {what} {every_step}{remedy}"
+    message = "`{call}` {what} {in_step}"
+    help = "It runs {every_step}{remedy}"
     why = (
         WHY_GIL
         + """
@@ -201,6 +203,7 @@ for step, batch in enumerate(batches):
                 site.node,
                 call=callee(model, site.node),
                 what=what,
+                in_step=in_step(ctx, hot),
                 every_step=every_step(ctx, hot),
                 remedy=remedy,
             )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tinker_lint.rules.base import Example, Rule, known_bad_message
+from tinker_lint.deps.known_bad import help_template, message_template
+from tinker_lint.rules.base import Example, Rule
 
 
 class PydanticPrerelease(Rule):
@@ -12,7 +13,8 @@ class PydanticPrerelease(Rule):
     summary = (
         "Require a stable pydantic (`pydantic<2.13` or `pydantic>=2.13.0`), not a 2.13 pre-release"
     )
-    message = known_bad_message("TNK301")
+    message = message_template("TNK301")
+    help = help_template("TNK301")
     why = """\
 A pydantic 2.13 pre-release makes `model_dump()` very slow on large payloads. The Tinker SDK dumps
 every request with pydantic, so `forward_backward` submission stalls for minutes: the training loop

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tinker_lint.rules.base import Example, Rule, known_bad_message
+from tinker_lint.deps.known_bad import help_template, message_template
+from tinker_lint.rules.base import Example, Rule
 
 
 class Transformers530(Rule):
@@ -10,7 +11,8 @@ class Transformers530(Rule):
     name = "transformers-5-3-0"
     level = "error"
     summary = "Pin `transformers>=5.3.1`: 5.3.0 loads the wrong tokenizer class for DeepSeek V2/V3"
-    message = known_bad_message("TNK302")
+    message = message_template("TNK302")
+    help = help_template("TNK302")
     why = """\
 `transformers==5.3.0` picks the wrong `tokenizer_class` for DeepSeek V2/V3 checkpoints, so the
 tokens a loop sends to Tinker do not match the model's vocabulary. 5.3.1 fixes it.

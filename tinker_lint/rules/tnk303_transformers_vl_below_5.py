@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tinker_lint.rules.base import Example, Rule, known_bad_message
+from tinker_lint.deps.known_bad import help_template, message_template
+from tinker_lint.rules.base import Example, Rule
 
 
 class TransformersVlBelow5(Rule):
@@ -10,7 +11,8 @@ class TransformersVlBelow5(Rule):
     name = "transformers-vl-below-5"
     level = "error"
     summary = "Require `transformers>=5,!=5.3.0` in a project that uses a Qwen VL model"
-    message = known_bad_message("TNK303")
+    message = message_template("TNK303")
+    help = help_template("TNK303")
     why = """\
 Before 5.0, transformers' `Qwen2VLImageProcessor` miscounts the image tokens of Qwen VL models
 (Qwen2-VL, Qwen2.5-VL, Qwen3-VL), so image prompts built with it do not line up with what the model

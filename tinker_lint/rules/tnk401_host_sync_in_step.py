@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 
 import libcst as cst
@@ -10,11 +10,16 @@ import libcst as cst
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.scopes import FunctionInfo
 from tinker_lint.model.semantic import CallSite, SemanticModel
+from tinker_lint.model.torch_steps import TorchStep
 from tinker_lint.prefilter.mentions import TORCH_STEP
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import callee, code_of
-from tinker_lint.rules.torchloop import calls_on_every_step, every_torch_step
+from tinker_lint.rules.torchloop import calls_on_every_step, every_torch_step, in_torch_step
+
+# ``HostSyncInStep._finding``: a finding at a node, from the step, what is read, why it waits and
+# the fix.
+_MakeFinding = Callable[[Context, cst.CSTNode, TorchStep, str, str, str], Finding]
 
 # Methods that copy a tensor to the host, so the CPU waits for the GPU to finish everything queued.
 _TO_HOST = frozenset({"item", "tolist", "cpu", "numpy"})
@@ -36,8 +41,10 @@ class HostSyncInStep(Rule):
         "Read tensors on the host on a cadence: `.item()`, `.cpu()`, `.tolist()` or "
         "`torch.cuda.synchronize()` on every training step make the CPU wait for the GPU"
     )
-    # ``what``: "`loss.item()`"; ``how``: the fix for its use (logging, a guard, timing).
-    message = "{what} {every_torch_step}: {cost}: {how}"
+    # ``what``: "`loss.item()`"; ``cost``: why the read waits; ``how``: the fix for its use
+    # (logging, a guard, timing).
+    message = "{what} waits for the GPU {in_step}"
+    help = "It runs {every_torch_step}: {cost}: {how}"
     why = """
 A CUDA kernel launch returns at once; the CPU runs ahead and queues the next step's work while the
 GPU computes. Reading a value on the host (`.item()`, `.tolist()`, `.cpu()`, `.numpy()`,
@@ -125,16 +132,25 @@ for step, batch in enumerate(loader):
         for site, what, step in calls_on_every_step(ctx, partial(host_read, model)):
             if not _reported(model, site):
                 continue
-            yield Finding(
-                site.node,
-                f"{what} {every_torch_step(ctx, step)}: {_COST}: {_how(model, site)}",
-            )
-        yield from _formatted_tensors(ctx)
+            yield self._finding(ctx, site.node, step, what, _COST, _how(model, site))
+        yield from _formatted_tensors(ctx, self._finding)
         if ctx.preview:
-            yield from _mask_reads(ctx)
+            yield from _mask_reads(ctx, self._finding)
+
+    def _finding(
+        self, ctx: Context, node: cst.CSTNode, step: TorchStep, what: str, cost: str, how: str
+    ) -> Finding:
+        return self.finding(
+            node,
+            what=what,
+            in_step=in_torch_step(ctx, step),
+            every_torch_step=every_torch_step(ctx, step),
+            cost=cost,
+            how=how,
+        )
 
 
-def _mask_reads(ctx: Context) -> Iterator[Finding]:
+def _mask_reads(ctx: Context, finding: _MakeFinding) -> Iterator[Finding]:
     """Preview: ``x[mask]`` (a boolean mask: a comparison, ``.bool()``, or a name bound to one),
     ``x.nonzero()``, ``torch.nonzero(x)``, one-argument ``torch.where(cond)``: the size of the
     result is decided on the GPU, so the host waits for it. Often needed, hence preview only."""
@@ -165,11 +181,14 @@ def _mask_reads(ctx: Context) -> Iterator[Finding]:
         if step is None:
             continue
         seen.add(id(found))
-        yield Finding(
+        yield finding(
+            ctx,
             found,
-            f"{what} {every_torch_step(ctx, step)}: the result's size is decided on the GPU, so "
-            f"{_COST}: keep the shape fixed (`torch.where(mask, x, 0)`, `(x * mask).sum() / "
-            "mask.sum()`) where the code allows it",
+            step,
+            what,
+            f"the result's size is decided on the GPU, so {_COST}",
+            "keep the shape fixed (`torch.where(mask, x, 0)`, `(x * mask).sum() / mask.sum()`) "
+            "where the code allows it",
         )
 
 
@@ -203,7 +222,7 @@ def _is_mask(model: SemanticModel, expr: cst.BaseExpression, site: CallSite, dep
     return False
 
 
-def _formatted_tensors(ctx: Context) -> Iterator[Finding]:
+def _formatted_tensors(ctx: Context, finding: _MakeFinding) -> Iterator[Finding]:
     """``print(f"loss {loss:.4f}")``: formatting a tensor reads it on the host (``__format__``
     calls ``.item()``). Only for the tensors the step makes for sure (the one ``.backward()`` is
     called on, a ``clip_grad_norm_`` result), in an f-string passed to a call on every step."""
@@ -224,11 +243,14 @@ def _formatted_tensors(ctx: Context) -> Iterator[Finding]:
                 step = steps.of_call(site)
                 if step is None:
                     continue
-                yield Finding(
+                yield finding(
+                    ctx,
                     part,
-                    f"`{{{name}}}` in an f-string {every_torch_step(ctx, step)}: formatting a "
-                    f"tensor reads it on the host, and {_COST}: format `{name}.item()` on the log "
-                    "step only (`if step % log_every == 0:`), or accumulate on the device",
+                    step,
+                    f"`{{{name}}}` in an f-string",
+                    f"formatting a tensor reads it on the host, and {_COST}",
+                    f"format `{name}.item()` on the log step only (`if step % log_every == 0:`), "
+                    "or accumulate on the device",
                 )
 
 

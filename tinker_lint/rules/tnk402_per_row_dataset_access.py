@@ -16,7 +16,7 @@ from tinker_lint.prefilter.mentions import DATASETS
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import code_of
-from tinker_lint.rules.torchloop import every_torch_step
+from tinker_lint.rules.torchloop import every_torch_step, in_torch_step
 
 _ROW_COST = (
     "each read converts one row from Arrow (0.15-0.4 ms a row measured, 3-28x a batched read)"
@@ -59,7 +59,9 @@ class PerRowDatasetAccess(Rule):
         "data-generation loop, `ds[col][i]` in any loop, and `ds.map(f)` calling a model per row "
         "each pay Arrow's per-access cost again and again"
     )
-    message = "{what} {where}: {cost}: {fix}"
+    # ``where``: empty, or " in the loop on line 4" and the like.
+    message = "{what}{where}"
+    help = "{cost}: {remedy}"
     why = """
 A `datasets.Dataset` is an Arrow table on disk: every `ds[i]` looks the row up, copies it out of
 Arrow and converts it to Python objects (or tensors, with `with_format`). Measured here
@@ -149,6 +151,10 @@ for step in range(1000):
                 yield finding
 
 
+def _finding(node: cst.CSTNode, **fields: str) -> Finding:
+    return PerRowDatasetAccess().finding(node, None, **fields)
+
+
 def _column_read(ctx: Context, node: cst.Subscript) -> Finding | None:
     """``ds["text"][i]`` in a loop."""
     model = ctx.model
@@ -162,12 +168,13 @@ def _column_read(ctx: Context, node: cst.Subscript) -> Finding | None:
     if not where.loops or not model.datasets.is_dataset(column.value, where.scope):
         return None
     loop = where.loops[-1]
-    return Finding(
+    return _finding(
         node,
-        f"`{code_of(model, node)}` in the loop on line {ctx.line_of(loop.node)} reads the "
-        f"column `{code_of(model, column)}` to take one row: in `datasets` < 4.0 that "
-        "materializes the whole column on every access (36 ms an access on 1000 rows, measured), "
-        "and it still costs ~0.5-1.5 ms a row after: read the rows at once "
+        what=f"`{code_of(model, node)}` reads the column `{code_of(model, column)}` for one row",
+        where=f" in the loop on line {ctx.line_of(loop.node)}",
+        cost="In `datasets` < 4.0 that materializes the whole column on every access (36 ms an "
+        "access on 1000 rows, measured), and it still costs ~0.5-1.5 ms a row after",
+        remedy="read the rows at once "
         f"(`{code_of(model, column.value)}[indices][{code_of(model, key.value)}]`) or pull the "
         "column into a list once before the loop",
     )
@@ -189,20 +196,29 @@ def _row_read(ctx: Context, node: cst.Subscript) -> Finding | None:
         return None
     if not _one_row(model, index, where.scope):
         return None
-    what = f"`{code_of(model, node)}` reads one row of a `datasets.Dataset` at a time"
+    what = f"`{code_of(model, node)}` reads one dataset row at a time"
     step = model.torch_steps.of_call(where)
     if step is not None:
         if step.loop is not None and _generates(model, step.loop):
             return None  # one row per example, then seconds of generation
         if step.loop is not None and step.via is None and where.loops[-1] is step.loop:
             return None  # one row per step: the step's own work dwarfs the read
-        return Finding(node, f"{what} {every_torch_step(ctx, step)}: {_ROW_COST}: {_ROW_FIX}")
+        return _finding(
+            node,
+            what=what,
+            where=f" {in_torch_step(ctx, step)}",
+            cost=f"It runs {every_torch_step(ctx, step)}: {_ROW_COST}",
+            remedy=_ROW_FIX,
+        )
     generation = _generation_loop(model, where)
     if generation is not None:
-        return Finding(
+        return _finding(
             node,
-            f"{what} in the loop on line {ctx.line_of(generation.node)}, which runs the model "
-            f"under `torch.no_grad()` on every iteration: {_ROW_COST}: {_ROW_FIX}",
+            what=what,
+            where=f" in the generation loop on line {ctx.line_of(generation.node)}",
+            cost="The loop runs the model under `torch.no_grad()` on every iteration, and "
+            f"{_ROW_COST}",
+            remedy=_ROW_FIX,
         )
     return None
 
@@ -391,11 +407,13 @@ def _map_per_row(ctx: Context, site: CallSite) -> Finding | None:
     forward = _model_call_in(model, function, site.scope)
     if forward is None:
         return None
-    return Finding(
+    return _finding(
         site.node,
-        f"`{code_of(model, site.node)}` calls `{code_of(model, forward.func)}()` on one row at a "
-        "time (`batched=False`, the default): the model runs one example per forward pass: pass "
-        "`batched=True` (and a `batch_size`) with a function that takes a batch of rows",
+        what=f"`{code_of(model, site.node)}` calls `{code_of(model, forward.func)}()` on one row "
+        "at a time",
+        where="",
+        cost="`batched=False` (the default) runs the model on one example per forward pass",
+        remedy="pass `batched=True` (and a `batch_size`) with a function that takes a batch of rows",
     )
 
 

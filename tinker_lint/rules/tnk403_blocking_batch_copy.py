@@ -19,7 +19,7 @@ from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule
 from tinker_lint.rules.fixes.tnk403 import TITLE, plan_non_blocking
 from tinker_lint.rules.hotloop import code_of
-from tinker_lint.rules.torchloop import calls_on_every_step, every_torch_step
+from tinker_lint.rules.torchloop import calls_on_every_step, every_torch_step, in_torch_step
 
 # Calls that make a CPU tensor of their first argument: a batch wrapped in one is still the batch.
 _CPU_MAKERS = frozenset({"torch.from_numpy", "torch.as_tensor", "torch.tensor", "numpy.asarray"})
@@ -66,7 +66,11 @@ class BlockingBatchCopy(Rule):
         "Copy loader batches to the GPU with `non_blocking=True` (and `pin_memory=True` on the "
         "DataLoader): a blocking copy waits for the previous step's work on every step"
     )
-    message = "`{call}` copies a batch to the device {every_torch_step}, blocking: {fix}{pin}"
+    message = "`{call}` copies a batch to the device, blocking, {in_step}"
+    help = (
+        "It runs {every_torch_step}: each copy waits for the previous step's work on the "
+        "device: {remedy}{pin}"
+    )
     why = """
 `x.to(device)` from host memory is `cudaMemcpyAsync` followed by a stream synchronisation
 ("A guide on good usage of `non_blocking` and `pin_memory()`", PyTorch tutorials): at the top of
@@ -81,7 +85,7 @@ Reported on every step of a torch training loop: `x.to(device)`, `x.to(device=..
 `torch.as_tensor(x, device=...)` without `non_blocking=True`, where `x` is (a part of) what the
 loop iterates (a DataLoader, a generator, the training loop's own items, `next(iterator)`),
 followed through assignments, indexing and unpacking; the dict form
-`{k: v.to(device) for k, v in batch.items()}` is one finding. The message says when the
+`{k: v.to(device) for k, v in batch.items()}` is one finding. The help says when the
 DataLoader that feeds the loop (found in the same module) does not pass `pin_memory=True`.
 
 Not reported: copies to the CPU (`.cpu()`, `.to("cpu")`: non-blocking there returns garbage until
@@ -142,9 +146,9 @@ for inputs, labels in loader:
             node = site.node
             is_as_tensor = model.qualify(node.func, site.scope) == "torch.as_tensor"
             if is_as_tensor:
-                fix = "use `torch.as_tensor(x).to(device, non_blocking=True)`"
+                remedy = "use `torch.as_tensor(x).to(device, non_blocking=True)`"
             else:
-                fix = "pass `non_blocking=True`"
+                remedy = "pass `non_blocking=True`"
             loader = _loader_of(model, feed)
             pin = ""
             if loader is not None and _lacks_pinning(loader):
@@ -155,11 +159,14 @@ for inputs, labels in loader:
             plan = None
             if not is_as_tensor:
                 plan = partial(plan_non_blocking, node, _written_after(model, source, site))
-            yield Finding(
+            yield self.finding(
                 node,
-                f"`{code_of(model, node, 60)}` copies a batch to the device "
-                f"{every_torch_step(ctx, step)}, blocking: {fix}{pin}",
                 plan,
+                call=code_of(model, node, 60),
+                in_step=in_torch_step(ctx, step),
+                every_torch_step=every_torch_step(ctx, step),
+                remedy=remedy,
+                pin=pin,
             )
 
 

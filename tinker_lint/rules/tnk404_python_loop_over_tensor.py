@@ -22,7 +22,7 @@ from tinker_lint.prefilter.mentions import TORCH_STEP
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import callee, code_of
-from tinker_lint.rules.torchloop import every_torch_step, loop_step
+from tinker_lint.rules.torchloop import every_torch_step, in_torch_step, loop_step
 
 # Reads of a tensor on the host: inside a per-element loop, one sync (and one Python object) per
 # element. TNK401 reports them in a step; TNK404 reports the loop, at the read (``supersedes``).
@@ -49,8 +49,12 @@ _FIX = (
 
 @dataclass(frozen=True)
 class _Found:
+    """A finding's node and its fields (the rule's templates)."""
+
     node: cst.CSTNode
-    message: str
+    what: str
+    cost: str
+    remedy: str
 
 
 class PythonLoopOverTensor(Rule):
@@ -63,9 +67,10 @@ class PythonLoopOverTensor(Rule):
         "Vectorize tensor work: a Python loop that indexes or iterates a tensor element by "
         "element on every training step makes one torch call (and on a GPU one kernel) per element"
     )
-    # ``what``: "Python loop over `range(len(w))` (line 12) indexes the tensor `w` element by
-    # element (`w[t]`)"; ``cost`` and ``fix`` depend on what the loop does.
-    message = "{what} {every_torch_step}: {cost}: {fix}"
+    # ``what``: "Loop on line 12 indexes the tensor `w` per element"; ``cost``
+    # and ``remedy`` depend on what the loop does.
+    message = "{what} {in_step}"
+    help = "It runs {every_torch_step}: {cost}: {remedy}"
     why = """
 Each Python-level torch operation costs microseconds of argument parsing and dispatch with the GIL
 held (PyTorch's bindings release the GIL only around the kernel itself), and on a GPU one kernel
@@ -174,12 +179,18 @@ for batch in loader:
                 continue  # one finding per line
             lines.add(line)
             reported.add(loop)
-            yield Finding(found.node, found.message)
+            yield self.finding(
+                found.node,
+                what=found.what,
+                in_step=in_torch_step(ctx, step),
+                every_torch_step=every_torch_step(ctx, step),
+                cost=found.cost,
+                remedy=found.remedy,
+            )
 
 
 def _judge(ctx: Context, tensors: Tensors, loop: LoopInfo, step: TorchStep) -> _Found | None:
     model = ctx.model
-    every = every_torch_step(ctx, step)
     line = ctx.line_of(loop.node)
     iterable = next(loop_iterables(loop))
     if small(iterable):
@@ -190,10 +201,10 @@ def _judge(ctx: Context, tensors: Tensors, loop: LoopInfo, step: TorchStep) -> _
             return None
         return _Found(
             iterable,
-            f"Python loop over `{code_of(model, iterable)}` (line {line}) updates one parameter "
-            f"tensor per iteration (`{callee(model, parameters)}`) {every}: 2-3 kernel launches "
-            "per parameter tensor, hundreds per step for a large model: use "
-            "`torch._foreach_mul_/_foreach_add_` (or `torch._foreach_lerp_`)",
+            f"Loop on line {line} updates one parameter tensor per iteration",
+            f"`{callee(model, parameters)}` per parameter tensor is 2-3 kernel launches, hundreds "
+            "per step for a large model",
+            "use `torch._foreach_mul_/_foreach_add_` (or `torch._foreach_lerp_`)",
         )
     if _calls_foreach(model, loop):
         return None
@@ -250,29 +261,27 @@ def _judge(ctx: Context, tensors: Tensors, loop: LoopInfo, step: TorchStep) -> _
     if read is not None and not on_cpu:
         return _Found(
             read,
-            f"`{callee(model, read)}` once per element of the tensor `{tensor}` (line {line}) "
-            f"{every}: a host sync and a Python object per element (62-226x one `.tolist()` on "
-            "the CPU, docs/torch-costs.md): read the tensor once with `.tolist()`, or vectorize",
+            f"`{callee(model, read)}` per element of the tensor `{tensor}` (loop on line {line})",
+            "a host sync and a Python object per element (62-226x one `.tolist()` on the CPU, "
+            "docs/torch-costs.md)",
+            "read the tensor once with `.tolist()`, or vectorize",
         )
     if _calls_log_softmax(model, loop):
         return _Found(
             iterable,
-            f"Python loop over `{code_of(model, iterable)}` (line {line}) computes "
-            f"`log_softmax` one row of `{tensor}` at a time {every}: if it is there to save "
-            "memory, keep it; otherwise gather the targets' logits and subtract "
-            "`torch.logsumexp(logits, -1)` over the whole batch (a fused gather - logsumexp)",
+            f"Loop on line {line} computes `log_softmax` one row of `{tensor}` at a time",
+            f"the Python loop over `{code_of(model, iterable)}` makes one `log_softmax` per row",
+            "if it is there to save memory, keep it; otherwise gather the targets' logits and "
+            "subtract `torch.logsumexp(logits, -1)` over the whole batch (a fused gather - "
+            "logsumexp)",
         )
     if iterated:
-        what = (
-            f"Python loop over the tensor `{tensor}` (line {line}) goes through its first "
-            "dimension one row or element at a time"
-        )
+        what = f"Loop on line {line} goes through the tensor `{tensor}` one row at a time"
     else:
-        what = (
-            f"Python loop over `{code_of(model, iterable)}` (line {line}) indexes the tensor "
-            f"`{tensor}` element by element (`{code_of(model, accesses[0].node)}`)"
-        )
-    return _Found(iterable, f"{what} {every}: {_COST}: {_FIX}")
+        what = f"Loop on line {line} indexes the tensor `{tensor}` per element"
+        # The access itself is the evidence: the help shows it.
+        return _Found(iterable, what, f"`{code_of(model, accesses[0].node)}` is {_COST}", _FIX)
+    return _Found(iterable, what, _COST, _FIX)
 
 
 def _leaves_torch(

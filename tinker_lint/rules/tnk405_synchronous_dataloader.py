@@ -33,10 +33,8 @@ class SynchronousDataloader(Rule):
         "Give a `DataLoader` workers when its dataset reads or decodes a file for each sample: "
         "with `num_workers=0` the GPU waits while the training process prepares every batch"
     )
-    message = (
-        "`DataLoader(...)` {workers}: {dataset} {work} ({where}), and the training loop on line "
-        "{loop} waits for it: {fix}"
-    )
+    message = "`DataLoader(...)` {workers}"
+    help = "{dataset} {work} ({where}), and the training loop on line {loop} waits for it: {remedy}"
     why = """
 `DataLoader`'s default `num_workers=0` makes data loading "synchronous and done in the main
 process" (`torch.utils.data` docs): every sample's `__getitem__` runs between two training steps,
@@ -131,10 +129,14 @@ for x, y in loader:
                     f", `pin_memory=True` (the loop copies each batch to the device on line {line})"
                 )
             where = f"line {ctx.line_of(work.node)}"
-            yield Finding(
+            yield self.finding(
                 loader.site.node,
-                f"`DataLoader(...)` {workers}: {work.owner} {work.what} ({where}), and the training "
-                f"loop on line {ctx.line_of(loop.node)} waits for it: " + _FIX.format(pin=pin),
+                workers=workers,
+                dataset=work.owner,
+                work=work.what,
+                where=where,
+                loop=ctx.line_of(loop.node),
+                remedy=_FIX.format(pin=pin),
             )
 
 

@@ -11,7 +11,7 @@ from tinker_lint.prefilter.mentions import TORCH_STEP
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import code_of
-from tinker_lint.rules.torchloop import calls_on_every_step, every_torch_step
+from tinker_lint.rules.torchloop import calls_on_every_step, every_torch_step, in_torch_step
 
 _EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.mps.empty_cache", "torch.accelerator.memory.empty_cache"}
@@ -27,7 +27,12 @@ class EmptyCacheInStep(Rule):
         "Do not empty the CUDA cache on every step: it synchronises every GPU and makes the next "
         "allocations go back to `cudaMalloc`"
     )
-    message = "{call} {every_torch_step}: {why}: {fix}"
+    message = "`{call}` empties the allocator's cache {in_step}"
+    help = (
+        "It runs {every_torch_step}: it synchronises the device and makes the next allocations go "
+        "back to `cudaMalloc`: remove it, or call it every N steps or between phases "
+        "(`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` for fragmentation)"
+    )
     why = """
 `torch.cuda.empty_cache()` "doesn't increase the amount of GPU memory available for PyTorch"
 (PyTorch docs): it hands the allocator's cached blocks back to the driver. Each call synchronises
@@ -84,12 +89,11 @@ torch.cuda.empty_cache()
             return (empties_cache(model, site) and not in_oom_handler(model, site)) or None
 
         for site, _, step in calls_on_every_step(ctx, found):
-            yield Finding(
+            yield self.finding(
                 site.node,
-                f"`{code_of(model, site.node)}` {every_torch_step(ctx, step)}: "
-                "it synchronises the device and makes the next allocations go back to "
-                "`cudaMalloc`: remove it, or call it every N steps or between phases "
-                "(`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` for fragmentation)",
+                call=code_of(model, site.node),
+                in_step=in_torch_step(ctx, step),
+                every_torch_step=every_torch_step(ctx, step),
             )
 
 

@@ -14,7 +14,7 @@ from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule
 from tinker_lint.rules.fixes.tnk407 import plan_device_argument
 from tinker_lint.rules.hotloop import code_of
-from tinker_lint.rules.torchloop import calls_on_every_step, every_torch_step
+from tinker_lint.rules.torchloop import calls_on_every_step, every_torch_step, in_torch_step
 
 # Factories that build a tensor from sizes or constants: with ``device=`` they build it in place.
 _FACTORIES = frozenset(
@@ -42,7 +42,11 @@ class TensorBuiltThenMoved(Rule):
         "Create tensors on the device they are used on (`device=`): building on the CPU and "
         "moving with `.to(device)` every step adds a host-to-device copy"
     )
-    message = "`{call}` builds a tensor on the CPU and copies it {where}: pass `device=` instead"
+    message = "`{call}` builds on the CPU, then copies to the device, {in_step}"
+    help = (
+        "It runs {every_torch_step}: an allocation in host memory and a host-to-device copy each "
+        "time: pass `device=` to build it on the device"
+    )
     why = """
 `torch.zeros(n).to(device)` allocates and fills the tensor in host memory, then copies it to the
 GPU: an extra allocation and a host-to-device transfer on every step. `torch.zeros(n,
@@ -108,12 +112,12 @@ for batch in loader:
         found = partial(built_then_moved, model)
         for site, built, step in calls_on_every_step(ctx, found):
             qualified = model.qualify(built.func, site.scope) or ""
-            yield Finding(
+            yield self.finding(
                 site.node,
-                f"`{code_of(model, built.func)}()` builds a tensor on the CPU and copies it to "
-                f"the device {every_torch_step(ctx, step)}: pass `device=` "
-                "instead",
                 partial(plan_device_argument, model, site, built, qualified),
+                call=f"{code_of(model, built.func)}()",
+                in_step=in_torch_step(ctx, step),
+                every_torch_step=every_torch_step(ctx, step),
             )
 
 

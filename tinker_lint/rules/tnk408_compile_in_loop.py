@@ -11,7 +11,7 @@ from tinker_lint.prefilter.mentions import TORCH_STEP
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import code_of
-from tinker_lint.rules.torchloop import calls_on_every_step, every_torch_step
+from tinker_lint.rules.torchloop import calls_on_every_step, every_torch_step, in_torch_step
 
 
 class CompileInLoop(Rule):
@@ -20,7 +20,11 @@ class CompileInLoop(Rule):
     level = "warning"
     needs_tinker = False
     summary = "Compile once, before the loop: `torch.compile` on every step recompiles (or re-guards) every time"
-    message = "`{call}` {every_torch_step}: compile once, before the loop"
+    message = "`{call}` is called on every step, {in_step}"
+    help = (
+        "It runs {every_torch_step}, and each call builds and traces a new compiled callable: "
+        "compile once, before the loop"
+    )
     why = """
 `torch.compile(fn)` returns a new compiled callable; calling it inside the training loop builds
 and traces it again on every step (pytorch/ao #2500: `torch.compile` inside the optimizer step on
@@ -67,10 +71,11 @@ for batch in loader:
             return (compiles and not _once(model, site)) or None
 
         for site, _, step in calls_on_every_step(ctx, found):
-            yield Finding(
+            yield self.finding(
                 site.node,
-                f"`{code_of(model, site.node.func)}()` {every_torch_step(ctx, step)}: "
-                "compile once, before the loop",
+                call=f"{code_of(model, site.node.func)}()",
+                in_step=in_torch_step(ctx, step),
+                every_torch_step=every_torch_step(ctx, step),
             )
 
 

@@ -40,6 +40,19 @@ def every_torch_step(ctx: Context, step: TorchStep) -> str:
     return f"on every step of the training loop (`{name}()` runs once per step)"
 
 
+def in_torch_step(ctx: Context, step: TorchStep) -> str:
+    """``every_torch_step`` in a few words, for a message: "in the training loop on line 12", "in
+    `log_metrics()` (training loop on line 12)", or "in `training_step()` (once per step)"."""
+    if step.loop is not None:
+        line = ctx.line_of(step.loop.node)
+        if step.via is not None:
+            return f"in `{step.via.name}()` (training loop on line {line})"
+        return f"in the training loop on line {line}"
+    hook = step.hook
+    name = hook.name if hook is not None else "the hook"
+    return f"in `{name}()` (once per step)"
+
+
 def loop_step(model: SemanticModel, loop: LoopInfo) -> TorchStep | None:
     """The torch step a (not itself stepping) loop runs on every iteration of, or None: asked as
     of a call standing where the loop starts (``torch_steps.place``: its enclosing loops, cadence

@@ -39,7 +39,7 @@ from tinker_lint.io.settings import Settings
 
 CACHE_DIR_NAME = ".tinker_lint_cache"
 # Bumped when the layout or the entry format changes.
-FORMAT = "diagnostics-v2"
+FORMAT = "diagnostics-v3"  # v3: a diagnostic carries its help
 _FORMATS = "diagnostics-"  # what every format's directory is named (``diagnostics-v1``...)
 _PACKAGE = Path(__file__).resolve().parent.parent  # the whole tinker_lint package
 KEEP_FINGERPRINTS = 4

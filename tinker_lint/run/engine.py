@@ -314,6 +314,7 @@ def _analyse(
                 finding.message,
                 span.end.line,
                 span.end.column + 1,
+                help=finding.help,
             )
             diagnostics.append(diagnostic)
             if fixes and (isinstance(finding.fix, FixPlan) or callable(finding.fix)):

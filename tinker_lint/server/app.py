@@ -303,7 +303,7 @@ class TinkerLintServer(LanguageServer):
 
     async def hover(self, params: types.HoverParams) -> types.Hover | None:
         """A rule's name, level, advice and page: over its code where it is written (``# noqa:
-        TNK101``), else over a finding."""
+        TNK101``), else over a finding (with the finding's help as the advice)."""
         from tinker_lint.codes import REGISTRY
 
         uri = params.text_document.uri
@@ -316,6 +316,7 @@ class TinkerLintServer(LanguageServer):
             return None
         column = convert.code_point_column(lines[row], params.position.character, self.encoding)
         code = convert.code_at(lines[row], column)
+        help = ""
         if code is None:
             linted = await self.lint(uri)
             here = [
@@ -326,9 +327,10 @@ class TinkerLintServer(LanguageServer):
                 <= ((d.end_line or d.line) - 1, d.end_col - 1)
             ]
             code = here[0].code if here else None
+            help = here[0].help if here else ""
         if code is None or code not in REGISTRY:
             return None
-        content = types.MarkupContent(types.MarkupKind.Markdown, convert.rule_hover(code))
+        content = types.MarkupContent(types.MarkupKind.Markdown, convert.rule_hover(code, help))
         return types.Hover(contents=content)
 
     # --- files -------------------------------------------------------------------------------

@@ -110,11 +110,13 @@ def code_point_column(line: str, column: int, encoding: str = UTF16) -> int:
     return len(line)
 
 
-def rule_hover(code: str) -> str:
-    """Markdown for a code: its name, level, what to do, and its page."""
+def rule_hover(code: str, help: str = "") -> str:
+    """Markdown for a code: its name, level, what to do, and its page; over a finding, the
+    finding's help (why, and what to do here) instead of the rule's summary: the diagnostic's own
+    message stays the short one the editor lists."""
     from tinker_lint.docs import rule_name, rule_summary
 
     return (
-        f"**{code}** `{rule_name(code)}` ({level_of(code)})\n\n{rule_summary(code)}\n\n"
+        f"**{code}** `{rule_name(code)}` ({level_of(code)})\n\n{help or rule_summary(code)}\n\n"
         f"[{code}]({docs_url(code)})"
     )
