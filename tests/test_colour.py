@@ -66,7 +66,8 @@ def test_a_terminal_gets_colour(tmp_path: Path) -> None:
     out = run(tmp_path, terminal=True)
     assert out.startswith(PAINTED_HEAD)
     assert CARET in out
-    assert f"{ESC}1;36mhelp{ESC}0m: Keep the future" in out
+    assert f"{ESC}1;36mhelp{ESC}0m: Submit `optim_step` first" in out
+    assert f"{ESC}1;36mfix{ESC}0m: Keep the future" in out
 
 
 def test_a_pipe_gets_none(tmp_path: Path) -> None:
