@@ -11,15 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.snippets import WAIT_BEFORE_SUBMIT
 from tinker_lint.cli import SUBCOMMANDS, main
 
-LOOP = (
-    "import tinker\n"
-    'tc = tinker.ServiceClient().create_lora_training_client(base_model="m").result()\n'
-    "for batch in batches:\n"
-    '    result = tc.forward_backward(batch, loss_fn="cross_entropy").result()\n'
-    "    tc.optim_step(adam)\n"
-)
+LOOP = WAIT_BEFORE_SUBMIT
 
 
 @pytest.fixture

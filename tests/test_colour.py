@@ -12,15 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.snippets import WAIT_BEFORE_SUBMIT
 from tinker_lint.report.colour import wants_colour
 
-LOOP = (
-    "import tinker\n"
-    'tc = tinker.ServiceClient().create_lora_training_client(base_model="m").result()\n'
-    "for batch in batches:\n"
-    '    result = tc.forward_backward(batch, loss_fn="cross_entropy").result()\n'
-    "    tc.optim_step(adam)\n"
-)
+LOOP = WAIT_BEFORE_SUBMIT
 ESC = "\x1b["
 # The finding's first line, painted: the path bold, the code bold red, the [*] cyan.
 PAINTED_HEAD = f"{ESC}1mloop.py:4:66{ESC}0m: {ESC}1;31mTNK101{ESC}0m {ESC}36m[*]{ESC}0m "

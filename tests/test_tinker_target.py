@@ -19,6 +19,7 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from tests.snippets import WAIT_BEFORE_SUBMIT
 from tinker_lint import cli
 from tinker_lint.deps import tinker_pin
 from tinker_lint.deps.tinker_pin import lowest_admitted, project_tinker_version
@@ -275,13 +276,7 @@ def test_an_unknown_version_is_not_mentioned_where_it_changes_nothing(
     plain.write_text("x = 1\n")
     assert _json([str(plain)], capsys) == ([], "")
     loop = tmp_path / "loop.py"
-    loop.write_text(
-        "import tinker\n"
-        'tc = tinker.ServiceClient().create_lora_training_client(base_model="m").result()\n'
-        "for batch in batches:\n"
-        '    result = tc.forward_backward(batch, loss_fn="cross_entropy").result()\n'
-        "    tc.optim_step(adam)\n"
-    )
+    loop.write_text(WAIT_BEFORE_SUBMIT)
     assert _json([str(plain), str(loop)], capsys) == ([("TNK101", 4, 66, "safe")], "")
     # A gated finding silenced is not in the run either.
     gated = tmp_path / "gated.py"

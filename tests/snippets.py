@@ -1,0 +1,12 @@
+"""Small programs the command-line tests lint, each with the findings it must give."""
+
+from __future__ import annotations
+
+# One TNK101 at 4:66: `forward_backward` waited for before the independent `optim_step`.
+WAIT_BEFORE_SUBMIT = (
+    "import tinker\n"
+    'tc = tinker.ServiceClient().create_lora_training_client(base_model="m").result()\n'
+    "for batch in batches:\n"
+    '    result = tc.forward_backward(batch, loss_fn="cross_entropy").result()\n'
+    "    tc.optim_step(adam)\n"
+)
