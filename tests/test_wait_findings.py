@@ -610,3 +610,17 @@ def test_a_named_supervised_loss_keeps_a_loop_that_samples_supervised():
         "Submit `optim_step` first, then wait for both (requests run in submission order; "
         "`tinker_cookbook.supervised.train` pipelines this)",
     )
+
+
+@pytest.mark.parametrize(
+    "loss", ["importance_sampling", "ppo", "cispo", "dro", "gspo", "stable_reinforce"]
+)
+def test_every_policy_gradient_loss_of_the_sdk_makes_a_loop_rl(loss):
+    """tinker 0.38.0's ``LossFnType``: all but cross_entropy and custom are RL losses."""
+    text = HEAD + (
+        "    for batch in batches:\n"
+        f"        out = tc.forward_backward(batch, loss_fn={loss!r}).result()\n"
+        "        tc.optim_step(adam)\n"
+    )
+    [d] = lint_text(text, "train.py", replace(Settings(), select=("TNK101",))).diagnostics
+    assert d.help.endswith("; `tinker_cookbook.rl.train` pipelines this)")

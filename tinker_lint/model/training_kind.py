@@ -28,8 +28,9 @@ from tinker_lint.model.sdk import Role
 if TYPE_CHECKING:
     from tinker_lint.model.semantic import SemanticModel
 
-# The SDK's losses for policy-gradient training (tinker's ``LossFnType``, and the cookbook's).
-RL_LOSSES = frozenset({"importance_sampling", "ppo", "cispo", "dro", "stable_reinforce"})
+# The SDK's losses for policy-gradient training: tinker 0.38.0's ``LossFnType`` (types/loss_fn_type.py)
+# is these, "cross_entropy" and "custom".
+RL_LOSSES = frozenset({"importance_sampling", "ppo", "cispo", "dro", "gspo", "stable_reinforce"})
 SUPERVISED_LOSSES = frozenset({"cross_entropy"})
 
 
