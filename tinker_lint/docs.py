@@ -100,7 +100,7 @@ def rule_summary(code: str) -> str:
     return rule.summary if rule is not None else ENGINE_DOCS[code].summary
 
 
-def _example(example: Example, rule: type[Rule]) -> list[str]:
+def _example(example: Example, rule: type[Rule], quote: bool) -> list[str]:
     filename = example.filename  # dependency-file examples name their file
     language = (
         "python"
@@ -114,7 +114,8 @@ def _example(example: Example, rule: type[Rule]) -> list[str]:
         lines.append(f'\n(with `tinker-version = "{example.tinker_version}"`)')
     if example.expect:
         where = ", ".join(f"line {line}, column {col}" for line, col in example.expect)
-        lines.append(f"\n`{rule.code}` is reported at {where}:")
+        lines.append(f"\n`{rule.code}` is reported at {where}" + (":" if quote else "."))
+    if example.expect and quote:
         # What the finding says, as the engine fills the templates in: the message, and the
         # help (why and what to do) that only the ``full`` report shows in the terminal.
         for d in example_findings(rule, example):
@@ -149,8 +150,9 @@ def example_findings(rule: type[Rule], example: Example) -> list[Diagnostic]:
     return sorted(d for d in found if d.code == rule.code)
 
 
-def rule_page(code: str) -> str:
-    """The Markdown page for ``code``."""
+def rule_page(code: str, *, quote_findings: bool = True) -> str:
+    """The Markdown page for ``code``. ``quote_findings``: each bad example's findings as the
+    engine words them (it runs the engine on them; SARIF's embedded pages leave them out)."""
     rule = DOCUMENTED_RULES.get(code)
     if rule is None:
         engine = ENGINE_DOCS[code]
@@ -190,7 +192,7 @@ def rule_page(code: str) -> str:
             continue
         parts += [f"## {title}", ""]
         for example in examples:
-            parts += [*_example(example, rule), ""]
+            parts += [*_example(example, rule, quote_findings), ""]
     parts += ["## Fix", "", rule.fix_description.rstrip("\n"), ""]
     if rule.autofix is not None:
         parts += [f"`tinker-lint --fix` applies this fix: {rule.autofix.title.rstrip('.')}.", ""]

@@ -29,7 +29,7 @@ def _rule(code: str) -> dict[str, object]:
         "name": name_of(code),
         "shortDescription": {"text": rule_summary(code)},
         "helpUri": docs_url(code),
-        "help": {"text": rule_summary(code), "markdown": rule_page(code)},
+        "help": {"text": rule_summary(code), "markdown": rule_page(code, quote_findings=False)},
         "defaultConfiguration": {"level": level_of(code)},
     }
 
