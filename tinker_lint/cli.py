@@ -375,13 +375,24 @@ def _cannot_read(error: OSError, path: str) -> int:
     return EXIT_ERROR
 
 
+# What ``-`` reads at most: an editor's buffer is a source file, far below this; ``< /dev/zero``
+# must end with a message, not read gigabytes.
+STDIN_LIMIT = 64 * 2**20
+
+
 def _stdin(args: argparse.Namespace, settings: Settings, fix: FixMode | None) -> int:
     """``-``: one file from stdin, as ruff reads it for editors. With ``--fix`` stdout is the fixed
     text (all of it, fixed or not) and the report goes to stderr; ``--diff`` prints the patch."""
     from tinker_lint.io.files import is_force_excluded
 
-    raw = sys.stdin.buffer.read()
+    raw = sys.stdin.buffer.read(STDIN_LIMIT + 1)
     path = os.path.normpath(args.stdin_filename) if args.stdin_filename else "-"
+    if len(raw) > STDIN_LIMIT:
+        sys.stderr.write(
+            f"tinker-lint: error: {path}: more than {STDIN_LIMIT // 2**20} MiB on stdin, which no "
+            "source file is; name the file instead\n"
+        )
+        return EXIT_ERROR
     if args.force_exclude and is_force_excluded(path, settings.exclude, settings.project_root):
         run = Run(source=raw)  # excluded: nothing checked, and --fix gives the text back as it was
     else:

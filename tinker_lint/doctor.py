@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from tinker_lint.deps import probe
 from tinker_lint.deps.known_bad import KNOWN_BAD, KnownBad
@@ -86,7 +86,8 @@ def diagnose(environment: Snapshot, qwen_vl: QwenVlUse | None, code_scanned: boo
             continue
         try:
             version = Version(installed)
-        except InvalidVersion:
+        # InvalidVersion, or a release number longer than int() reads (4,300 digits).
+        except ValueError:
             rows.append(Row(name, installed, "unknown", detail=f"{name}: not a PEP 440 version"))
             continue
         rows.append(_judge(name, installed, version, qwen_vl, code_scanned))

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,8 @@ def parse_specifier(text: str) -> SpecifierSet | None:
 def _version(text: str) -> Version | None:
     try:
         return Version(text)
-    except InvalidVersion:
+    # InvalidVersion, or a release number longer than int() reads (4,300 digits).
+    except ValueError:
         return None
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -33,13 +32,9 @@ from tinker_lint.deps.pyproject import pyproject_requirements
 from tinker_lint.deps.requirements import read_requirements_tree
 from tinker_lint.deps.setup_cfg import SetupCfgError, setup_cfg_requirements
 from tinker_lint.diagnostics import Diagnostic
+from tinker_lint.io import toml as tomllib  # tomllib, nesting included
 from tinker_lint.io.settings import Settings
 from tinker_lint.noqa import directive_problems, is_suppressed, noqa_lines
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 # A file that does not mention a known-bad package cannot be flagged (requirements files can, by
 # including one, so they are always read).

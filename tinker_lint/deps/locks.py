@@ -13,21 +13,16 @@ Requirements that locks repeat (uv's ``[package.metadata] requires-dist``) are n
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from tinker_lint.deps.declared import Declared, is_relevant
 from tinker_lint.deps.known_bad import PACKAGES
 from tinker_lint.deps.pyproject import Locator
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from tinker_lint.io import toml as tomllib  # tomllib, nesting included
 
 _NAME = re.compile(r"""\n[ \t]*name[ \t]*=[ \t]*["'](?P<name>[^"'\n]*)["']""")
 
@@ -81,7 +76,8 @@ def _entries(
             continue
         try:
             parsed = Version(version)
-        except InvalidVersion:
+        # InvalidVersion, or a release number longer than int() reads (4,300 digits).
+        except ValueError:
             continue
         line, col = locate.string((table, index, "version"), version)
         yield Declared(

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 _OPERATOR_SPACE = re.compile(r"(\^|~=|~|===|==|!=|>=|<=|>|<|=)\s+")
 _ATOM = re.compile(r"(?P<op>\^|~=|~|===|==|!=|>=|<=|>|<|=)?(?P<version>.+)")
@@ -57,7 +57,8 @@ def _translate(atom: str) -> str | None:
     if operator in ("^", "~"):
         try:
             version = Version(text)
-        except InvalidVersion:
+        # InvalidVersion, or a release number longer than int() reads (4,300 digits).
+        except ValueError:
             return None
         upper = _next_breaking(version) if operator == "^" else _next_tilde(version)
         return f">={text},<{upper}"

@@ -24,18 +24,17 @@ import contextlib
 import functools
 import os
 import re
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from tinker_lint.deps.kinds import dependency_kind, project_root
 from tinker_lint.versions import ASYNC_DEPRECATION_VERSION, NEWEST_KNOWN_TINKER
 
 if TYPE_CHECKING:
-    from packaging.specifiers import SpecifierSet
+    from packaging.specifiers import Specifier, SpecifierSet
 
     from tinker_lint.deps.declared import Declared
 
@@ -90,17 +89,32 @@ def lowest_admitted(alternatives: tuple[SpecifierSet, ...]) -> Version | None:
     if not alternatives or all(len(s) == 0 for s in alternatives):
         return None
     candidates = set(_KNOWN)
+    # A set naming a version packaging cannot read (more digits than int() reads: 4,300) cannot
+    # be compared with any version: it says nothing.
+    alternatives = tuple(s for s in alternatives if all(_readable(spec) for spec in s))
     for specifiers in alternatives:
         for spec in specifiers:
             try:
                 named = Version(spec.version.removesuffix(".*"))
-            except InvalidVersion:
+            # InvalidVersion, or a release number longer than int() reads (4,300 digits).
+            except ValueError:
                 continue
             candidates.add(named)
             major, minor, micro = (*named.release, 0, 0)[:3]
             candidates.add(Version(f"{major}.{minor}.{micro + 1}"))
     admitted = [v for v in candidates if any(s.contains(v) for s in alternatives)]
     return min(admitted) if admitted else None
+
+
+def _readable(spec: Specifier) -> bool:
+    """Whether ``contains`` can compare with the version ``spec`` names (``===`` compares text)."""
+    if spec.operator == "===":
+        return True
+    try:
+        Version(spec.version.removesuffix(".*"))
+    except ValueError:
+        return False
+    return True
 
 
 def _declared(root: str) -> Iterator[Declared]:
@@ -137,11 +151,8 @@ def _declared_in(kind: str, path: str, text: str) -> Iterator[Declared]:
     from tinker_lint.deps.pyproject import pyproject_requirements
     from tinker_lint.deps.requirements import read_requirements_tree
     from tinker_lint.deps.setup_cfg import SetupCfgError, setup_cfg_requirements
+    from tinker_lint.io import toml as tomllib  # tomllib, nesting included
 
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
     try:
         if kind == "requirements":
             yield from read_requirements_tree(path, text, _TINKER).declared

@@ -12,12 +12,8 @@ from __future__ import annotations
 
 import bisect
 import re
-import sys
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from tinker_lint.io import toml as tomllib  # tomllib, nesting included
 
 Path = tuple[str | int, ...]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from importlib import metadata
@@ -14,12 +13,8 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from tinker_lint.codes import is_known_selector
+from tinker_lint.io import toml as tomllib  # tomllib, nesting included
 from tinker_lint.io.settings import VERSION_ASSUMED, Settings
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 KNOWN_KEYS = (
     "select",
@@ -81,8 +76,10 @@ def _codes(value: object, key: str, where: str) -> tuple[str, ...]:
 def parse_version(value: str, where: str) -> Version:
     try:
         return Version(value)
-    except InvalidVersion:
-        raise ConfigError(f"{where}: invalid version {value!r} (expected e.g. 0.38)") from None
+    # InvalidVersion, or a release number longer than int() reads (4,300 digits).
+    except ValueError:
+        shown = value if len(value) <= 40 else f"{value[:40]}... ({len(value):,} characters)"
+        raise ConfigError(f"{where}: invalid version {shown!r} (expected e.g. 0.38)") from None
 
 
 def settings_from_table(table: Mapping[str, object], where: str, base: Settings) -> Settings:
@@ -145,7 +142,7 @@ def load_settings(pyproject: Path | None, base: Settings | None = None) -> Setti
     where = str(pyproject) if relative.startswith("..") else relative
     try:
         with pyproject.open("rb") as handle:
-            data = tomllib.load(handle)
+            data = tomllib.loads(handle.read().decode("utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{where}: invalid TOML: {error}") from None
     except UnicodeDecodeError as error:  # TOML is UTF-8; tomllib lets this through

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import io
 import re
-import sys
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from tinker_lint.codes import DEPENDENCY_CODES, PYTHON_CODES
 from tinker_lint.deps.kinds import dependency_kind
 from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.fix.write import WriteError, write_atomic
+from tinker_lint.io import toml as tomllib  # tomllib, nesting included
 from tinker_lint.io.files import DecodeError, decode_source
 from tinker_lint.io.notebook import is_notebook
 from tinker_lint.noqa import (
@@ -45,11 +45,6 @@ from tinker_lint.noqa import (
     parse_directive,
 )
 from tinker_lint.run.runner import Run
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 # A line with its end, split only where Python (and the noqa reader) ends lines.
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
