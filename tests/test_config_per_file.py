@@ -172,3 +172,30 @@ def test_a_sub_projects_exclude_applies_when_its_parent_is_walked(tmp_path, monk
     assert found == {f"svc_a/generated/{TNK105_AT}"}
     _, found, _ = _findings(["--force-exclude", "svc_a/generated/train.py", "svc_b"], capsys)
     assert found == {f"svc_b/{TNK106_AT}"}
+
+
+def test_per_file_ignores_are_matched_once_per_path_and_mean_what_they_did(monkeypatch):
+    """Issue 29, item 8: 1,000 patterns on 20 files took 5.8 s (each rule of each file matched
+    every pattern again), now 1.2 s. The codes of all matching patterns, matched once a path."""
+    from tinker_lint.io import settings as settings_module
+
+    settings = Settings(
+        per_file_ignores=(
+            ("tests/*", ("TNK1",)),
+            ("*_test.py", ("TNK201",)),
+            ("other/*", ("TNK4",)),
+        )
+    )
+    calls: list[str] = []
+    real = settings_module._path_matches
+    monkeypatch.setattr(
+        settings_module,
+        "_path_matches",
+        lambda path, pattern, root=None: calls.append(pattern) or real(path, pattern, root),
+    )
+    path = "tests/a_test.py"
+    enabled = {code: settings.is_enabled(code, path) for code in ("TNK101", "TNK201", "TNK202")}
+    assert enabled == {"TNK101": False, "TNK201": False, "TNK202": True}
+    assert settings.is_enabled("TNK101", "src/train.py")
+    assert settings.ignored_in(path) == ("TNK1", "TNK201")
+    assert calls == ["tests/*", "*_test.py", "other/*"] * 2  # once for each path

@@ -58,6 +58,11 @@ class Settings:
     # ``--tinker-preview``. It turns no opt-in rule on: those need their code selected.
     preview: bool = False
     _cache: dict[str, bool] = field(default_factory=dict, compare=False, repr=False, hash=False)
+    # Per path: the codes its ``per-file-ignores`` patterns give, matched once per path (the
+    # engine asks for every rule: 1,000 patterns x 27 rules x 20 files took 5 s).
+    _ignored: dict[str, tuple[str, ...]] = field(
+        default_factory=dict, compare=False, repr=False, hash=False
+    )
 
     def is_enabled(self, code: str, path: str | None = None) -> bool:
         """ruff's rule: the most specific matching selector wins; on a tie, ignore wins. An opt-in
@@ -72,13 +77,23 @@ class Settings:
                 enabled = False  # selected by a prefix only
             self._cache[key] = enabled
         if enabled and path is not None and self.per_file_ignores:
-            for pattern, codes in self.per_file_ignores:
-                if (
-                    _path_matches(path, pattern, self.project_root)
-                    and _specificity(code, codes) >= 0
-                ):
-                    return False
+            return _specificity(code, self.ignored_in(path)) < 0
         return enabled
+
+    def ignored_in(self, path: str) -> tuple[str, ...]:
+        """The codes and prefixes ``per-file-ignores`` turns off in ``path``: those of every
+        pattern that matches it."""
+        ignored = self._ignored.get(path)
+        if ignored is None:
+            root = self.project_root
+            ignored = tuple(
+                code
+                for pattern, codes in self.per_file_ignores
+                if _path_matches(path, pattern, root)
+                for code in codes
+            )
+            self._ignored[path] = ignored
+        return ignored
 
     def excludes(self, path: str) -> bool:
         """Whether ``exclude`` matches ``path`` or a directory above it below the project root
