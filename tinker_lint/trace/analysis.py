@@ -91,6 +91,12 @@ def read_log_dir(path: Path) -> LogSet:
         )
     if readers.RUNTIME in present:
         logs.runtime = readers.read_trace_events(present[readers.RUNTIME], readers.RUNTIME)
+    read = logs.health()
+    if not any(health.records for health in read) and any(health.bad_lines for health in read):
+        # Files of the right names holding no JSON record at all (binary or foreign data): a
+        # report of zeros from them would look like a measurement.
+        garbled = ", ".join(health.name for health in read if health.bad_lines)
+        raise NoLogs(f"{path}: no readable record in {garbled} (not JSON lines)")
     return logs
 
 

@@ -22,6 +22,7 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from tinker_lint.diagnostics import Diagnostic
+from tinker_lint.io.files import read_bytes
 from tinker_lint.trace.analysis import Analysis, BubbleFigure
 from tinker_lint.trace.readers import StallSite, TraceEvents, WaitSite
 from tinker_lint.trace.span_index import SourceSpan, innermost
@@ -83,9 +84,14 @@ def read_findings(path: Path) -> list[Diagnostic]:
     """The findings of ``tinker-lint --output-format json`` (ruff's shape: a list of objects with
     ``code``, ``filename``, ``location.row`` and ``location.column``). A small file: read whole."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
+        # A regular file only (a FIFO would wait for a writer, a device never end), size-capped.
+        data = json.loads(read_bytes(path).decode("utf-8"))
+    except OSError as error:  # NotReadable (a FIFO, a device, too large) is one too
+        raise BadFindings(f"{path}: cannot read findings: {error.strerror or error}") from None
+    except ValueError as error:  # not UTF-8, not JSON
         raise BadFindings(f"{path}: cannot read findings: {error}") from None
+    except RecursionError:
+        raise BadFindings(f"{path}: cannot read findings: JSON nested too deeply") from None
     if not isinstance(data, list):
         raise BadFindings(
             f"{path}: expected the JSON list `tinker-lint --output-format json` writes"

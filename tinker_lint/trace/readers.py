@@ -57,6 +57,7 @@ class FileHealth:
     bad_lines: int = 0  # not JSON, or not a JSON object
     truncated_last_line: bool = False  # the last line has no newline and does not parse
     unusable: int = 0  # JSON objects without the fields this format needs
+    negative: int = 0  # durations below zero, left out (a step cannot take -3 s)
     first_bad_line: int | None = None
 
     def bad(self, line_number: int) -> None:
@@ -74,6 +75,8 @@ class FileHealth:
             )
         if self.unusable:
             notes.append(f"{self.unusable} record(s) without the fields this file needs")
+        if self.negative:
+            notes.append(f"{self.negative} negative duration(s), left out")
         return notes
 
 
@@ -148,8 +151,12 @@ def read_metrics(path: Path) -> Metrics:
         times = {}
         for key, value in record.items():
             number = _number(value)
-            if key.startswith("time/") and number is not None:
-                times[key] = number
+            if not key.startswith("time/") or number is None:
+                continue
+            if number < 0:  # every time/* key is a duration: a negative one is no measurement
+                metrics.health.negative += 1
+                continue
+            times[key] = number
         if step in metrics.times:
             metrics.repeated_steps += 1
         metrics.times[step] = times
