@@ -4,6 +4,7 @@ report (issue 29, item 8): TOML nested past tomllib's recursion, version numbers
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -89,3 +90,27 @@ def test_an_endless_stdin_is_refused_after_the_limit(tmp_path: Path) -> None:
         b"tinker-lint: error: -: more than 64 MiB on stdin, which no source file is; name the "
         b"file instead\n"
     )
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_dependency_files_that_are_no_regular_files_are_skipped_not_read(tmp_path: Path) -> None:
+    """A link to /dev/zero named requirements.txt was read forever; a FIFO waited for a writer."""
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "requirements.txt").symlink_to("/dev/zero")
+    os.mkfifo(tmp_path / "requirements-dev.txt")
+    (tmp_path / "requirements-x.txt").write_text("-r /dev/zero\ntinker==0.36\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "tinker_lint", "--isolated", "--no-cache", "."],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    never = "not a regular file (a FIFO, socket or device is never read)"
+    assert (done.returncode, done.stdout) == (0, "All checks passed! (4 files checked)\n")
+    assert done.stderr.splitlines() == [
+        f"tinker-lint: warning: requirements-dev.txt: cannot read: {never}",
+        f"tinker-lint: warning: requirements-x.txt: cannot read /dev/zero: {never}",
+        f"tinker-lint: warning: requirements.txt: cannot read: {never}",
+    ]

@@ -33,6 +33,7 @@ from tinker_lint.deps.requirements import read_requirements_tree
 from tinker_lint.deps.setup_cfg import SetupCfgError, setup_cfg_requirements
 from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.io import toml as tomllib  # tomllib, nesting included
+from tinker_lint.io.files import read_utf8
 from tinker_lint.io.settings import Settings
 from tinker_lint.noqa import directive_problems, is_suppressed, noqa_lines
 
@@ -112,8 +113,7 @@ def lint_dependency_files(
     for path in paths:
         display = os.path.normpath(path)
         try:
-            with open(path, encoding="utf-8-sig") as handle:
-                text = handle.read()
+            text = read_utf8(path)
         except (OSError, UnicodeDecodeError) as error:
             reason = error.strerror if isinstance(error, OSError) else "not UTF-8"
             result.warnings.append(f"{display}: cannot read: {reason or error}")

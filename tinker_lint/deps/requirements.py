@@ -18,6 +18,7 @@ from packaging.utils import canonicalize_name
 
 from tinker_lint.deps.declared import Declared, is_relevant, parse_pep508
 from tinker_lint.deps.known_bad import PACKAGES
+from tinker_lint.io.files import read_utf8
 
 _COMMENT = re.compile(r"(^|\s+)#.*$")
 _INCLUDE = {"-r": "-r", "--requirement": "-r", "-c": "-c", "--constraint": "-c"}
@@ -96,8 +97,7 @@ def _option(path: str, line: str, tree: RequirementsTree, visited: set[str]) -> 
     if os.path.realpath(included) in visited:
         return
     try:
-        with open(included, encoding="utf-8-sig") as handle:
-            text = handle.read()
+        text = read_utf8(included)
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) else "not UTF-8"
         tree.warnings.append(f"{path}: cannot read {target}: {reason or error}")

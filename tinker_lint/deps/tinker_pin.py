@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from packaging.version import Version
 
 from tinker_lint.deps.kinds import dependency_kind, project_root
+from tinker_lint.io.files import read_utf8
 from tinker_lint.versions import ASYNC_DEPRECATION_VERSION, NEWEST_KNOWN_TINKER
 
 if TYPE_CHECKING:
@@ -136,8 +137,7 @@ def _declared(root: str) -> Iterator[Declared]:
         if kind is None or not os.path.isfile(path):
             continue
         try:
-            with open(path, encoding="utf-8-sig") as handle:
-                text = handle.read()
+            text = read_utf8(path)
         except (OSError, UnicodeDecodeError):
             continue
         if _NAMES_TINKER.search(text) is None:

@@ -282,5 +282,12 @@ def read_bytes(path: str | Path) -> bytes:
             os.close(fd)
 
 
+def read_utf8(path: str | Path) -> str:
+    """A text file's text (a BOM dropped), read as ``read_bytes`` reads: a dependency file that is
+    a FIFO or a link to ``/dev/zero`` raises ``NotReadable`` instead of blocking or never ending.
+    Raises ``UnicodeDecodeError`` for bytes that are not UTF-8."""
+    return read_bytes(path).decode("utf-8-sig")
+
+
 def read_source(path: str | Path) -> SourceFile:
     return decode_source(read_bytes(path))
