@@ -75,3 +75,15 @@ def test_a_negative_duration_is_left_out_and_said(run_dir: Path, capsys) -> None
         "get_batch 15.0% of step time (metrics.jsonl time/total)"
     )
     assert lines[-2:] == ["health:", "  metrics.jsonl: 1 negative duration(s), left out"]
+
+
+def test_max_bubbles_with_no_completions_is_not_a_pass(run_dir: Path, capsys) -> None:
+    """No training-op completions: zero bubbles counted is no measurement (as --max-stalls)."""
+    assert trace(capsys, str(run_dir))[0] == 0  # not asked: the report alone
+    code, _, err = trace(capsys, str(run_dir), "--max-bubbles", "0", "--exit-zero")
+    assert (code, err) == (
+        2,
+        f"tinker-lint trace: error: --max-bubbles 0: bubbles were not measured in {run_dir} (no "
+        "training-op completions: capture/train_op.jsonl, or the recorder's spans in "
+        "tinker_lint_runtime.jsonl; or leave out --max-bubbles)\n",
+    )

@@ -4,7 +4,8 @@ Exit codes, as the linter's: 0 nothing found, 1 something found (more bubbles th
 ``--max-bubbles``: a training op submitted with none in flight; or more stalls than
 ``--max-stalls``), 2 bad input (LOG_PATH missing, or holding none of the files) or a request
 the logs cannot answer (``--perfetto`` with no trace file, ``--max-stalls`` with no watchdog
-records: a gate on a figure that was not measured must not pass).
+records, ``--max-bubbles`` with no training-op completions: a gate on a figure that was not
+measured must not pass).
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
         "trace_events.jsonl, capture/*.jsonl, and tinker_lint_runtime.jsonl) and report step time, "
         "coverage, training requests in flight, time with nothing queued and pipeline bubbles.",
         epilog="Exit codes: 0 nothing found, 1 bubbles or stalls found (more than --max-bubbles "
-        "or --max-stalls), 2 bad input (or --max-stalls with no watchdog records: stalls not "
-        "measured).",
+        "or --max-stalls), 2 bad input (or --max-stalls with no watchdog records, --max-bubbles "
+        "with no training-op completions: a figure not measured).",
     )
     parser.add_argument("log_path", metavar="LOG_PATH", help="the run's log directory")
     parser.add_argument(
@@ -86,11 +87,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-bubbles",
         type=_count,
-        default=0,
+        default=None,  # None: not asked; bubbles, when measured, are then held to 0
         metavar="N",
         help="exit 1 only with more than N bubbles (default 0). A pipelined loop still has one "
         "where a step waits for something else: the cookbook's pipelined supervised run shows "
-        "one, at its Gantt chart write",
+        "one, at its Gantt chart write. Given, and the logs have no training-op completions "
+        "(bubbles not measured), exit 2",
     )
     parser.add_argument(
         "--max-stalls",
@@ -201,11 +203,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             "TINKER_LINT_WATCHDOG_OUT in the log folder, or leave out --max-stalls)\n"
         )
         return EXIT_ERROR
+    if args.max_bubbles is not None and analysis.training is None:
+        # As for --max-stalls: zero bubbles counted from no completions is not a pass.
+        sys.stderr.write(
+            f"tinker-lint trace: error: --max-bubbles {args.max_bubbles}: bubbles were not "
+            f"measured in {log_path} (no training-op completions: capture/train_op.jsonl, or the "
+            "recorder's spans in tinker_lint_runtime.jsonl; or leave out --max-bubbles)\n"
+        )
+        return EXIT_ERROR
     if args.exit_zero:
         return EXIT_CLEAN
     bubble_count = len(analysis.training.bubbles) if analysis.training is not None else 0
     stall_count = analysis.stalls.stalls if analysis.stalls is not None else 0
     max_stalls = args.max_stalls if args.max_stalls is not None else 0
-    if bubble_count > args.max_bubbles or stall_count > max_stalls:
+    max_bubbles = args.max_bubbles if args.max_bubbles is not None else 0
+    if bubble_count > max_bubbles or stall_count > max_stalls:
         return EXIT_FOUND
     return EXIT_CLEAN
