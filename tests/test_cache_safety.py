@@ -262,3 +262,13 @@ def test_clean_reads_no_fifo_for_a_tag(project):
     done = _command(["clean"])
     assert (done.returncode, done.stdout) == (0, f"No cache at {cache}\n")
     assert (cache / "CACHEDIR.TAG").exists()
+
+
+def test_printable_escapes_only_what_drives_a_terminal():
+    from tinker_lint.io.terminal import printable
+
+    kept = "C:\\work\\données\\模型.py:3: `x`\u00a0é"
+    assert printable(kept) == kept
+    assert printable("a\x00\x1b\x7f\x85\x9b\t\n\r\udcff\u202e\u2066b") == (
+        "a\\x00\\x1b\\x7f\\x85\\x9b\\t\\n\\r\\udcff\\u202e\\u2066b"
+    )

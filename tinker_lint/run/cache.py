@@ -13,6 +13,14 @@ trusted from a file's time stamp, as ruff's content-hash cache does not either.
 Entries are written atomically (a temporary file, then ``os.replace``), so a reader sees a whole
 entry or none; one that does not parse, or has the wrong shape, is ignored and rewritten.
 
+Nothing read from the cache is trusted, and nothing outside it is touched (docs/safety.md): a
+repository can commit a ``.tinker_lint_cache`` that is a symbolic link, or one holding links. A
+cache directory that is a link (or another user's) is refused, with a warning, and the run lints
+without it; an entry is read only if it is a regular file (not a link, a FIFO, a device) of at
+most ``MAX_ENTRY_BYTES``, and believed only if it has the shape ``put`` writes; temporary files
+are created new (``O_EXCL | O_NOFOLLOW``); pruning removes only the directories and regular
+files the cache names so, never through a link.
+
 Stale entries are never read again, and a run that writes entries prunes them (``Cache.prune``):
 only the ``KEEP_FINGERPRINTS`` most recently used linter/settings directories are kept, and a
 directory holding more than ``MAX_ENTRIES`` (or four times what the run used) loses its oldest
