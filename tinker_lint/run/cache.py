@@ -36,7 +36,6 @@ import importlib.util
 import json
 import os
 import re
-import secrets
 import shutil
 import stat
 import sys
@@ -263,7 +262,7 @@ class Cache:
             self._make_directory()
         entry = self.entry(key)
         # A new name, created here (O_EXCL: never an existing file, nor a link's target).
-        temporary = entry.with_name(f"{entry.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        temporary = entry.with_name(f"{entry.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
         stored: dict[str, object] = {
             "diagnostics": [_to_json(d) for d in diagnostics],
             "warnings": list(warnings),
