@@ -272,3 +272,39 @@ def test_printable_escapes_only_what_drives_a_terminal():
     assert printable("a\x00\x1b\x7f\x85\x9b\t\n\r\udcff\u202e\u2066b") == (
         "a\\x00\\x1b\\x7f\\x85\\x9b\\t\\n\\r\\udcff\\u202e\\u2066b"
     )
+
+
+def test_pruning_neither_follows_nor_removes_a_link(project, tmp_path, capsys, monkeypatch):
+    """Links where pruning looks (an old format's directory, a stale linter's directory, an
+    unused entry, a stale temporary file) are left as they are, and so is what they point to.
+    (A guard: the base removed the entry's link, not its target.)"""
+    from tinker_lint.run import cache as cache_module
+
+    other = _elsewhere(tmp_path)
+    (other / "entry.json").write_text("{}")
+    _fill(capsys)
+    cache = project / CACHE_DIR_NAME
+    [fingerprint] = (cache / "diagnostics-v3").iterdir()
+    links = {
+        cache / "diagnostics-old": other / "diagnostics-old",
+        cache / "diagnostics-v3" / ("f" * 32): other / "diagnostics-v2" / ("0" * 32),
+        fingerprint / ("e" * 64 + ".json"): other / "entry.json",
+        fingerprint / ("e" * 64 + ".json.1.tmp"): other / "notes.txt",
+    }
+    for link, target in links.items():
+        link.symlink_to(target)
+        os.utime(link, (1_000, 1_000), follow_symlinks=False)
+    made = [cache / "diagnostics-v1", cache / "diagnostics-v3" / ("a" * 32)]  # the cache's own
+    for directory in made:
+        directory.mkdir()
+    (fingerprint / "x.json.2.tmp").write_text("{")
+    os.utime(fingerprint / "x.json.2.tmp", (1_000, 1_000))
+    before = _listing(other)
+    monkeypatch.setattr(cache_module, "KEEP_FINGERPRINTS", 0)
+    monkeypatch.setattr(cache_module, "MAX_ENTRIES", 0)
+    (project / "train.py").write_text(WAIT_BEFORE_SUBMIT + "\n")  # the run writes, so prunes
+    code, _, err = _lint(capsys)
+    assert (code, err) == (1, "")
+    assert _listing(other) == before
+    assert all(link.is_symlink() for link in links)
+    assert not any(p.exists() for p in [*made, fingerprint / "x.json.2.tmp"])  # pruning ran
