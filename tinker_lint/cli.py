@@ -21,10 +21,11 @@ from tinker_lint.codes import ALL_CODES
 from tinker_lint.guard import analysis_running
 from tinker_lint.io.config import ConfigError, _codes, find_pyproject, load_settings, parse_version
 from tinker_lint.io.settings import Settings
+from tinker_lint.io.terminal import printable
 from tinker_lint.report import REPORTERS
 from tinker_lint.report.colour import Style, wants_colour
 from tinker_lint.report.text import write_fixes_applied, write_text
-from tinker_lint.run.cache import Cache, default_cache_dir
+from tinker_lint.run.cache import Cache, Refused, default_cache_dir
 from tinker_lint.run.cache import clean as clean_cache
 from tinker_lint.run.resolve import Overrides, SettingsResolver
 from tinker_lint.run.runner import FixMode, Run, run_paths, run_source
@@ -476,10 +477,16 @@ def _clean(argv: list[str]) -> int:
         directory = default_cache_dir(settings)
     try:
         removed = clean_cache(directory)
+    except Refused as why:  # a link where the cache would be: never removed through
+        sys.stderr.write(f"tinker-lint: warning: {printable(str(directory))}: not removed: {why}\n")
+        return EXIT_CLEAN
     except OSError as error:
-        sys.stderr.write(f"tinker-lint: error: cannot remove {directory}: {error}\n")
+        sys.stderr.write(
+            f"tinker-lint: error: cannot remove {printable(str(directory))}: {printable(str(error))}\n"
+        )
         return EXIT_ERROR
-    sys.stdout.write(f"Removed {directory}\n" if removed else f"No cache at {directory}\n")
+    shown = printable(str(directory))
+    sys.stdout.write(f"Removed {shown}\n" if removed else f"No cache at {shown}\n")
     return EXIT_CLEAN
 
 
@@ -488,9 +495,10 @@ def _warn(run: Run, *, quiet: bool = False) -> bool:
     named could be (a missing path, a broken symbolic link, a directory that cannot be listed): a
     usage error, printed whatever ``--quiet`` says."""
     for warning in () if quiet else run.warnings:
-        sys.stderr.write(f"tinker-lint: warning: {warning}\n")
+        # A warning names a file, and may come from the cache: neither may drive the terminal.
+        sys.stderr.write(f"tinker-lint: warning: {printable(warning)}\n")
     if run.unchecked and run.files == 0:
-        named = ", ".join(path for path, _ in run.unchecked)
+        named = ", ".join(printable(path) for path, _ in run.unchecked)
         sys.stderr.write(f"tinker-lint: error: nothing was checked: {named} cannot be read\n")
         return True
     return False

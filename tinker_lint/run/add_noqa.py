@@ -36,6 +36,7 @@ from tinker_lint.fix.write import WriteError, write_atomic
 from tinker_lint.io import toml as tomllib  # tomllib, nesting included
 from tinker_lint.io.files import DecodeError, decode_source
 from tinker_lint.io.notebook import is_notebook
+from tinker_lint.io.terminal import printable
 from tinker_lint.noqa import (
     Suppression,
     code_addition,
@@ -70,7 +71,7 @@ def add_noqa_command(run: Run, err: TextIO) -> int:
     (ruff's words; nothing when none was); exit 0, as ruff."""
     added = add_noqa(run)
     for warning in added.warnings:
-        err.write(f"tinker-lint: warning: {warning}\n")
+        err.write(f"tinker-lint: warning: {printable(warning)}\n")  # it names a file
     if added.directives:
         noun = "directive" if added.directives == 1 else "directives"
         err.write(f"Added {added.directives} noqa {noun}.\n")

@@ -13,6 +13,14 @@ trusted from a file's time stamp, as ruff's content-hash cache does not either.
 Entries are written atomically (a temporary file, then ``os.replace``), so a reader sees a whole
 entry or none; one that does not parse, or has the wrong shape, is ignored and rewritten.
 
+Nothing read from the cache is trusted, and nothing outside it is touched (docs/safety.md): a
+repository can commit a ``.tinker_lint_cache`` that is a symbolic link, or one holding links. A
+cache directory that is a link (or another user's) is refused, with a warning, and the run lints
+without it; an entry is read only if it is a regular file (not a link, a FIFO, a device) of at
+most ``MAX_ENTRY_BYTES``, and believed only if it has the shape ``put`` writes; temporary files
+are created new (``O_EXCL | O_NOFOLLOW``); pruning removes only the directories and regular
+files the cache names so, never through a link.
+
 Stale entries are never read again, and a run that writes entries prunes them (``Cache.prune``):
 only the ``KEEP_FINGERPRINTS`` most recently used linter/settings directories are kept, and a
 directory holding more than ``MAX_ENTRIES`` (or four times what the run used) loses its oldest
@@ -27,7 +35,9 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import shutil
+import stat
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -35,6 +45,7 @@ from pathlib import Path
 
 from tinker_lint import __version__
 from tinker_lint.diagnostics import Diagnostic, Edit, Fix
+from tinker_lint.io.files import read_bytes
 from tinker_lint.io.settings import Settings
 
 CACHE_DIR_NAME = ".tinker_lint_cache"
@@ -46,6 +57,14 @@ KEEP_FINGERPRINTS = 4
 MAX_ENTRIES = 5000
 _STALE_TEMPORARY_SECONDS = 3600  # a ``.tmp`` left by a killed run
 _SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55"
+# An entry is a few kilobytes; one past this is not the cache's, and is never read whole.
+MAX_ENTRY_BYTES = 16 * 1024 * 1024
+_ENTRY = re.compile(r"[0-9a-f]{64}\.json")  # what the cache names an entry
+_FINGERPRINT = re.compile(r"[0-9a-f]{32}")  # and a linter/settings directory
+# Opening never follows a symbolic link (ELOOP), and never waits for a FIFO's writer.
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0) | _NOFOLLOW
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | _NOFOLLOW
 
 
 def default_cache_dir(settings: Settings) -> Path:
@@ -88,11 +107,65 @@ def settings_fingerprint(settings: Settings) -> str:
 
 
 def _digest_of(path: str) -> str | None:
+    """The SHA-256 of a project file an entry names (a regular file of at most the size the linter
+    reads: a FIFO, a device or a directory is no file, and no match)."""
     try:
-        with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
+        return hashlib.sha256(read_bytes(path)).hexdigest()
     except OSError:
         return None
+
+
+def _read_entry(path: Path) -> bytes | None:
+    """An entry's bytes, if it is a regular file (not a symbolic link, a FIFO, a device) of at
+    most ``MAX_ENTRY_BYTES``."""
+    try:
+        fd = os.open(path, _READ)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
+            return None
+        chunks = []
+        left = MAX_ENTRY_BYTES + 1  # a file that grows while read is cut there, and refused
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        return data if len(data) <= MAX_ENTRY_BYTES else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _refusal(path: Path) -> str | None:
+    """Why the cache must not use the directory ``path`` (None: it may; it may not exist yet): a
+    symbolic link (a repository can commit one: the cache never follows it), something that is
+    not a directory, or a directory owned by another user than the one running (or than the
+    owner of the directory holding it: a checkout run as root in a container)."""
+    try:
+        info = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):  # nothing there: writing will say so
+        return None
+    except OSError as error:
+        return f"it cannot be looked at ({error.strerror or error})"
+    if stat.S_ISLNK(info.st_mode):
+        return "it is a symbolic link (the cache never follows one)"
+    if not stat.S_ISDIR(info.st_mode):
+        return "it is not a directory"
+    getuid = getattr(os, "getuid", None)
+    if getuid is not None and info.st_uid != getuid():
+        try:
+            parent = os.stat(path.parent).st_uid
+        except OSError:
+            parent = -1
+        if info.st_uid != parent:
+            return f"it is owned by another user (uid {info.st_uid})"
+    return None
 
 
 class Cache:
@@ -109,6 +182,21 @@ class Cache:
         self._written = 0
         self._fingerprints: dict[Settings, str] = {}  # each file's settings, fingerprinted once
         self._digests: dict[str, str | None] = {}  # helper modules' bytes, hashed once a run
+        self._refused: tuple[Path, str] | None = None
+        self._checked = False
+
+    def refusal(self) -> tuple[Path, str] | None:
+        """The directory of the cache that must not be used, and why (None: the cache may be
+        used). Then nothing is read, written or pruned: the run lints without the cache."""
+        if not self._checked:
+            self._checked = True
+            for path in (self.root, self.root / FORMAT, self.directory):
+                why = _refusal(path)
+                if why is not None and (path != self.root or why != "it is not a directory"):
+                    # A root that is a file: writing says so ("cannot write the cache").
+                    self._refused = path, why
+                    break
+        return self._refused
 
     def key(self, path: str, raw: bytes, settings: Settings | None = None) -> str:
         """The entry of ``path`` with these bytes, linted with ``settings`` (the file's own; None:
@@ -135,22 +223,28 @@ class Cache:
     def get(self, key: str, path: str) -> tuple[list[Diagnostic], list[str]] | None:
         """The diagnostics and warnings stored under ``key`` (for the file at ``path``), or None
         if there are none, or they cannot be read."""
-        try:
-            with open(self.entry(key), "rb") as handle:
-                stored = json.loads(handle.read())
-            diagnostics = [_diagnostic(path, item) for item in stored["diagnostics"]]
-            warnings = stored["warnings"]
-            if not all(isinstance(w, str) for w in warnings):
-                return None
-            # The project files its findings came from (the helpers it calls): each must still
-            # hold the bytes it held then.
-            for other, digest in stored.get("depends", {}).items():
-                if self._digest(other) != digest:
-                    return None
-            self._used.add(key)
-            return diagnostics, list(warnings)
-        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+        if self.refusal() is not None:
             return None
+        data = _read_entry(self.entry(key))
+        if data is None:
+            return None
+        try:
+            stored = json.loads(data)
+        except (ValueError, RecursionError):  # RecursionError: nested too deep to parse
+            return None
+        if not _valid(stored):
+            return None
+        try:
+            diagnostics = [_diagnostic(path, item) for item in stored["diagnostics"]]
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+            return None
+        # The project files its findings came from (the helpers it calls): each must still
+        # hold the bytes it held then.
+        for other, digest in stored.get("depends", {}).items():
+            if self._digest(other) != digest:
+                return None
+        self._used.add(key)
+        return diagnostics, list(stored["warnings"])
 
     def put(
         self,
@@ -161,10 +255,14 @@ class Cache:
     ) -> None:
         """Store atomically; raises OSError if the cache directory cannot be written.
         ``depends``: the other project files the diagnostics came from, with their SHA-256."""
+        refused = self.refusal()
+        if refused is not None:
+            raise OSError(f"{refused[0]}: {refused[1]}")
         if not self._made:
             self._make_directory()
         entry = self.entry(key)
-        temporary = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
+        # A new name, created here (O_EXCL: never an existing file, nor a link's target).
+        temporary = entry.with_name(f"{entry.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
         stored: dict[str, object] = {
             "diagnostics": [_to_json(d) for d in diagnostics],
             "warnings": list(warnings),
@@ -172,12 +270,15 @@ class Cache:
         if depends:
             stored["depends"] = dict(sorted(depends.items()))
         data = json.dumps(stored)
+        fd = os.open(temporary, _CREATE, 0o644)
         try:
-            with open(temporary, "w", encoding="utf-8") as handle:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(data)
+            # A rename replaces the name, whatever it was (a link is replaced, not followed).
             os.replace(temporary, entry)
         except OSError:
-            temporary.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
             raise
         self._used.add(key)
         self._written += 1
@@ -186,68 +287,202 @@ class Cache:
         """After a run that wrote entries: drop the linter/settings directories beyond the
         ``KEEP_FINGERPRINTS`` most recently used, other formats' directories, temporary files of
         killed runs, and, past the size limit, the oldest entries this run did not use. Best
-        effort: a failure leaves the cache as it was, and is never an error of the run."""
-        if not self._written:
+        effort: a failure leaves the cache as it was, and is never an error of the run.
+
+        Only what the cache names so is removed (``diagnostics-*`` directories, 32-hex-digit
+        fingerprint directories, ``<sha256>.json`` entries and ``.tmp`` files), and only if it is
+        what it seems: a directory or a regular file, never a symbolic link, which is neither
+        followed nor removed."""
+        if not self._written or self.refusal() is not None:
             return  # a warm run writes nothing and pays nothing
         with contextlib.suppress(OSError):
             os.utime(self.directory)  # this directory is the most recently used
-            for other in self.root.iterdir():
+            for other in _directories(self.root):
                 # Only this cache's own other formats: the directory may hold what is not
                 # tinker-lint's (the test suite keeps its downloaded corpora there).
-                if other.is_dir() and other.name != FORMAT and other.name.startswith(_FORMATS):
-                    shutil.rmtree(other, ignore_errors=True)
+                if other.name != FORMAT and other.name.startswith(_FORMATS):
+                    _remove_tree(Path(other.path))
             fingerprints = sorted(
-                (d for d in (self.root / FORMAT).iterdir() if d.is_dir()),
-                key=lambda d: d.stat().st_mtime,
+                (d for d in _directories(self.root / FORMAT) if _FINGERPRINT.fullmatch(d.name)),
+                key=lambda d: d.stat(follow_symlinks=False).st_mtime,
                 reverse=True,
             )
             for stale in fingerprints[KEEP_FINGERPRINTS:]:
-                if stale != self.directory:
-                    shutil.rmtree(stale, ignore_errors=True)
+                if stale.name != self.directory.name:
+                    _remove_tree(Path(stale.path))
             self._prune_entries()
 
     def _prune_entries(self) -> None:
         now = time.time()
-        entries: list[tuple[float, Path]] = []
-        for path in self.directory.iterdir():
-            stat = path.stat()
-            if path.name.endswith(".tmp"):
-                if now - stat.st_mtime > _STALE_TEMPORARY_SECONDS:
-                    path.unlink(missing_ok=True)
-            elif path.stem not in self._used:
-                entries.append((stat.st_mtime, path))
+        entries: list[tuple[float, str]] = []
+        with os.scandir(self.directory) as found:
+            for item in found:
+                if not item.is_file(follow_symlinks=False):
+                    continue  # a link, a FIFO, a directory: not the cache's
+                mtime = item.stat(follow_symlinks=False).st_mtime
+                if item.name.endswith(".tmp"):
+                    if now - mtime > _STALE_TEMPORARY_SECONDS:
+                        _unlink(item.path)
+                elif _ENTRY.fullmatch(item.name) and item.name[:-5] not in self._used:
+                    entries.append((mtime, item.path))
         limit = max(MAX_ENTRIES, 4 * len(self._used))
         excess = len(entries) + len(self._used) - limit
         if excess > 0:
             # Down to half the limit, so that pruning is rare.
             entries.sort()
             for _, path in entries[: excess + limit // 2]:
-                path.unlink(missing_ok=True)
+                _unlink(path)
 
     def _make_directory(self) -> None:
-        if not self.root.is_dir():
+        made_root = False
+        if not os.path.lexists(self.root):
             self.root.mkdir(parents=True, exist_ok=True)
+            made_root = True
+        for directory in (self.root / FORMAT, self.directory):
+            with contextlib.suppress(FileExistsError):
+                directory.mkdir()
+        # Made here or not, each must be a real directory (mkdir accepts a link to one).
+        self._checked = False
+        refused = self.refusal()
+        if refused is not None:
+            raise OSError(f"{refused[0]}: {refused[1]}")
+        if made_root:
             # Like ruff's cache: never committed, skipped by backup tools.
-            (self.root / ".gitignore").write_text("# Created by tinker-lint\n*\n")
-            (self.root / "CACHEDIR.TAG").write_text(
-                f"{_SIGNATURE}\n# This file is a cache directory tag created by tinker-lint.\n"
+            _create(self.root / ".gitignore", "# Created by tinker-lint\n*\n")
+            _create(
+                self.root / "CACHEDIR.TAG",
+                f"{_SIGNATURE}\n# This file is a cache directory tag created by tinker-lint.\n",
             )
-        self.directory.mkdir(parents=True, exist_ok=True)
         self._made = True
+
+
+def _directories(path: Path) -> list[os.DirEntry[str]]:
+    """The real directories in ``path`` (not the links to one)."""
+    with os.scandir(path) as found:
+        return [item for item in found if item.is_dir(follow_symlinks=False)]
+
+
+def _remove_tree(path: Path) -> None:
+    """Remove a directory the cache made, never through a link: ``shutil.rmtree`` refuses a link
+    given it and removes (never follows) the links inside."""
+    with contextlib.suppress(OSError):
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _unlink(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def _create(path: Path, text: str) -> None:
+    """Write a new file (never an existing one, nor through a link)."""
+    with (
+        contextlib.suppress(FileExistsError),
+        os.fdopen(os.open(path, _CREATE, 0o644), "w", encoding="utf-8") as handle,
+    ):
+        handle.write(text)
+
+
+class Refused(Exception):
+    """``tinker-lint clean`` will not remove the directory: ``str()`` says why."""
 
 
 def clean(directory: str | Path) -> bool:
     """Remove a tinker-lint cache directory (``tinker-lint clean``); True if there was one. A
-    directory without tinker-lint's cache tag is left alone, whatever its name."""
+    directory without tinker-lint's cache tag is left alone, whatever its name; a symbolic link
+    (or a directory of another user) is refused (``Refused``), whatever it points to."""
     root = Path(directory)
-    try:
-        tag = (root / "CACHEDIR.TAG").read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    why = _refusal(root)
+    if why == "it is not a directory":
         return False
-    if not tag.startswith(_SIGNATURE) or "tinker-lint" not in tag:
+    if why is not None:
+        raise Refused(why)
+    tag = _read_entry(root / "CACHEDIR.TAG")  # a regular file, not a link, not a FIFO
+    if tag is None:
+        return False
+    text = tag[:4096].decode("utf-8", errors="replace")
+    if not text.startswith(_SIGNATURE) or "tinker-lint" not in text:
         return False
     shutil.rmtree(root)
     return True
+
+
+# An entry's shape: what ``put`` writes, checked before anything of it is believed.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # a terminal's control characters
+_CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # the help has lines
+
+
+def _is_int(value: object) -> bool:
+    return type(value) is int  # not a bool
+
+
+def _is_position(value: object, size: int = 2) -> bool:
+    return isinstance(value, list) and len(value) == size and all(map(_is_int, value))
+
+
+def _is_text(value: object, control: re.Pattern[str] = _CONTROL) -> bool:
+    return isinstance(value, str) and not control.search(value)
+
+
+def _valid_fix(fix: object) -> bool:
+    if fix is None:
+        return True
+    if not isinstance(fix, dict) or set(fix) != {"message", "edits", "applicability"}:
+        return False
+    edits = fix["edits"]
+    return (
+        _is_text(fix["message"])
+        and isinstance(fix["applicability"], str)
+        and isinstance(edits, list)
+        and all(
+            isinstance(e, dict)
+            and set(e) == {"content", "location", "end_location"}
+            and isinstance(e["content"], str)
+            and _is_position(e["location"])
+            and _is_position(e["end_location"])
+            for e in edits
+        )
+    )
+
+
+_DIAGNOSTIC_FIELDS = {
+    "line": _is_int,
+    "col": _is_int,
+    "code": _is_text,
+    "message": _is_text,
+    "end_line": _is_int,
+    "end_col": _is_int,
+    "fix": _valid_fix,
+    "cell": lambda v: v is None or _is_int(v),
+    "file_range": lambda v: v is None or _is_position(v, 4),
+    "help": lambda v: _is_text(v, _CONTROL_BUT_LINES),
+}
+
+
+def _valid(stored: object) -> bool:
+    """Whether ``stored`` has the shape ``put`` writes: anything else (a number where text
+    belongs, an unknown key, a message with a terminal escape) is a miss, not an error later."""
+    if not isinstance(stored, dict) or not {"diagnostics", "warnings"} <= set(stored):
+        return False
+    if not set(stored) <= {"diagnostics", "warnings", "depends"}:
+        return False
+    diagnostics, warnings = stored["diagnostics"], stored["warnings"]
+    depends = stored.get("depends", {})
+    return (
+        isinstance(diagnostics, list)
+        and all(
+            isinstance(d, dict)
+            and set(d) == set(_DIAGNOSTIC_FIELDS)
+            and all(check(d[name]) for name, check in _DIAGNOSTIC_FIELDS.items())
+            for d in diagnostics
+        )
+        # Warnings are printed escaped (``tinker_lint.io.terminal``): any text will do.
+        and isinstance(warnings, list)
+        and all(isinstance(w, str) for w in warnings)
+        and isinstance(depends, dict)
+        and all(isinstance(v, str) for v in depends.values())
+    )
 
 
 def _to_json(diagnostic: Diagnostic) -> dict:

@@ -166,6 +166,12 @@ def run_paths(
     settings, instead of ``settings`` for all (may raise ``ConfigError``)."""
     run = Run()
     own = settings_for or (lambda _path: settings)
+    refused = cache.refusal() if cache is not None else None
+    if refused is not None:
+        # A link where the cache would be (which a repository can commit), or another user's
+        # directory: the run lints without the cache, and says why (docs/safety.md).
+        run.warnings.append(f"{refused[0]}: the results cache is not used: {refused[1]}")
+        cache = None
     items = [
         item
         for given in paths
