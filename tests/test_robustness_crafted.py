@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.snippets import WAIT_BEFORE_SUBMIT
 from tinker_lint.cli import STDIN_LIMIT, main
 
 DEEP = 100_000  # tomllib recurses once per level: far past the interpreter's limit
@@ -114,3 +115,12 @@ def test_dependency_files_that_are_no_regular_files_are_skipped_not_read(tmp_pat
         f"tinker-lint: warning: requirements-x.txt: cannot read /dev/zero: {never}",
         f"tinker-lint: warning: requirements.txt: cannot read: {never}",
     ]
+
+
+def test_a_file_name_with_an_escape_sequence_is_printed_escaped(project: Path, capsys) -> None:
+    """A finding's path comes from the tree linted: ``a\\x1b[2Jb.py`` must not clear the screen."""
+    Path("a\x1b[2Jb.py").write_text(WAIT_BEFORE_SUBMIT)
+    code, out, _ = run(capsys, "--isolated", "--output-format", "concise", "a\x1b[2Jb.py")
+    assert code == 1
+    assert out.splitlines()[0].startswith("a\\x1b[2Jb.py:4:66: TNK101 [*] ")
+    assert "\x1b" not in out

@@ -14,6 +14,7 @@ from tinker_lint.codes import level_of, name_of
 from tinker_lint.diagnostics import UNSAFE, Diagnostic, is_applicable
 from tinker_lint.io.files import DecodeError, decode_source, read_bytes
 from tinker_lint.io.notebook import NotebookError, read_notebook
+from tinker_lint.io.terminal import printable
 from tinker_lint.report.colour import BLUE, BOLD, CYAN, PLAIN, RED, Style
 
 CONTEXT_LINES = 2  # source lines shown before and after the finding's line, as ruff shows
@@ -50,7 +51,9 @@ def write_text(
         fixable += shown
         hidden += d.fix is not None and not shown and d.fix.applicability == UNSAFE
         mark = style("[*]", CYAN) + " " if shown else ""
-        out.write(f"{style(where(d), BOLD)}: {style(d.code, BOLD, RED)} {mark}{d.message}\n")
+        # The path and message come from the files linted: a name may hold an escape sequence.
+        head, message = printable(where(d)), printable(d.message)
+        out.write(f"{style(head, BOLD)}: {style(d.code, BOLD, RED)} {mark}{message}\n")
         if full:
             out.write(_snippet(d, lines.of(d.path, d.cell), style))
     if not summary:
