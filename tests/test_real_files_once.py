@@ -147,3 +147,10 @@ def test_a_symlink_to_a_file_inside_another_path_given_is_fixed(tree, capsys):
     assert (code, err) == (1, "")
     assert out[-1] == "Found 4 errors (2 fixed, 2 remaining) in 2 files checked."
     assert Path("outside/t.txt").read_text() != WAIT_BEFORE_SUBMIT
+
+
+def test_hard_links_are_one_file_reported_once(tree, capsys):
+    os.link("tree/a.py", "tree/b.py")
+    code, out, err = run(capsys, "tree/b.py", "tree")
+    assert (code, err) == (1, "")
+    assert out[:-2] == [f"tree/b.py:4:66: {TNK101}", f"tree/link.py:4:66: {TNK101}"]
