@@ -602,3 +602,22 @@ def test_positions_in_each_encoding() -> None:
     assert split_lines("a\r\nb\rc\nd\fe") == ["a", "b", "c", "d\fe"]
     # Without a CR (the fast path): still only LF ends a line, not what str.splitlines splits at.
     assert split_lines("a\nb\f\vc\u2028d\x85e\n") == ["a", "b\f\vc\u2028d\x85e", ""]
+
+
+def test_a_file_libcst_cannot_parse_is_a_finding(server: LspClient, project: Path) -> None:
+    """Valid Python libcst's parser gives up on (4,000 adjacent strings): TNK003, not a silent
+    pass (issue 29, item 4)."""
+    path = project / "pkg" / "adjacent.py"
+    path.write_text("x = (" + " ".join(['"a"'] * 4000) + ")\n" + FIXME, encoding="utf-8")
+    found = server.diagnostics(path, after=server.open(path), version=1)
+    assert found == [
+        {
+            "range": _range(0, 0, 0, 0),
+            "message": "Not analysed: libcst cannot parse it, though Python can; only its syntax "
+            "was checked",
+            "severity": 2,  # a warning
+            "code": "TNK003",
+            "codeDescription": {"href": _href("TNK003")},
+            "source": "tinker-lint",
+        }
+    ]

@@ -61,14 +61,18 @@ devices), broken symbolic links and symlink loops are skipped with a warning ins
     ),
     "TNK003": EngineCode(
         summary="The file was not analysed: it is larger than `max-file-chars` (1,000,000 by "
-        "default); only its syntax was checked",
+        "default), or libcst cannot parse it; only its syntax was checked",
         why="""Analysis costs about 20 s and 0.5 GB per million characters, and files that large are almost
-always generated data rather than training loops, so tinker-lint checks only their syntax. It
-says so as a finding, in every output format (and in SARIF's tool notifications), and the run
-exits 1: a file that was not checked must not look like a file that passed.
+always generated data rather than training loops, so tinker-lint checks only their syntax. Valid
+Python that libcst cannot parse (its grammar lags CPython's, or its parser gives up: 4,000 adjacent
+string literals), or that is nested too deeply for libcst or the model, is not analysed either; the
+finding's help gives libcst's reason. It says so as a finding, in every output format (and in
+SARIF's tool notifications), and the run exits 1: a file that was not checked must not look like a
+file that passed.
 """,
         fix_description="`exclude` the file if it is generated, or raise the limit with "
-        "`--max-file-chars N` (0: no limit).",
+        "`--max-file-chars N` (0: no limit); split what libcst cannot parse (a long literal into "
+        "a file of data).",
     ),
     "TNK004": EngineCode(
         summary="The configuration is not valid; tinker-lint checked nothing in this file",

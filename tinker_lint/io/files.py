@@ -2,7 +2,8 @@
 
 Directories are walked without following symlinks (no loops); VCS, virtualenv and build directories
 are skipped, and so is what ``.gitignore`` files ignore (matched with ``pathspec``, as git does).
-Files named on the command line are always linted.
+Files named on the command line are always linted. Each real file is linted once (``unique``):
+a file named twice, or reached through a symlink too, is reported under one name.
 """
 
 from __future__ import annotations
@@ -97,6 +98,55 @@ def discover(
             if isinstance(item, Skipped) and item.path == given:
                 item = Skipped(item.path, item.reason, named=True)  # the directory itself
             yield item
+
+
+def unique(items: Iterable[str | Skipped]) -> list[str | Skipped]:
+    """``items`` with each real file once (the same device and inode: a file named twice, a
+    symlink and its target, hard links), under its own name when that was found (not a symlink's),
+    else under the first name found; in the order found, so the same arguments give the same
+    result. A skipped path is kept once."""
+    kept: list[str | Skipped | None] = []
+    where: dict[object, int] = {}  # a file's identity -> its index in ``kept``
+    seen: set[Skipped] = set()
+    for item in items:
+        if isinstance(item, Skipped):
+            if item not in seen:
+                seen.add(item)
+                kept.append(item)
+            continue
+        try:
+            info = os.stat(item)
+            identity: object = (info.st_dev, info.st_ino)
+        except OSError:  # read (and reported) later, under the name it was found by
+            identity = os.path.normcase(os.path.realpath(item))
+        index = where.get(identity)
+        if index is None:
+            where[identity] = len(kept)
+            kept.append(item)
+            continue
+        first = kept[index]
+        assert isinstance(first, str)
+        if os.path.islink(first) and not os.path.islink(item):
+            kept[index] = None  # reported under its own name, where that was found
+            where[identity] = len(kept)
+            kept.append(item)
+    return [item for item in kept if item is not None]
+
+
+def outside_link(path: str, roots: Iterable[str]) -> str | None:
+    """The target of ``path`` when it is a symlink to a file outside every one of ``roots`` (the
+    paths given, each by its real path: a symlink named is its own root), else None."""
+    if not os.path.islink(path):
+        return None
+    real = os.path.realpath(path)
+    for root in roots:
+        top = os.path.realpath(root)
+        if real == top or real.startswith(top.rstrip(os.sep) + os.sep):
+            return None
+    try:
+        return os.readlink(path)
+    except OSError:
+        return real
 
 
 def is_force_excluded(path: str, exclude: tuple[str, ...], project_root: str | None) -> bool:

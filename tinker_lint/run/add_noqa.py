@@ -17,12 +17,14 @@ Engine findings (TNK0xx: syntax and I/O errors, a file not analysed) get none: n
 silences them. Notebooks are skipped (their cells are JSON strings: an editor adds the comment);
 of the dependency files, requirements files and ``pyproject.toml`` get one (a comment there,
 which ``deps/lint.py`` reads); ``setup.cfg`` (an inline comment is part of the value for
-setuptools) and lock files (generated) are skipped, each with the reason.
+setuptools) and lock files (generated) are skipped, each with the reason. So is a symlink to a
+file outside the paths given (``Run.outside_links``), as ``--fix`` leaves it.
 """
 
 from __future__ import annotations
 
 import io
+import os
 import re
 import tokenize
 from collections.abc import Callable
@@ -45,7 +47,7 @@ from tinker_lint.noqa import (
     noqa_lines,
     parse_directive,
 )
-from tinker_lint.run.runner import Run
+from tinker_lint.run.runner import Run, outside_link_reason
 
 # A line with its end, split only where Python (and the noqa reader) ends lines.
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -90,6 +92,8 @@ def add_noqa(run: Run) -> Added:
         if d.code in DEPENDENCY_CODES:
             dependency.setdefault(d.path, []).append(d)
     for path, found in by_path.items():
+        if _outside_link(run, path, added):
+            continue
         if is_notebook(path):
             added.warnings.append(
                 f"{path}: skipped by --add-noqa: notebooks are not edited (add the comments "
@@ -98,6 +102,8 @@ def add_noqa(run: Run) -> Added:
             continue
         _edit(path, found, _python, added)
     for path, found in dependency.items():
+        if _outside_link(run, path, added):
+            continue
         # A file included by ``-r`` may have any name: it is a requirements file all the same.
         kind = dependency_kind(path) or "requirements"
         if kind == "requirements":
@@ -112,6 +118,15 @@ def add_noqa(run: Run) -> Added:
         else:
             added.warnings.append(f"{path}: skipped by --add-noqa: a lock file is generated")
     return added
+
+
+def _outside_link(run: Run, path: str, added: Added) -> bool:
+    """Whether ``path`` is a symlink to a file outside the paths given (said, and not edited)."""
+    target = run.outside_links.get(os.path.normpath(path))
+    if target is None:
+        return False
+    added.warnings.append(f"{path}: not changed by --add-noqa: {outside_link_reason(target)}")
+    return True
 
 
 def _edit(

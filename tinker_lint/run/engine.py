@@ -258,16 +258,19 @@ def _analyse(
     try:
         module = parse_module(text, key=parse_key)
     except cst.ParserSyntaxError as error:
-        # CPython compiled this text: libcst's grammar is the one lagging.
+        # CPython compiled this text: libcst's grammar (or its parser's limits) is the one lagging.
+        where = f"{error.raw_line}:{error.raw_column + 1}"
+        detail = error.message.strip().splitlines()[0] if error.message.strip() else "no reason"
         return _not_analysed(
             path,
-            f"libcst cannot parse it, though Python can ({error.raw_line}:{error.raw_column + 1}: "
-            f"{error.message})",
+            settings,
+            "libcst cannot parse it, though Python can",
+            f"libcst's parser stops at {where}: {detail[:MAX_REASON_CHARS]}",
         )
     except RecursionError:
-        return _not_analysed(path, "nested too deeply for libcst's parser")
+        return _not_analysed(path, settings, "nested too deeply for libcst's parser")
     except MemoryError:
-        return _not_analysed(path, "out of memory while parsing it")
+        return _not_analysed(path, settings, "out of memory while parsing it")
 
     try:
         model = SemanticModel(
@@ -279,7 +282,7 @@ def _analyse(
             reuse_key=parse_key,
         )
     except RecursionError:
-        return _not_analysed(path, "nested too deeply to analyse")
+        return _not_analysed(path, settings, "nested too deeply to analyse")
     except Exception as error:
         return FileResult(path, _internal_error(path, "the semantic model", error, settings))
     ctx = Context(model, settings.tinker_version, path, preview=settings.preview, python_tree=tree)
@@ -374,9 +377,19 @@ def io_error(path: str, error: OSError, settings: Settings) -> list[Diagnostic]:
     return _engine(path, "TNK002", f"Cannot read file: {error.strerror or error}", settings)
 
 
-def _not_analysed(path: str, reason: str) -> FileResult:
-    """Valid Python tinker-lint could not analyse: said on stderr, not reported as a finding."""
-    return FileResult(path, [], warnings=[f"{path}: not analysed: {reason}"])
+# libcst's reason, in the finding's help, is cut there (its parser may quote a long line).
+MAX_REASON_CHARS = 200
+
+
+def _not_analysed(path: str, settings: Settings, reason: str, detail: str = "") -> FileResult:
+    """Valid Python tinker-lint could not analyse: a finding (TNK003, exit 1), not a pass; when
+    TNK003 is deselected, at least said on stderr."""
+    message = f"Not analysed: {reason}; only its syntax was checked"
+    diagnostics = [replace(d, help=detail) for d in _engine(path, "TNK003", message, settings)]
+    if diagnostics:
+        return FileResult(path, diagnostics)
+    said = f"{reason} ({detail})" if detail else reason
+    return FileResult(path, [], warnings=[f"{path}: not analysed: {said}"])
 
 
 def _noqa_warnings(text: str, path: str) -> list[str]:

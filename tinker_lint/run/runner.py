@@ -45,7 +45,9 @@ from tinker_lint.io.files import (
     decode_source,
     discover,
     is_code_file,
+    outside_link,
     read_bytes,
+    unique,
 )
 from tinker_lint.io.notebook import is_notebook
 from tinker_lint.io.settings import Settings
@@ -96,6 +98,9 @@ class Run:
     fixed: list[Diagnostic] = field(default_factory=list)  # fix modes: the findings fixed
     diffs: list[str] = field(default_factory=list)  # ``--diff``: one per file that would change
     source: bytes | None = None  # ``run_source``: the bytes after the fixes (the input's if none)
+    # The files found that are symlinks to a file outside the paths given (normalised path: the
+    # link's target): linted, never written (``--fix``, ``--add-noqa``), as black leaves them.
+    outside_links: dict[str, str] = field(default_factory=dict)
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -172,7 +177,7 @@ def run_paths(
         # directory: the run lints without the cache, and says why (docs/safety.md).
         run.warnings.append(f"{refused[0]}: the results cache is not used: {refused[1]}")
         cache = None
-    items = [
+    items = unique(
         item
         for given in paths
         for item in discover(
@@ -183,7 +188,7 @@ def run_paths(
             want=_is_lintable,
         )
         if _kept(item, given, own, force_exclude)
-    ]
+    )
     dependency_files = [i for i in items if isinstance(i, str) and is_dependency_file(i)]
     qwen_vl: list[QwenVlUse] = []  # TNK303's evidence, looked up per project
     per_file: list[list[Diagnostic] | None] = []  # Python files in discovery order
@@ -198,6 +203,9 @@ def run_paths(
                 run.unchecked.append((item.path, item.reason))
             continue
         run.files += 1
+        target = outside_link(item, paths)
+        if target is not None:
+            run.outside_links[_display(item)] = target
         if is_dependency_file(item):
             continue
         path = _display(item)
@@ -362,6 +370,11 @@ def _settle(
     if outcome.new_raw is None:
         run.warnings.extend(outcome.warnings)
         return outcome.diagnostics
+    target = run.outside_links.get(path)
+    if target is not None:
+        run.warnings.extend(outcome.initial_warnings)
+        run.warnings.append(f"{path}: not fixed: {outside_link_reason(target)}")
+        return initial
     if fix.write:
         try:
             write_atomic(given, outcome.new_raw, expected=raw)
@@ -375,6 +388,11 @@ def _settle(
         run.diffs.append(outcome.diff)
     run.fixed.extend(outcome.fixed)
     return outcome.diagnostics
+
+
+def outside_link_reason(target: str) -> str:
+    """Why a file is not written: a symlink to a file outside the paths given."""
+    return f"a symbolic link to {target}, outside the paths given"
 
 
 def usable_cores() -> int:
