@@ -335,15 +335,20 @@ class TinkerLintServer(LanguageServer):
 
     # --- files -------------------------------------------------------------------------------
     async def closed(self, uri: str) -> None:
+        """Nothing of a closed document stays: its lint (and findings), its buffer in the project
+        index, what each stage kept for its next lint; the next collection, a full one, frees
+        their cycles (``Collector.release``)."""
         self.linted.pop(uri, None)
         self.stale.discard(uri)
         self.pending.pop(uri, None)
         if not self.pulls:
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
         path = path_of(uri, self.workspace.root_path)
-        changed = await self.in_worker(self.linter.set_buffer, path, None)
+        changed = await self.in_worker(self.linter.close, path)
+        self.collector.release()
         if changed:
             self._changed([os.path.abspath(path)])
+        self.collect_if_owed()
 
     async def files_changed(self, paths: Sequence[str], *, created: bool = False) -> None:
         """Files changed on disk (the client's watcher, or a save): the configuration, or the

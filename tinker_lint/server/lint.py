@@ -38,6 +38,7 @@ from tinker_lint.project.index import project_index
 from tinker_lint.run.fixer import compiles
 from tinker_lint.run.resolve import SettingsResolver
 from tinker_lint.run.runner import VERSION_UNKNOWN_WARNING
+from tinker_lint.syntax import buffers
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # Python's line ends (not str.splitlines's)
@@ -107,6 +108,15 @@ class Linter:
         return (before if before is not None else _disk_text(absolute)) != (
             text if text is not None else _disk_text(absolute)
         )
+
+    def close(self, path: str) -> bool:
+        """The editor closed the file: the index reads its disk's bytes again (``set_buffer``;
+        whether that changed what it reads), and nothing kept for its next lint stays (the
+        stages' per-buffer stores, ``syntax/buffers.py``)."""
+        changed = self.set_buffer(path, None)
+        buffers.forget(path)
+        buffers.forget(os.path.abspath(path))
+        return changed
 
     def disk_changed(self, path: str) -> None:
         """A file changed on disk (the client's watcher): what was made from it is made again,
