@@ -27,7 +27,15 @@ from typing import Any
 from urllib.parse import unquote
 
 from lsprotocol import types
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcServerNotInitialized,
+)
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import RPCRequest
 from pygls.uris import to_fs_path
 
 from tinker_lint import __version__
@@ -50,10 +58,67 @@ WATCHED = (
 )
 
 
+class _Unreadable:
+    """A message whose params do not fit its method (a position at line -1, ``textDocument: 5``):
+    a request gets -32602 (InvalidParams), a notification is dropped."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.id: Any = data.get("id")
+        self.method = str(data.get("method"))
+        self.jsonrpc = data.get("jsonrpc")
+
+
+class Protocol(LanguageServerProtocol):
+    """pygls's protocol, with every request answered as LSP says: pygls leaves unanswered a
+    request whose params it cannot read (logging it only) and any request after ``shutdown``,
+    and answers one before ``initialize`` with -32603 and a traceback (its handler finds no
+    workspace), so the client waits forever or shows the traceback."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.initialize_received = False
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException:
+            if "method" in data:  # a request or a notification (not a response of the client's)
+                return _Unreadable(data)
+            raise
+
+    def handle_message(self, message: Any) -> None:
+        method = getattr(message, "method", None)
+        request = method is not None and getattr(message, "id", None) is not None
+        if request and self._shutdown and method != types.EXIT:
+            error: JsonRpcException = JsonRpcInvalidRequest(
+                f"{method}: the server was shut down (only `exit` is expected now)"
+            )
+            self._send_response(message.id, error=error.to_response_error())
+            return
+        if not self.initialize_received and method not in (types.INITIALIZE, types.EXIT):
+            if request:
+                error = JsonRpcServerNotInitialized(
+                    f"{method}: the server is not initialized (send `initialize` first)"
+                )
+                self._send_response(message.id, error=error.to_response_error())
+            return  # a notification before ``initialize`` is dropped (LSP)
+        if isinstance(message, _Unreadable):
+            if request:
+                error = JsonRpcInvalidParams(f"{method}: the params do not fit the method")
+                self._send_response(message.id, error=error.to_response_error())
+            return
+        if method == types.INITIALIZE and isinstance(message, RPCRequest):
+            self.initialize_received = True
+        super().handle_message(message)
+
+
 class TinkerLintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
-            "tinker-lint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full
+            "tinker-lint",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Full,
+            protocol_cls=Protocol,
         )
         self.linter = Linter()
         self.collector = Collector()  # the garbage collector runs between lints, not in one
