@@ -165,13 +165,21 @@ class LspClient:
         with self._condition:
             return len(self.received)
 
-    def diagnostics(self, path: Path, *, after: int = 0, version: int | None = None) -> list[Any]:
+    def diagnostics(
+        self,
+        path: Path,
+        *,
+        after: int = 0,
+        version: int | None = None,
+        timeout: float = TIMEOUT,
+    ) -> list[Any]:
         """The next diagnostics published for ``path`` (for its ``version``, if given)."""
         wanted = uri(path)
         params = self.wait_for(
             "textDocument/publishDiagnostics",
             lambda p: p["uri"] == wanted and (version is None or p.get("version") == version),
             after=after,
+            timeout=timeout,
         )
         return list(params["diagnostics"])
 

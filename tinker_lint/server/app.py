@@ -41,7 +41,14 @@ from pygls.uris import to_fs_path
 from tinker_lint import __version__
 from tinker_lint.diagnostics import SAFE, Diagnostic
 from tinker_lint.server import convert
-from tinker_lint.server.lint import CONFIG_NAMES, Linted, Linter, has_safe_fix, noqa_edit
+from tinker_lint.server.lint import (
+    CONFIG_NAMES,
+    SERVER_MAX_FILE_CHARS,
+    Linted,
+    Linter,
+    has_safe_fix,
+    noqa_edit,
+)
 from tinker_lint.server.memory import QUIET_SECONDS, Collector
 
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.tinker-lint"
@@ -113,14 +120,14 @@ class Protocol(LanguageServerProtocol):
 
 
 class TinkerLintServer(LanguageServer):
-    def __init__(self) -> None:
+    def __init__(self, max_file_chars: int = SERVER_MAX_FILE_CHARS) -> None:
         super().__init__(
             "tinker-lint",
             __version__,
             text_document_sync_kind=types.TextDocumentSyncKind.Full,
             protocol_cls=Protocol,
         )
-        self.linter = Linter()
+        self.linter = Linter(max_file_chars)
         self.collector = Collector()  # the garbage collector runs between lints, not in one
         self._collection: asyncio.TimerHandle | None = None  # the one due at the next pause
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tinker-lint")
@@ -472,8 +479,8 @@ def path_of(uri: str, root: str | None) -> str:
     return os.path.join(root or os.getcwd(), name)
 
 
-def build() -> TinkerLintServer:
-    server = TinkerLintServer()
+def build(max_file_chars: int = SERVER_MAX_FILE_CHARS) -> TinkerLintServer:
+    server = TinkerLintServer(max_file_chars)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: TinkerLintServer, params: types.InitializedParams) -> None:
@@ -553,6 +560,16 @@ def build() -> TinkerLintServer:
     return server
 
 
+def _count(value: str) -> int:
+    try:
+        number = int(value.replace(",", "").replace("_", ""))
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"not a count of characters: {value!r}")
+    return number
+
+
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="tinker-lint server",
@@ -561,8 +578,17 @@ def main(argv: Sequence[str]) -> int:
     )
     # Clients that start every server with ``--stdio`` (vscode-languageclient's stdio transport).
     parser.add_argument("--stdio", action="store_true", help="talk over stdio (the only way)")
-    parser.parse_args(list(argv))
-    server = build()
+    parser.add_argument(
+        "--max-file-chars",
+        type=_count,
+        default=SERVER_MAX_FILE_CHARS,
+        metavar="N",
+        help="Python files longer than this are checked for syntax only and reported as TNK003, "
+        f"when their configuration allows more (default: {SERVER_MAX_FILE_CHARS:,}; 0: the "
+        "configuration's limit only)",
+    )
+    args = parser.parse_args(list(argv))
+    server = build(args.max_file_chars)
     server.start_io()
     # The client is gone (``exit``, or stdin closed). Leave now, not after a lint still running
     # on the worker thread (a huge file); the analysis thread may be inside libcst's parser,
