@@ -33,9 +33,10 @@ def _program(chars: int) -> str:
     return "".join(parts)
 
 
-def test_a_file_over_the_servers_limit_gets_tnk003_at_once(tmp_path: Path) -> None:
-    from tinker_lint.server.lint import SERVER_MAX_FILE_CHARS
+SERVER_MAX_FILE_CHARS = 250_000  # docs/server.md says it
 
+
+def test_a_file_over_the_servers_limit_gets_tnk003_at_once(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.tinker-lint]\ntinker-version = "0.38.0"\n')
     client = LspClient(cwd=tmp_path)
     try:
@@ -54,6 +55,9 @@ def test_a_file_over_the_servers_limit_gets_tnk003_at_once(tmp_path: Path) -> No
         assert client.stop() == 0
     finally:
         client.kill()
+    from tinker_lint.server import lint
+
+    assert lint.SERVER_MAX_FILE_CHARS == SERVER_MAX_FILE_CHARS
 
 
 def test_the_lower_limit_wins(tmp_path: Path) -> None:
