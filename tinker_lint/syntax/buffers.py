@@ -93,11 +93,6 @@ def forget(key: str) -> None:
         store.pop(key)
 
 
-def kept_keys() -> set[str]:
-    """The buffers some stage keeps anything for (tests)."""
-    return {key for store in _stores for key in store.kept()}
-
-
 def forget_all() -> None:
     """Forget what every stage keeps (a test starts from nothing kept)."""
     for store in _stores:
@@ -126,10 +121,6 @@ class BufferStore(Generic[T]):
             self._items[key] = value
             self._items.move_to_end(key)
             self._trim()
-
-    def kept(self) -> list[str]:
-        with self._lock:
-            return list(self._items)
 
     def clear(self) -> None:
         with self._lock:
