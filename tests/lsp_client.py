@@ -123,6 +123,13 @@ class LspClient:
                 raise AssertionError(f"the server died on {method}: {self.stderr}")
             return self.responses.pop(number)
 
+    def error(self, method: str, params: Any = None, *, timeout: float = 5.0) -> Message:
+        """The error a request is answered with (an answer that is not an error, or none within
+        ``timeout`` seconds, fails the test): ``{"code": ..., "message": ...}``."""
+        response = self.response(method, params, timeout=timeout)
+        assert "error" in response and "result" not in response, response
+        return dict(response["error"])
+
     def notify(self, method: str, params: Any = None) -> None:
         self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
@@ -158,13 +165,21 @@ class LspClient:
         with self._condition:
             return len(self.received)
 
-    def diagnostics(self, path: Path, *, after: int = 0, version: int | None = None) -> list[Any]:
+    def diagnostics(
+        self,
+        path: Path,
+        *,
+        after: int = 0,
+        version: int | None = None,
+        timeout: float = TIMEOUT,
+    ) -> list[Any]:
         """The next diagnostics published for ``path`` (for its ``version``, if given)."""
         wanted = uri(path)
         params = self.wait_for(
             "textDocument/publishDiagnostics",
             lambda p: p["uri"] == wanted and (version is None or p.get("version") == version),
             after=after,
+            timeout=timeout,
         )
         return list(params["diagnostics"])
 

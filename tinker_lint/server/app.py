@@ -27,13 +27,28 @@ from typing import Any
 from urllib.parse import unquote
 
 from lsprotocol import types
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcServerNotInitialized,
+)
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import RPCRequest
 from pygls.uris import to_fs_path
 
 from tinker_lint import __version__
 from tinker_lint.diagnostics import SAFE, Diagnostic
 from tinker_lint.server import convert
-from tinker_lint.server.lint import CONFIG_NAMES, Linted, Linter, has_safe_fix, noqa_edit
+from tinker_lint.server.lint import (
+    CONFIG_NAMES,
+    SERVER_MAX_FILE_CHARS,
+    Linted,
+    Linter,
+    has_safe_fix,
+    noqa_edit,
+)
 from tinker_lint.server.memory import QUIET_SECONDS, Collector
 
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.tinker-lint"
@@ -50,12 +65,69 @@ WATCHED = (
 )
 
 
+class _Unreadable:
+    """A message whose params do not fit its method (a position at line -1, ``textDocument: 5``):
+    a request gets -32602 (InvalidParams), a notification is dropped."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.id: Any = data.get("id")
+        self.method = str(data.get("method"))
+        self.jsonrpc = data.get("jsonrpc")
+
+
+class Protocol(LanguageServerProtocol):
+    """pygls's protocol, with every request answered as LSP says: pygls leaves unanswered a
+    request whose params it cannot read (logging it only) and any request after ``shutdown``,
+    and answers one before ``initialize`` with -32603 and a traceback (its handler finds no
+    workspace), so the client waits forever or shows the traceback."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.initialize_received = False
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException:
+            if "method" in data:  # a request or a notification (not a response of the client's)
+                return _Unreadable(data)
+            raise
+
+    def handle_message(self, message: Any) -> None:
+        method = getattr(message, "method", None)
+        request = method is not None and getattr(message, "id", None) is not None
+        if request and self._shutdown and method != types.EXIT:
+            error: JsonRpcException = JsonRpcInvalidRequest(
+                f"{method}: the server was shut down (only `exit` is expected now)"
+            )
+            self._send_response(message.id, error=error.to_response_error())
+            return
+        if not self.initialize_received and method not in (types.INITIALIZE, types.EXIT):
+            if request:
+                error = JsonRpcServerNotInitialized(
+                    f"{method}: the server is not initialized (send `initialize` first)"
+                )
+                self._send_response(message.id, error=error.to_response_error())
+            return  # a notification before ``initialize`` is dropped (LSP)
+        if isinstance(message, _Unreadable):
+            if request:
+                error = JsonRpcInvalidParams(f"{method}: the params do not fit the method")
+                self._send_response(message.id, error=error.to_response_error())
+            return
+        if method == types.INITIALIZE and isinstance(message, RPCRequest):
+            self.initialize_received = True
+        super().handle_message(message)
+
+
 class TinkerLintServer(LanguageServer):
-    def __init__(self) -> None:
+    def __init__(self, max_file_chars: int = SERVER_MAX_FILE_CHARS) -> None:
         super().__init__(
-            "tinker-lint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full
+            "tinker-lint",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Full,
+            protocol_cls=Protocol,
         )
-        self.linter = Linter()
+        self.linter = Linter(max_file_chars)
         self.collector = Collector()  # the garbage collector runs between lints, not in one
         self._collection: asyncio.TimerHandle | None = None  # the one due at the next pause
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tinker-lint")
@@ -335,15 +407,20 @@ class TinkerLintServer(LanguageServer):
 
     # --- files -------------------------------------------------------------------------------
     async def closed(self, uri: str) -> None:
+        """Nothing of a closed document stays: its lint (and findings), its buffer in the project
+        index, what each stage kept for its next lint; the next collection, a full one, frees
+        their cycles (``Collector.release``)."""
         self.linted.pop(uri, None)
         self.stale.discard(uri)
         self.pending.pop(uri, None)
         if not self.pulls:
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
         path = path_of(uri, self.workspace.root_path)
-        changed = await self.in_worker(self.linter.set_buffer, path, None)
+        changed = await self.in_worker(self.linter.close, path)
+        self.collector.release()
         if changed:
             self._changed([os.path.abspath(path)])
+        self.collect_if_owed()
 
     async def files_changed(self, paths: Sequence[str], *, created: bool = False) -> None:
         """Files changed on disk (the client's watcher, or a save): the configuration, or the
@@ -402,8 +479,8 @@ def path_of(uri: str, root: str | None) -> str:
     return os.path.join(root or os.getcwd(), name)
 
 
-def build() -> TinkerLintServer:
-    server = TinkerLintServer()
+def build(max_file_chars: int = SERVER_MAX_FILE_CHARS) -> TinkerLintServer:
+    server = TinkerLintServer(max_file_chars)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: TinkerLintServer, params: types.InitializedParams) -> None:
@@ -483,6 +560,16 @@ def build() -> TinkerLintServer:
     return server
 
 
+def _count(value: str) -> int:
+    try:
+        number = int(value.replace(",", "").replace("_", ""))
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"not a count of characters: {value!r}")
+    return number
+
+
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="tinker-lint server",
@@ -491,8 +578,17 @@ def main(argv: Sequence[str]) -> int:
     )
     # Clients that start every server with ``--stdio`` (vscode-languageclient's stdio transport).
     parser.add_argument("--stdio", action="store_true", help="talk over stdio (the only way)")
-    parser.parse_args(list(argv))
-    server = build()
+    parser.add_argument(
+        "--max-file-chars",
+        type=_count,
+        default=SERVER_MAX_FILE_CHARS,
+        metavar="N",
+        help="Python files longer than this are checked for syntax only and reported as TNK003, "
+        f"when their configuration allows more (default: {SERVER_MAX_FILE_CHARS:,}; 0: the "
+        "configuration's limit only)",
+    )
+    args = parser.parse_args(list(argv))
+    server = build(args.max_file_chars)
     server.start_io()
     # The client is gone (``exit``, or stdin closed). Leave now, not after a lint still running
     # on the worker thread (a huge file); the analysis thread may be inside libcst's parser,

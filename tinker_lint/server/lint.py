@@ -21,6 +21,7 @@ Not thread-safe: the server calls it from one worker thread.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import re
@@ -38,11 +39,18 @@ from tinker_lint.project.index import project_index
 from tinker_lint.run.fixer import compiles
 from tinker_lint.run.resolve import SettingsResolver
 from tinker_lint.run.runner import VERSION_UNKNOWN_WARNING
+from tinker_lint.syntax import buffers
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # Python's line ends (not str.splitlines's)
 # A change to one of these makes the settings be resolved again (a project's configuration or pin).
 CONFIG_NAMES = ("pyproject.toml", "setup.cfg", "uv.lock", "poetry.lock", "pylock.toml")
+# The longest Python buffer the server analyses (`tinker-lint server --max-file-chars`), when the
+# configuration's ``max-file-chars`` allows more: longer ones get the syntax check and TNK003. The
+# server lints on open and on every edit, holding the parse: a 990,000-character file (under the
+# command's 1,000,000) took 9 s and 420 MB to lint (libcst's tree is about 380 bytes a character),
+# and a client that waits for its diagnostics waited that long on each edit.
+SERVER_MAX_FILE_CHARS = 250_000
 
 
 @dataclass
@@ -66,7 +74,8 @@ class Linted:
 
 
 class Linter:
-    def __init__(self) -> None:
+    def __init__(self, max_file_chars: int = SERVER_MAX_FILE_CHARS) -> None:
+        self.max_file_chars = max_file_chars  # 0: the configuration's limit only
         self.index = project_index()
         self._resolver = SettingsResolver()
         self._stamps: dict[str, tuple[tuple[str, int, int], ...]] = {}
@@ -108,6 +117,15 @@ class Linter:
             text if text is not None else _disk_text(absolute)
         )
 
+    def close(self, path: str) -> bool:
+        """The editor closed the file: the index reads its disk's bytes again (``set_buffer``;
+        whether that changed what it reads), and nothing kept for its next lint stays (the
+        stages' per-buffer stores, ``syntax/buffers.py``)."""
+        changed = self.set_buffer(path, None)
+        buffers.forget(path)
+        buffers.forget(os.path.abspath(path))
+        return changed
+
     def disk_changed(self, path: str) -> None:
         """A file changed on disk (the client's watcher): what was made from it is made again,
         unless an open buffer stands for it."""
@@ -132,6 +150,9 @@ class Linter:
             return Linted(path, text, error=f"{path}: cannot be read ({error})", python=python)
         if settings.excludes(path):
             return Linted(path, text, settings=settings, python=python)
+        limit = self.max_file_chars
+        if python and limit and len(text) > limit and not 0 < settings.max_file_chars <= limit:
+            settings = dataclasses.replace(settings, max_file_chars=limit)  # TNK003 for it
         if python:
             from tinker_lint.run.engine import lint_text
 

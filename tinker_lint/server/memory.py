@@ -22,11 +22,20 @@ cycles on rl/train.py, 12-15 ms), so it waits for a pause: the server runs it on
 ``QUIET_SECONDS`` after the findings were sent (an editor's user pauses between keystrokes far
 longer), and an edit that comes sooner is linted first. While edits keep coming, at most
 ``MAX_DEFERRED`` lints go by without one (``overdue``): the garbage waiting is bounded.
+
+A closed document's kept parse and model (``syntax/buffers.py``) were frozen with the rest: once
+dropped, their cycles would wait for the next full collection (up to ``FULL_EVERY`` lints). So a
+close makes the next collection a full one (``release``), and hands the freed memory back to the
+system (glibc's ``malloc_trim``: without it the process kept its peak, 8 closed 170 KB files
+holding 392 MB against 63 at the start).
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import gc
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -42,6 +51,7 @@ class Collector:
         self._paused = 0  # lints under way
         self._since_full = 0
         self._lints = 0  # lints ended since the last collection
+        self._released = False  # a document was closed since the last collection
 
     @contextmanager
     def paused(self) -> Iterator[None]:
@@ -64,8 +74,15 @@ class Collector:
                 gc.enable()
 
     def owed(self) -> bool:
-        """Whether a lint ended since the last collection (the collector is off until it)."""
-        return self._lints > 0
+        """Whether a lint ended, or a document was closed, since the last collection (the
+        collector is off until it, after a lint)."""
+        return self._lints > 0 or self._released
+
+    def release(self) -> None:
+        """A document was closed (what was kept for it dropped): the next collection is a full
+        one, and gives the freed memory back to the system."""
+        with self._lock:
+            self._released = True
 
     def overdue(self) -> bool:
         """Whether ``MAX_DEFERRED`` lints went by since the last collection: collect now, not
@@ -80,9 +97,30 @@ class Collector:
                 return
             self._lints = 0
             self._since_full += 1
-            if self._since_full >= FULL_EVERY:
+            released, self._released = self._released, False
+            if released or self._since_full >= FULL_EVERY:
                 self._since_full = 0
                 gc.unfreeze()
             gc.collect()
             gc.freeze()
             gc.enable()
+        if released:
+            trim_heap()
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None)  # the process's own symbols: the C library's among them
+    except OSError:
+        return None
+    return libc if hasattr(libc, "malloc_trim") else None  # glibc's (musl has none)
+
+
+def trim_heap() -> None:
+    """Give the heap's free pages back to the system, where the C library can (glibc)."""
+    libc = _libc()
+    if libc is not None:
+        libc.malloc_trim(0)

@@ -47,6 +47,8 @@ class NameIndex:
     binds: dict[int, set[str]] = field(default_factory=dict)
     declares: dict[int, set[str]] = field(default_factory=dict)
     enclosing: dict[int, Owner | None] = field(default_factory=dict)
+    # Per name, its occurrences by the owner whose variable each is (``_binders``).
+    _binders: dict[str, dict[int | None, list[Occurrence]]] = field(default_factory=dict)
 
     def fresh(self, base: str) -> str:
         """``base``, or ``base_2``, ``base_3``...: a name that occurs nowhere in the module."""
@@ -69,6 +71,13 @@ class NameIndex:
             isinstance(defined_in, cst.ClassDef) or name in self.declares.get(id(defined_in), ())
         ):
             defined_in = None  # ``global x`` (or ``nonlocal``: taken as wider, never narrower)
+        if defined_in is None or self.is_local(name, defined_in):
+            # The walk below reaches ``defined_in`` exactly for the occurrences whose first
+            # enclosing owner with the name local (not a class) is it (None: none is): grouped
+            # once per name, not walked again for each plan (a file with a thousand findings of
+            # one rule asked about the same ``result`` a thousand times: quadratic).
+            key = id(defined_in) if defined_in is not None else None
+            return list(self._binders_of(name).get(key, ()))
         found = []
         for occurrence in self.names.get(name, ()):
             owner = occurrence.owner
@@ -80,6 +89,21 @@ class NameIndex:
                 if owner is defined_in:
                     found.append(occurrence)
         return found
+
+    def _binders_of(self, name: str) -> dict[int | None, list[Occurrence]]:
+        grouped = self._binders.get(name)
+        if grouped is None:
+            grouped = {}
+            for occurrence in self.names.get(name, ()):
+                owner = occurrence.owner
+                while owner is not None:
+                    if not isinstance(owner, cst.ClassDef) and self.is_local(name, owner):
+                        break
+                    owner = self.enclosing.get(id(owner))
+                key = id(owner) if owner is not None else None
+                grouped.setdefault(key, []).append(occurrence)
+            self._binders[name] = grouped
+        return grouped
 
 
 class _Indexer:

@@ -45,6 +45,7 @@ from tinker_lint.model.semantic import Scope, SemanticModel
 from tinker_lint.rules.fixes.names import Owner, name_index, owner_of
 
 if TYPE_CHECKING:  # the rules import the fixes
+    from tinker_lint.model.scopes import CallSite
     from tinker_lint.rules.base import Context
 
 _JUMPS = (cst.Return, cst.Raise, cst.Break, cst.Continue, cst.Global, cst.Nonlocal)
@@ -116,7 +117,7 @@ def plan_move_wait(
 
     applicability, caveat = SAFE, ""
     function = owner_of(model, line)
-    guard = _exception_guard(model, line, function) or _caught_by_caller(model, function)
+    guard = _exception_guard(model, line, function) or _caught_by_caller(ctx, function)
     if guard:
         applicability, caveat = UNSAFE, guard
     elif bound and _read_elsewhere(ctx, bound, function):
@@ -335,15 +336,13 @@ def _exception_guard(model: SemanticModel, line: cst.CSTNode, function: Owner | 
     return ""
 
 
-def _caught_by_caller(model: SemanticModel, function: Owner | None) -> str:
+def _caught_by_caller(ctx: Context, function: Owner | None) -> str:
     """A caller in this module that calls the function inside such a ``try`` (callers in other
     modules are not seen)."""
     if not isinstance(function, cst.FunctionDef):
         return ""
-    for site in model.calls:
-        target = model.resolve_function(site.node.func, site.scope)
-        if target is None or target.node is not function:
-            continue
+    model = ctx.model
+    for site in _callers(ctx).get(id(function), ()):
         caller = site.function.node if site.function is not None else None
         if _exception_guard(model, site.node, caller):
             return (
@@ -351,6 +350,22 @@ def _caught_by_caller(model: SemanticModel, function: Owner | None) -> str:
                 "the wait used to guard"
             )
     return ""
+
+
+def _callers(ctx: Context) -> dict[int, list[CallSite]]:
+    """The module's call sites by the function each calls (by id of its node): resolved once for
+    the file's plans, not for each (a thousand findings resolved every call a thousand times)."""
+    kept = ctx.extra.get("fix.tnk101.callers")
+    if isinstance(kept, dict):
+        return kept
+    model = ctx.model
+    found: dict[int, list[CallSite]] = {}
+    for site in model.calls:
+        target = model.resolve_function(site.node.func, site.scope)
+        if target is not None:
+            found.setdefault(id(target.node), []).append(site)
+    ctx.extra["fix.tnk101.callers"] = found
+    return found
 
 
 def _reraises(handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
