@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from tinker_lint.deps.kinds import marks_a_project
 from tinker_lint.io.files import DecodeError, decode_source
 from tinker_lint.model.sdk import Role
-from tinker_lint.prefilter.sketch import HelperNames, sketch
+from tinker_lint.prefilter.sketch import HelperNames, Sketch, sketch
 from tinker_lint.prefilter.sketch import dotted as dotted_name
 
 if TYPE_CHECKING:  # libcst is imported only when a helper module is summarised
@@ -134,6 +134,7 @@ class ProjectIndex:
         # Each module's trees (CPython's, libcst's), by path, with the SHA-256 of the bytes parsed.
         self._trees: dict[str, tuple[str, ast.Module | None]] = {}
         self._modules: dict[str, tuple[str, Module | None]] = {}
+        self._walks: dict[str, tuple[str, dict[HelperNames, Sketch]]] = {}
         self._files: dict[tuple[str, str], str | None] = {}  # (directory, module) -> file
         # An editor's unsaved text of a file (the language server), read in place of its bytes on
         # disk: absolute path -> (the bytes, a number that changes with each new text).
@@ -167,6 +168,7 @@ class ProjectIndex:
         _drop(self._sketches, absolute)
         self._trees.pop(absolute, None)
         self._modules.pop(absolute, None)
+        self._walks.pop(absolute, None)
 
     def _read(self, path: str) -> bytes:
         """A project file's bytes (at most one more than a helper may have): an editor's unsaved
@@ -229,7 +231,15 @@ class ProjectIndex:
         tree = self._tree(path, digest, text)
         if tree is None:
             return nothing, None
-        found = sketch(tree, helpers=helper_view.helper_names(tree))
+        names = helper_view.helper_names(tree)
+        # The walk is the sketch's cost; with each budget, the helpers it is given are often the
+        # same (then so is what it finds).
+        walks = self._walks.get(path)
+        if walks is None or walks[0] != digest:
+            walks = self._walks[path] = (digest, {})
+        found = walks[1].get(names)
+        if found is None:
+            found = walks[1][names] = sketch(tree, helpers=names)
         aliases = helper_view.project_aliases(tree)
         module = helper_view.module_name
         classes: dict[str, tuple[str, ...]] = {}
