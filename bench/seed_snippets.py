@@ -110,9 +110,7 @@ def _seed_functions(text: str, n: int, rng: random.Random) -> str:
     lines = text.splitlines(keepends=True)
     inserts: list[tuple[int, str]] = []  # (0-based line, text)
     functions = [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
     ]
     functions.sort(key=lambda f: (f.lineno, f.col_offset))
     for function in functions:

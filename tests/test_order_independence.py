@@ -165,3 +165,17 @@ def test_seeded_cookbook_findings_depend_on_no_other_file(cookbook, tmp_path, fr
         by_file.setdefault(row[0], []).append(row)
     for path in files[::15]:
         assert run([path], jobs=1) == by_file.get(path, []), path
+
+
+def test_the_seeded_tree_is_deterministic_and_parses(project, tmp_path):
+    seed = load_bench_script("seed_snippets").seed_tree
+
+    def texts(out: Path) -> dict[str, str]:
+        package = seed(project / "pkg", out)
+        return {p.relative_to(package).as_posix(): p.read_text() for p in package.rglob("*.py")}
+
+    first, second = texts(tmp_path / "one"), texts(tmp_path / "two")
+    assert first == second
+    assert any("_tl_chain_" in text for text in first.values())
+    for text in first.values():
+        compile(text, "<seeded>", "exec")
