@@ -10,10 +10,16 @@ package), and ``src/``. Anything else (the standard library, installed packages)
 project's: it stays unknown.
 
 Summarising a module parses it (CPython first, libcst only for one that may submit or wait) and
-builds its model, whose own calls of other project modules come back here: recursion and import
-cycles are cut (a module being summarised answers nothing), and chains are at most ``MAX_DEPTH``
-modules deep. Every file read is recorded with the SHA-256 of its bytes, so a file's findings can
-be cached under the contents of the project files they depend on (``dependencies``).
+builds its model, whose own calls of other project modules come back here, one module further
+down: a linted file's imports are asked with a budget of ``MAX_DEPTH`` modules, theirs with one
+less, and a module asked with none left answers nothing (the cut). That bounds chains and import
+cycles alike (a cycle is followed round until the budget is spent), and makes every answer a
+function of the module, its budget and the files below it, never of what was asked before in the
+process (issue 29: the findings of a file do not depend on the run's other files, their order, the
+cache or the jobs). Each answer is kept by budget; one made without meeting a cut is the module's
+complete answer, kept once for every budget at least as deep as the chain it needed (``needs``).
+Every file read is recorded with the SHA-256 of its bytes, so a file's findings can be cached under
+the contents of the project files they depend on (``dependencies``).
 """
 
 from __future__ import annotations
@@ -25,15 +31,17 @@ import re
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from tinker_lint.deps.kinds import marks_a_project
 from tinker_lint.io.files import DecodeError, decode_source
 from tinker_lint.model.sdk import Role
-from tinker_lint.prefilter.sketch import HelperNames, sketch
+from tinker_lint.prefilter.sketch import HelperNames, Sketch, sketch
 from tinker_lint.prefilter.sketch import dotted as dotted_name
 
 if TYPE_CHECKING:  # libcst is imported only when a helper module is summarised
+    from libcst import Module
+
     from tinker_lint.model.helpers import Helpers
     from tinker_lint.model.summaries import ClassSummary, Summary
 
@@ -87,17 +95,46 @@ class ModuleSketch:
 
 _EMPTY_SKETCH = ModuleSketch(HelperNames())
 
+Stat = tuple[int, int] | None
+_UNREAD: Stat = (-2, -2)  # no stat is: (mtime, size) are never negative, a buffer's mtime is -1
+Made = TypeVar("Made")
+
+
+@dataclass
+class _Answers(Generic[Made]):
+    """What one module answered (a sketch or facts), for the file's ``stat`` it was made from:
+    its complete answer (made without meeting a cut anywhere below) with the budget it needs,
+    and by budget, those that met a cut (each a function of the module and the budget alone)."""
+
+    stat: Stat
+    complete: Made | None = None
+    needs: int = 0  # 0: no complete answer yet
+    partial: dict[int, Made] = field(default_factory=dict)
+
+    def made_from(self, path: str) -> bool:
+        """Whether any of these answers was made from the file at ``path``."""
+        kept = [self.complete] if self.needs else []
+        return any(path in _depends(made) for made in [*kept, *self.partial.values()])
+
+
+def _drop(table: dict[str, _Answers[Made]], absolute: str) -> None:
+    """Forget the answers of the module at ``absolute`` and of every module made from it."""
+    for key in [k for k, answers in table.items() if k == absolute or answers.made_from(absolute)]:
+        del table[key]
+
 
 class ProjectIndex:
     """The modules of the projects of the files linted in one process, summarised once each."""
 
     def __init__(self) -> None:
         # By absolute path, each with the file's (mtime, size) when it was made.
-        self._facts: dict[str, tuple[Stat, ModuleFacts | None]] = {}
+        self._facts: dict[str, _Answers[ModuleFacts | None]] = {}
         self._roots: dict[str, str] = {}
-        self._sketches: dict[str, tuple[Stat, ModuleSketch]] = {}
-        self._sketching: list[str] = []
-        self._loading: list[str] = []
+        self._sketches: dict[str, _Answers[ModuleSketch]] = {}
+        # Each module's trees (CPython's, libcst's), by path, with the SHA-256 of the bytes parsed.
+        self._trees: dict[str, tuple[str, ast.Module | None]] = {}
+        self._modules: dict[str, tuple[str, Module | None]] = {}
+        self._walks: dict[str, tuple[str, dict[HelperNames, Sketch]]] = {}
         self._files: dict[tuple[str, str], str | None] = {}  # (directory, module) -> file
         # An editor's unsaved text of a file (the language server), read in place of its bytes on
         # disk: absolute path -> (the bytes, a number that changes with each new text).
@@ -127,14 +164,11 @@ class ProjectIndex:
         self._files.clear()
 
     def _drop_made_from(self, absolute: str) -> None:
-        for table in (self._facts, self._sketches):
-            stale = [
-                key
-                for key, (_, made) in table.items()
-                if key == absolute or (made is not None and absolute in made.depends)
-            ]
-            for key in stale:
-                del table[key]
+        _drop(self._facts, absolute)
+        _drop(self._sketches, absolute)
+        self._trees.pop(absolute, None)
+        self._modules.pop(absolute, None)
+        self._walks.pop(absolute, None)
 
     def _read(self, path: str) -> bytes:
         """A project file's bytes (at most one more than a helper may have): an editor's unsaved
@@ -163,43 +197,49 @@ class ProjectIndex:
     # --- modules -----------------------------------------------------------------------------
     def module_sketch(self, path: str, view: FileView) -> ModuleSketch:
         """What CPython's tree of a project module says its functions do (by name), with the
-        helpers it imports in turn; made once (again if the file changed)."""
-        return _made_once(
+        helpers it imports in turn, with ``view``'s budget (module_sketch's docstring above)."""
+        return _answer(
             self._sketches,
-            self._sketching,
             path,
-            view.stat(path),
-            lambda: self._sketch(path, view),
+            view,
+            lambda budget: self._sketch(path, view.root, budget),
             _EMPTY_SKETCH,
+            _depends,
         )
 
-    def _sketch(self, path: str, view: FileView) -> ModuleSketch:
+    def _sketch(self, path: str, root: str, budget: int) -> tuple[ModuleSketch, FileView | None]:
         try:
             raw = self._read(path)
         except OSError:
-            return _EMPTY_SKETCH
+            return _EMPTY_SKETCH, None
         # Whatever it holds, a caller's findings depend on these bytes (an edit may add a wait).
-        nothing = ModuleSketch(HelperNames(), depends={path: hashlib.sha256(raw).hexdigest()})
+        digest = hashlib.sha256(raw).hexdigest()
+        nothing = ModuleSketch(HelperNames(), depends={path: digest})
         try:
             text = decode_source(raw).text
         except DecodeError:
-            return nothing
+            return nothing, None
         if len(raw) > _MAX_HELPER_BYTES:
-            return nothing
-        helper_view = FileView(self, path, path, view.root)
+            return nothing, None
+        helper_view = FileView(self, path, path, root, budget)
         if _MAY_MATTER.search(text) is None and not any(
             helper_view._module_file(helper_view.absolute_name(m.group(1) or m.group(2)))
             for m in _IMPORT.finditer(text)
         ):
             # Nothing in it can submit or wait, nor call a module that does: not even parsed.
-            return nothing
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return nothing
-        found = sketch(tree, helpers=helper_view.helper_names(tree))
+            return nothing, None
+        tree = self._tree(path, digest, text)
+        if tree is None:
+            return nothing, None
+        names = helper_view.helper_names(tree)
+        # The walk is the sketch's cost; with each budget, the helpers it is given are often the
+        # same (then so is what it finds).
+        walks = self._walks.get(path)
+        if walks is None or walks[0] != digest:
+            walks = self._walks[path] = (digest, {})
+        found = walks[1].get(names)
+        if found is None:
+            found = walks[1][names] = sketch(tree, helpers=names)
         aliases = helper_view.project_aliases(tree)
         module = helper_view.module_name
         classes: dict[str, tuple[str, ...]] = {}
@@ -236,58 +276,65 @@ class ProjectIndex:
                     callable_classes.update(
                         b.rsplit(".", 1)[-1] for b in classes[node.name] if b.startswith(module)
                     )
-        depends = dict(nothing.depends)
-        for other in helper_view.consulted:
-            depends.update(self._sketches.get(other, (None, _EMPTY_SKETCH))[1].depends)
-        return ModuleSketch(helpers, classes, aliases, frozenset(callable_classes), depends)
+        depends = {**helper_view.received, **nothing.depends}
+        made = ModuleSketch(helpers, classes, aliases, frozenset(callable_classes), depends)
+        return made, helper_view
 
     def facts(self, path: str, view: FileView) -> ModuleFacts | None:
-        """The facts of the module at ``path`` (absolute), made once (again if the file changed
-        since); None while it is being made (a cycle) or beyond ``MAX_DEPTH``."""
-        return _made_once(
+        """The facts of the module at ``path`` (absolute) with ``view``'s budget (the module's
+        docstring); None with no budget left."""
+        return _answer(
             self._facts,
-            self._loading,
             path,
-            view.stat(path),
-            lambda: self._summarise(path, view),
+            view,
+            lambda budget: self._summarise(path, view.root, budget),
             None,
+            _depends,
         )
 
-    def _summarise(self, path: str, view: FileView) -> ModuleFacts | None:
+    def _summarise(
+        self, path: str, root: str, budget: int
+    ) -> tuple[ModuleFacts | None, FileView | None]:
         try:
             raw = self._read(path)
         except OSError:
-            return None
+            return None, None
         digest = hashlib.sha256(raw).hexdigest()
-        facts = ModuleFacts(view.display(path), depends={path: digest})
+        helper_view = FileView(self, path, path, root, budget)
+        # Absolute: shown relative to the asking file, it would name the module from the first
+        # file that asked (messages place wait sites themselves, ``WaitSite.where``).
+        facts = ModuleFacts(path, depends={path: digest})
         if len(raw) > _MAX_HELPER_BYTES:
-            return facts
+            return facts, None
         try:
             text = decode_source(raw).text
         except DecodeError:
-            return facts
-        helper_view = FileView(self, path, path, view.root)
+            return facts, None
         if _MAY_MATTER.search(text) is None:
-            return facts
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return facts
+            return facts, None
+        tree = self._tree(path, digest, text)
+        if tree is None:
+            return facts, None
         # CPython's tree says whether anything in it submits or waits, or calls another module
         # of the project: only then is it worth libcst's parse and a model.
         shape = sketch(tree)
         if not (shape.called_roles & _REQUESTS or shape.waits):
-            return facts
+            return facts, None
         from tinker_lint.model.semantic import SemanticModel
         from tinker_lint.model.summaries import located
         from tinker_lint.syntax.parse import parse_module
 
-        try:
-            module = parse_module(text)
-        except Exception:  # a helper libcst cannot parse offers nothing
-            return facts
+        kept = self._modules.get(path)
+        if kept is not None and kept[0] == digest:
+            module = kept[1]
+        else:
+            try:
+                module = parse_module(text)
+            except Exception:  # a helper libcst cannot parse offers nothing
+                module = None
+            self._modules[path] = (digest, module)
+        if module is None:
+            return facts, None
 
         model = SemanticModel(module, project=helper_view, module_name=helper_view.module_name)
         helpers = model.helpers
@@ -296,11 +343,24 @@ class ProjectIndex:
                 facts.functions[function.name] = located(model.summary_of(function))
         for name, node in model.index.classes.items():
             facts.classes[name] = self._class(model, helpers, name, node)
-        for other in helper_view.consulted:
-            found = self._facts.get(other, (None, None))[1]
-            if found is not None:
-                facts.depends.update(found.depends)
-        return facts
+        facts.depends.update(helper_view.received)
+        facts.depends[path] = digest
+        return facts, helper_view
+
+    def _tree(self, path: str, digest: str, text: str) -> ast.Module | None:
+        """CPython's tree of a module's ``text`` (None: it does not parse), parsed once per bytes:
+        a module is sketched again for each budget it is asked with (the module's docstring)."""
+        kept = self._trees.get(path)
+        if kept is not None and kept[0] == digest:
+            return kept[1]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree: ast.Module | None = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None
+        self._trees[path] = (digest, tree)
+        return tree
 
     @staticmethod
     def _class(model: object, helpers: Helpers, name: str, node: object) -> ClassSummary:
@@ -328,7 +388,9 @@ class ProjectIndex:
 class FileView:
     """One file's view of its project (``model.summaries.ProjectView``)."""
 
-    def __init__(self, index: ProjectIndex, path: str, absolute: str, root: str) -> None:
+    def __init__(
+        self, index: ProjectIndex, path: str, absolute: str, root: str, budget: int = MAX_DEPTH
+    ) -> None:
         self.index = index
         self.given = path
         self.file = absolute
@@ -340,6 +402,14 @@ class FileView:
         self.module_name = ".".join(parts)
         self.package = ".".join(self.package_parts)
         self.consulted: list[str] = []  # project files asked about, in order (absolute paths)
+        # How many modules deep this view's questions may still go (a linted file: MAX_DEPTH; a
+        # module summarised for it: one less per module), whether an answer it got met a cut
+        # (ran out of budget, here or below), and the deepest chain its answers needed.
+        self.budget = budget
+        self.met_cut = False
+        self.needs = 0
+        # The project files the answers it got were made from: path -> SHA-256.
+        self.received: dict[str, str] = {}
         # Each project file's stat, read once per view (a lint asks of its helpers' modules
         # hundreds of times: 470 stats per lint of rl/train.py), so one lint sees one state.
         self._stats: dict[str, Stat] = {}
@@ -491,13 +561,9 @@ class FileView:
 
     def dependencies(self) -> dict[str, str]:
         """Every project file the findings of this file depend on: path -> SHA-256."""
-        found: dict[str, str] = {}
-        for path in self.consulted:
-            # What its pre-filters read (the sketches), and what its model read (the facts).
-            found.update(self.index._sketches.get(path, (None, _EMPTY_SKETCH))[1].depends)
-            facts = self.index._facts.get(path, (None, None))[1]
-            if facts is not None:
-                found.update(facts.depends)
+        # What its pre-filters read (the sketches), and what its model read (the facts): the
+        # answers it got, not whatever else the index holds of the modules it asked about.
+        found = dict(self.received)
         found.pop(self.file, None)
         return dict(sorted(found.items()))
 
@@ -579,32 +645,51 @@ def _own_or_overrides(
     return None
 
 
-Stat = tuple[int, int] | None
-_UNREAD: Stat = (-2, -2)  # no stat is: (mtime, size) are never negative, a buffer's mtime is -1
-Made = TypeVar("Made")
+def _depends(made: object) -> dict[str, str]:
+    """The files an answer (a sketch, facts, or None) was made from: path -> SHA-256."""
+    found: dict[str, str] = getattr(made, "depends", {})
+    return found
 
 
-def _made_once(
-    table: dict[str, tuple[Stat, Made]],
-    making: list[str],
+def _answer(
+    table: dict[str, _Answers[Made]],
     path: str,
-    stat: Stat,
-    make: Callable[[], Made],
+    view: FileView,
+    make: Callable[[int], tuple[Made, FileView | None]],
     cut: Made,
+    depends: Callable[[Made], dict[str, str]],
 ) -> Made:
-    """What ``make`` gives for the module at ``path``, made once (again if its ``stat`` changed);
-    ``cut`` while it is being made (an import cycle) or ``MAX_DEPTH`` modules down."""
-    cached = table.get(path)
-    if cached is not None and cached[0] == stat:
-        return cached[1]
-    if path in making or len(making) >= MAX_DEPTH:
+    """What the module at ``path`` answers ``view`` with ``view.budget`` modules left: ``cut``
+    with none; else ``make(budget - 1)`` (the answer, and the view its questions went through),
+    kept as the module's complete answer when nothing below met a cut (then given for every budget
+    at least the chain it needed), else kept for that budget. Either way a function of the module,
+    the budget and the files below, never of the order the questions came in (issue 29)."""
+    stat = view.stat(path)
+    answers = table.get(path)
+    if answers is None or answers.stat != stat:
+        answers = table[path] = _Answers(stat)
+    budget = view.budget
+    if answers.needs and budget >= answers.needs:
+        made: Made = answers.complete  # type: ignore[assignment]
+        view.needs = max(view.needs, answers.needs)
+    elif budget <= 0:
+        view.met_cut = True
         return cut
-    making.append(path)
-    try:
-        made = make()
-    finally:
-        making.pop()
-    table[path] = (stat, made)
+    elif budget in answers.partial:
+        made = answers.partial[budget]
+        view.met_cut = True
+    else:
+        made, asked = make(budget - 1)
+        needs = 1 + (asked.needs if asked is not None else 0)
+        if asked is not None and asked.met_cut:
+            answers.partial[budget] = made
+            view.met_cut = True
+        else:
+            answers.complete, answers.needs = made, needs
+            # Kept answers made with a smaller budget than it needs all met a cut; none is kept
+            # with a bigger one (they were complete): nothing to drop.
+        view.needs = max(view.needs, needs)
+    view.received.update(depends(made))
     return made
 
 
