@@ -10,3 +10,14 @@ WAIT_BEFORE_SUBMIT = (
     '    result = tc.forward_backward(batch, loss_fn="cross_entropy").result()\n'
     "    tc.optim_step(adam)\n"
 )
+
+# A training function with one TNK101, to repeat (``.format(i=n)``) into a file of any size.
+TRAIN_FUNCTION = """\
+def train_{i}(training_client, batches, adam):
+    for batch in batches:
+        result = training_client.forward_backward(batch, loss_fn="cross_entropy").result()
+        training_client.optim_step(adam)
+        print(result.loss)
+
+
+"""

@@ -7,20 +7,13 @@ from __future__ import annotations
 
 import pytest
 
+from tests.snippets import TRAIN_FUNCTION
 from tinker_lint.io.settings import Settings
 from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.rules.fixes import names
 from tinker_lint.run.engine import lint_text
 
-LOOP = """\
-def train_{i}(training_client, batches, adam):
-    for batch in batches:
-        result = training_client.forward_backward(batch, loss_fn="cross_entropy").result()
-        training_client.optim_step(adam)
-        print(result.loss)
-
-
-"""
+LOOP = TRAIN_FUNCTION
 
 
 def _counted(monkeypatch: pytest.MonkeyPatch, functions: int) -> tuple[int, int, int]:

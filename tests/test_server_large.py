@@ -10,18 +10,11 @@ from pathlib import Path
 import pytest
 
 from tests.lsp_client import LspClient
+from tests.snippets import TRAIN_FUNCTION
 
 pytest.importorskip("pygls")
 
-LOOP = """\
-def train_{i}(training_client, batches, adam):
-    for batch in batches:
-        result = training_client.forward_backward(batch, loss_fn="cross_entropy").result()
-        training_client.optim_step(adam)
-        print(result.loss)
-
-
-"""
+LOOP = TRAIN_FUNCTION
 
 
 def _program(chars: int) -> str:

@@ -85,5 +85,5 @@ def test_max_bubbles_with_no_completions_is_not_a_pass(run_dir: Path, capsys) ->
         2,
         f"tinker-lint trace: error: --max-bubbles 0: bubbles were not measured in {run_dir} (no "
         "training-op completions: capture/train_op.jsonl, or the recorder's spans in "
-        "tinker_lint_runtime.jsonl; or leave out --max-bubbles)\n",
+        "tinker_lint_runtime.jsonl, or leave out --max-bubbles)\n",
     )

@@ -128,6 +128,16 @@ class _SpanSources:
         return self.read[path]
 
 
+STALLS_UNMEASURED = (
+    "no watchdog records: run with TINKER_LINT_WATCHDOG=1 and its TINKER_LINT_WATCHDOG_OUT in the "
+    "log folder"
+)
+BUBBLES_UNMEASURED = (
+    "no training-op completions: capture/train_op.jsonl, or the recorder's spans in "
+    "tinker_lint_runtime.jsonl"
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     log_path = Path(args.log_path)
@@ -194,23 +204,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return EXIT_ERROR
         sys.stderr.write(f"tinker-lint trace: wrote {count} events to {args.perfetto}\n")
-    if args.max_stalls is not None and analysis.stalls is None:
-        # Asked to hold stalls to N, and none were measured: not a pass (even with --exit-zero,
-        # which forgives findings, not a check that could not run).
-        sys.stderr.write(
-            f"tinker-lint trace: error: --max-stalls {args.max_stalls}: stalls were not measured "
-            f"in {log_path} (no watchdog records: run with TINKER_LINT_WATCHDOG=1 and its "
-            "TINKER_LINT_WATCHDOG_OUT in the log folder, or leave out --max-stalls)\n"
-        )
-        return EXIT_ERROR
-    if args.max_bubbles is not None and analysis.training is None:
-        # As for --max-stalls: zero bubbles counted from no completions is not a pass.
-        sys.stderr.write(
-            f"tinker-lint trace: error: --max-bubbles {args.max_bubbles}: bubbles were not "
-            f"measured in {log_path} (no training-op completions: capture/train_op.jsonl, or the "
-            "recorder's spans in tinker_lint_runtime.jsonl; or leave out --max-bubbles)\n"
-        )
-        return EXIT_ERROR
+    # A gate on a figure that was not measured: not a pass (even with --exit-zero, which forgives
+    # findings, not a check that could not run).
+    gates = (
+        ("--max-stalls", args.max_stalls, analysis.stalls, "stalls", STALLS_UNMEASURED),
+        ("--max-bubbles", args.max_bubbles, analysis.training, "bubbles", BUBBLES_UNMEASURED),
+    )
+    for flag, limit, measured, what, why in gates:
+        if limit is not None and measured is None:
+            sys.stderr.write(
+                f"tinker-lint trace: error: {flag} {limit}: {what} were not measured in "
+                f"{log_path} ({why}, or leave out {flag})\n"
+            )
+            return EXIT_ERROR
     if args.exit_zero:
         return EXIT_CLEAN
     bubble_count = len(analysis.training.bubbles) if analysis.training is not None else 0
