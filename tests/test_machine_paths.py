@@ -1,7 +1,10 @@
 """No test, CI step, bench default or linter code names a folder that only one machine has: CI runs
-on a clean clone on a fresh machine, where ``/work/corpora/...`` or ``/tmp/sdk`` do not exist, and a
-test that reads one fails there (or, worse, passes only where it was written). A corpus is
-downloaded (``bench/corpora.py``, the ``cookbook`` fixture) or given as an argument."""
+on a clean clone on a fresh machine, where a corpus unpacked under the workplace's or the temporary
+folder does not exist, and a test that reads one fails there (or, worse, passes only where it was
+written). A corpus is downloaded (``bench/corpora.py``, the ``cookbook`` fixture) or given as an
+argument.
+
+This file is scanned too: its examples are assembled (``_folder``), so it holds no such literal."""
 
 from __future__ import annotations
 
@@ -17,18 +20,23 @@ ROOT = Path(__file__).resolve().parent.parent
 # Folders that are one machine's or one user's: a workplace, scratch and home folders.
 MACHINE_PATH = re.compile(r"(?<![\w.~])/(?:work|tmp|root|home|Users|mnt|scratch|data|var/tmp)/\S*")
 
+
+def _folder(*parts: str) -> str:
+    """An absolute folder, written without an absolute literal."""
+    return "/" + "/".join(parts)
+
+
 # Literals that look like such a path but are never read, each with why.
 NOT_READ = {
     # Paths a training run recorded in its logs, as data; the test links them to relative ones.
-    "tests/test_trace_link.py": "/home/u/proj/",
+    "tests/test_trace_link.py": _folder("home", "u", "proj") + "/",
 }
 
 
 def _python_files() -> list[Path]:
     files = [*ROOT.joinpath("tinker_lint").rglob("*.py"), *ROOT.joinpath("tests").rglob("*.py")]
     files += ROOT.joinpath("bench").glob("*.py")
-    # This file names such folders as its examples.
-    return sorted(f for f in files if f.resolve() != Path(__file__).resolve())
+    return sorted(files)
 
 
 def _string_literals(path: Path) -> list[tuple[int, str]]:
@@ -62,12 +70,12 @@ def test_no_code_test_or_ci_step_names_a_machine_folder() -> None:
 @pytest.mark.parametrize(
     ("literal", "flagged"),
     [
-        ('COOKBOOK = Path("/work/corpora/tinker_cookbook-0.6.1")', True),
-        ('SDK = "/tmp/sdk/tinker/tinker"', True),
-        ('HOME = "/home/me/corpus"', True),
-        ('url = "https://example.com/work/x"', False),  # part of an address, not a folder
-        ('rel = "docs/tmp/x.md"', False),  # relative
-        ('"/home/u/proj/train.py"', False),  # allowed in this file only, by NOT_READ
+        (f'COOKBOOK = Path("{_folder("work", "corpora", "tinker_cookbook-0.6.1")}")', True),
+        (f'SDK = "{_folder("tmp", "sdk", "tinker", "tinker")}"', True),
+        (f'HOME = "{_folder("home", "me", "corpus")}"', True),
+        (f'url = "https://example.com{_folder("work", "x")}"', False),  # an address's part
+        (f'rel = "docs{_folder("tmp", "x.md")}"', False),  # relative
+        (f'"{_folder("home", "u", "proj", "train.py")}"', False),  # allowed here, by NOT_READ
     ],
 )
 def test_the_guard_flags_machine_folders_in_literals(
