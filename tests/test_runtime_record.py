@@ -13,7 +13,6 @@ import os
 import re
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,6 @@ from tests import runtime_scenarios
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = Path(runtime_scenarios.__file__)
-COOKBOOK = "tinker-cookbook==0.6.1"
 STEPS = runtime_scenarios.STEPS
 pytestmark = pytest.mark.slow  # a fresh interpreter per scenario
 
@@ -43,20 +41,10 @@ WAIT = _wait_lines()
 
 
 @pytest.fixture(scope="session")
-def cookbook(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """tinker-cookbook 0.6.1's wheel, unpacked (`pip download --no-deps`, from the index)."""
-    where = tmp_path_factory.mktemp("cookbook")
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(where), COOKBOOK],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, f"pip download {COOKBOOK} failed: {done.stderr}"
-    (wheel,) = where.glob("*.whl")
-    with zipfile.ZipFile(wheel) as archive:
-        archive.extractall(where / "site")
-    return where / "site"
+def cookbook_site(cookbook: Path) -> Path:
+    """The folder holding tinker-cookbook 0.6.1's package, for PYTHONPATH: the suite's one
+    download of its wheel (tests/conftest.py)."""
+    return cookbook.parent
 
 
 def _run(
@@ -166,12 +154,12 @@ def test_awaits_in_async_code_are_waits_at_the_await(tmp_path: Path) -> None:
 
 @pytest.mark.network
 def test_under_the_cookbook_tracing_both_files_keep_their_meaning(
-    tmp_path: Path, cookbook: Path
+    tmp_path: Path, cookbook_site: Path
 ) -> None:
     """The cookbook's `trace_init` wraps the same methods: its `forward_backward` spans stay
     submit-only (what its dashboards mean), ours cover the request until it is done, and neither
     file holds the other's events."""
-    files = _run("serialized", tmp_path, cookbook)
+    files = _run("serialized", tmp_path, cookbook_site)
     ours = files["tinker_lint_runtime.jsonl"]
     theirs = files["trace_events.jsonl"]
     in_flight = _spans(ours, "inflight:")
@@ -250,14 +238,14 @@ def test_trace_of_the_pipelined_loop_sees_two_requests_in_flight(tmp_path: Path)
 
 @pytest.mark.network
 def test_trace_of_a_blocking_loop_under_the_cookbook_tracing_charges_tnk101_and_tnk104(
-    tmp_path: Path, cookbook: Path
+    tmp_path: Path, cookbook_site: Path
 ) -> None:
     """The serialized loop in ``async def`` with ``.result()`` (TNK104 at both waits, TNK101 and
     TNK102 beside it), run under the real cookbook tracing: `tinker-lint trace` reads the
     cookbook's trace_events.jsonl (L2) with the recorder's file (L3) and charges every bubble to
     the findings at the wait that saw the previous request complete."""
     log_dir = tmp_path / "run"
-    files = _run("blocking_in_async", log_dir, cookbook)
+    files = _run("blocking_in_async", log_dir, cookbook_site)
     assert "trace_events.jsonl" in files
     report = _trace(log_dir, "--findings", str(_findings_of_the_scenarios(tmp_path)))
     # No watchdog ran: its stalls are not evidence here (issue 28, item 9), the recorder's spans are.
@@ -299,7 +287,7 @@ def test_trace_charges_the_watchdog_s_stall_to_the_blocking_waits(tmp_path: Path
 
 @pytest.mark.network
 def test_trace_links_findings_by_the_cookbook_span_around_them(
-    tmp_path: Path, cookbook: Path
+    tmp_path: Path, cookbook_site: Path
 ) -> None:
     """Join key 3: a run with the cookbook's trace alone (`tests/traced_loop.py`: no recorder, no
     watchdog). The cookbook times training ops at submission, so there are no bubbles to charge
@@ -307,7 +295,7 @@ def test_trace_links_findings_by_the_cookbook_span_around_them(
     are charged with that span's instances and time, which the fake server's work fills."""
     source = ROOT / "tests" / "traced_loop.py"
     log_dir = tmp_path / "run"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(cookbook)])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(cookbook_site)])}
     done = subprocess.run(
         [sys.executable, "-m", "tests.traced_loop", str(log_dir)],
         capture_output=True,
