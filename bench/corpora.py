@@ -37,6 +37,22 @@ def unpacked(requirement: str, into: Path = CORPORA) -> Path:
         return target
     into.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="corpus-", dir=into) as tmp:
+        # Unpacked beside the target and renamed into place: an interrupted download leaves no
+        # half-unpacked corpus that the next run would take for a whole one.
+        staging = Path(tmp) / "unpacked"
+        extract_wheel(requirement, staging)
+        try:
+            staging.replace(target)
+        except OSError:
+            if not any(target.iterdir()):  # not another process's download finished first
+                raise
+    return target
+
+
+def extract_wheel(requirement: str, target: Path) -> None:
+    """Download the wheel of ``requirement`` with pip (no dependencies) and unpack it into
+    ``target``."""
+    with tempfile.TemporaryDirectory(prefix="wheel-") as tmp:
         done = subprocess.run(
             [sys.executable, "-m", "pip", "download", "--no-deps", "-q", requirement, "-d", tmp],
             capture_output=True,
@@ -46,17 +62,8 @@ def unpacked(requirement: str, into: Path = CORPORA) -> Path:
         wheels = list(Path(tmp).glob("*.whl"))
         if not wheels:
             raise DownloadError(f"cannot download {requirement}: {done.stderr.strip()[-300:]}")
-        # Unpacked beside the target and renamed into place: an interrupted download leaves no
-        # half-unpacked corpus that the next run would take for a whole one.
-        staging = Path(tmp) / "unpacked"
         with zipfile.ZipFile(wheels[0]) as wheel:
-            wheel.extractall(staging)
-        try:
-            staging.replace(target)
-        except OSError:
-            if not any(target.iterdir()):  # not another process's download finished first
-                raise
-    return target
+            wheel.extractall(target)
 
 
 def cookbook_package(root: Path | None = None) -> Path:

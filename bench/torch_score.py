@@ -30,8 +30,6 @@ import ast
 import contextlib
 import subprocess
 import sys
-import tempfile
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,7 +42,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # lintrun.py, beside this script
 
 import lintrun  # noqa: E402
-from corpora import CORPORA  # noqa: E402
+from corpora import CORPORA, extract_wheel  # noqa: E402
 from lintrun import CHECKOUT, Finding, worktree  # noqa: E402
 
 LABELS = HERE / "torch-labels.toml"
@@ -153,15 +151,7 @@ def materialise(dest: Path, mirrors: Path, force: bool, path: Path = LABELS) -> 
             continue
         target.mkdir(parents=True, exist_ok=True)
         if project.source == "pypi":
-            with tempfile.TemporaryDirectory(prefix="torchcorpus-") as tmp:
-                spec = f"{project.name}=={project.version}"
-                subprocess.run(
-                    [sys.executable, "-m", "pip", "download", "--no-deps", "-q", spec, "-d", tmp],
-                    check=True,
-                )
-                (wheel,) = Path(tmp).glob("*.whl")
-                with zipfile.ZipFile(wheel) as archive:
-                    archive.extractall(target)
+            extract_wheel(f"{project.name}=={project.version}", target)
         else:
             git_dir = mirrors / project.name.replace("/", "+") / "repo"
             for file in project.files:
