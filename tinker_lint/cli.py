@@ -20,6 +20,7 @@ from tinker_lint import __version__
 from tinker_lint.codes import ALL_CODES
 from tinker_lint.guard import analysis_running
 from tinker_lint.io.config import ConfigError, _codes, find_pyproject, load_settings, parse_version
+from tinker_lint.io.files import MAX_READ_BYTES
 from tinker_lint.io.settings import Settings
 from tinker_lint.io.terminal import printable
 from tinker_lint.report import REPORTERS
@@ -376,9 +377,9 @@ def _cannot_read(error: OSError, path: str) -> int:
     return EXIT_ERROR
 
 
-# What ``-`` reads at most: an editor's buffer is a source file, far below this; ``< /dev/zero``
-# must end with a message, not read gigabytes.
-STDIN_LIMIT = 64 * 2**20
+# What ``-`` reads at most: what a source file may hold (``io.files``); ``< /dev/zero`` must end
+# with a message, not read gigabytes.
+STDIN_LIMIT = MAX_READ_BYTES
 
 
 def _stdin(args: argparse.Namespace, settings: Settings, fix: FixMode | None) -> int:

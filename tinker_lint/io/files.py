@@ -307,12 +307,19 @@ class NotReadable(OSError):
     """A path that is not a regular file we can read; ``strerror`` says why."""
 
 
-def read_bytes(path: str | Path) -> bytes:
-    """The bytes of a regular file. Anything else (a FIFO, which would block ``open`` until a
-    writer comes; a device such as ``/dev/zero`` behind a symlink, which never ends; a directory)
-    raises ``NotReadable``, as does a file above ``MAX_READ_BYTES``; I/O errors raise ``OSError``."""
+def read_bytes(
+    path: str | Path, *, limit: int = MAX_READ_BYTES, follow_links: bool = True
+) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes. Anything else (a FIFO, which would
+    block ``open`` until a writer comes; a device such as ``/dev/zero`` behind a symlink, which
+    never ends; a directory; with ``follow_links=False``, a symbolic link) raises ``NotReadable``,
+    as does a larger file, or one that grows past ``limit`` while read; I/O errors raise
+    ``OSError``."""
     # O_NONBLOCK: opening a FIFO must not wait for a writer; it has no effect on regular files.
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)  # a link fails to open (ELOOP)
+    fd = os.open(path, flags)
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
@@ -320,16 +327,17 @@ def read_bytes(path: str | Path) -> bytes:
         if not stat.S_ISREG(info.st_mode):
             reason = "not a regular file (a FIFO, socket or device is never read)"
             raise NotReadable(0, reason, str(path))
-        if info.st_size > MAX_READ_BYTES:
-            raise NotReadable(
-                0, f"{info.st_size:,} bytes, more than the {MAX_READ_BYTES:,} read", str(path)
-            )
+        if info.st_size > limit:
+            raise NotReadable(0, f"{info.st_size:,} bytes, more than the {limit:,} read", str(path))
         with os.fdopen(fd, "rb", closefd=True) as handle:
             fd = -1
-            return handle.read()
+            data = handle.read(limit + 1)  # a file that grows while read is cut there
     finally:
         if fd >= 0:
             os.close(fd)
+    if len(data) > limit:
+        raise NotReadable(0, f"more than the {limit:,} bytes read", str(path))
+    return data
 
 
 def read_utf8(path: str | Path) -> str:

@@ -63,7 +63,6 @@ _ENTRY = re.compile(r"[0-9a-f]{64}\.json")  # what the cache names an entry
 _FINGERPRINT = re.compile(r"[0-9a-f]{32}")  # and a linter/settings directory
 # Opening never follows a symbolic link (ELOOP), and never waits for a FIFO's writer.
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0) | _NOFOLLOW
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | _NOFOLLOW
 
 
@@ -119,27 +118,9 @@ def _read_entry(path: Path) -> bytes | None:
     """An entry's bytes, if it is a regular file (not a symbolic link, a FIFO, a device) of at
     most ``MAX_ENTRY_BYTES``."""
     try:
-        fd = os.open(path, _READ)
-    except OSError:
+        return read_bytes(path, limit=MAX_ENTRY_BYTES, follow_links=False)
+    except OSError:  # NotReadable too: a miss
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
-            return None
-        chunks = []
-        left = MAX_ENTRY_BYTES + 1  # a file that grows while read is cut there, and refused
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-        return data if len(data) <= MAX_ENTRY_BYTES else None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _refusal(path: Path) -> str | None:
