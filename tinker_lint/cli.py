@@ -21,7 +21,7 @@ from tinker_lint.codes import ALL_CODES
 from tinker_lint.guard import analysis_running
 from tinker_lint.io.config import ConfigError, _codes, find_pyproject, load_settings, parse_version
 from tinker_lint.io.files import MAX_READ_BYTES
-from tinker_lint.io.settings import Settings
+from tinker_lint.io.settings import Settings, char_count
 from tinker_lint.io.terminal import printable
 from tinker_lint.report import REPORTERS
 from tinker_lint.report.colour import Style, wants_colour
@@ -96,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--max-file-chars",
-        type=_count,
+        type=char_count,
         metavar="N",
         help="Python files longer than this are checked for syntax only and reported as TNK003 "
         "(default: 1,000,000; 0: no limit)",
@@ -171,18 +171,6 @@ def _jobs(value: str) -> int:
     if jobs < 1:
         raise argparse.ArgumentTypeError(f"expected a positive number of processes, got {value!r}")
     return jobs
-
-
-def _count(value: str) -> int:
-    try:
-        count = int(value.replace(",", "").replace("_", ""))
-    except ValueError:
-        count = -1
-    if count < 0:
-        raise argparse.ArgumentTypeError(
-            f"expected a number of characters (0: none), got {value!r}"
-        )
-    return count
 
 
 def _split(value: str | None) -> list[str] | None:

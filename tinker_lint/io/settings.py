@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import fnmatch
 import os
 import re
@@ -29,6 +30,20 @@ def _specificity(code: str, selectors: tuple[str, ...]) -> int:
 
 # Python files larger than this are checked for syntax only (TNK003): ``--max-file-chars``.
 MAX_FILE_CHARS = 1_000_000
+
+
+def char_count(value: str) -> int:
+    """``--max-file-chars N`` (the command's and the server's): a whole number of characters, 0
+    or more, written with ``,`` or ``_`` between thousands if you like."""
+    try:
+        count = int(value.replace(",", "").replace("_", ""))
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of characters (0: none), got {value!r}"
+        )
+    return count
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from pygls.uris import to_fs_path
 
 from tinker_lint import __version__
 from tinker_lint.diagnostics import SAFE, Diagnostic
+from tinker_lint.io.settings import char_count
 from tinker_lint.server import convert
 from tinker_lint.server.lint import (
     CONFIG_NAMES,
@@ -560,16 +561,6 @@ def build(max_file_chars: int = SERVER_MAX_FILE_CHARS) -> TinkerLintServer:
     return server
 
 
-def _count(value: str) -> int:
-    try:
-        number = int(value.replace(",", "").replace("_", ""))
-    except ValueError:
-        number = -1
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"not a count of characters: {value!r}")
-    return number
-
-
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="tinker-lint server",
@@ -580,7 +571,7 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--stdio", action="store_true", help="talk over stdio (the only way)")
     parser.add_argument(
         "--max-file-chars",
-        type=_count,
+        type=char_count,
         default=SERVER_MAX_FILE_CHARS,
         metavar="N",
         help="Python files longer than this are checked for syntax only and reported as TNK003, "
