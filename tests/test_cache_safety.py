@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.checkout import checkout_env
 from tests.snippets import WAIT_BEFORE_SUBMIT
 from tinker_lint.cli import main
 from tinker_lint.run.cache import CACHE_DIR_NAME
@@ -139,10 +140,7 @@ def _command(argv: list[str] = LINT, timeout: float = 30) -> subprocess.Complete
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-    }
+    env = checkout_env()
     return subprocess.run(
         [sys.executable, "-m", "tinker_lint", *argv],
         capture_output=True,
