@@ -25,18 +25,21 @@ the contents of the project files they depend on (``dependencies``).
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import os
 import re
 import warnings
-from collections.abc import Callable, Iterator
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from tinker_lint.deps.kinds import marks_a_project
 from tinker_lint.io.files import DecodeError, decode_source
 from tinker_lint.model.sdk import Role
-from tinker_lint.prefilter.sketch import HelperNames, Sketch, sketch
+from tinker_lint.prefilter.mentions import may_concern_tinker
+from tinker_lint.prefilter.sketch import HelperNames, sketch
 from tinker_lint.prefilter.sketch import dotted as dotted_name
 
 if TYPE_CHECKING:  # libcst is imported only when a helper module is summarised
@@ -55,7 +58,39 @@ _MAY_MATTER = re.compile(
     r"\b(?:tinker|result|await|asyncio|forward_backward\w*|optim_step\w*|sample\w*|"
     r"compute_logprobs\w*|save_\w+)\b"
 )
-_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import\b|import[ \t]+([\w.]+))", re.M)
+# Each ``import`` keyword, and the ``from`` part just before one on its line.
+_IMPORT_KEYWORD = re.compile(r"\bimport\b")
+_FROM = re.compile(r"\bfrom[ \t]+(\.*[\w.]*)[ \t]+$")
+_NAME = re.compile(r"[\w.]+")
+# How many times, on average, the modules of one import cycle are walked at most before their
+# sketches are taken as they stand (a walk can only add names: cycles settle in two or three).
+_MAX_WALKS = 20
+
+
+def imported_modules(text: str) -> set[str]:
+    """Every module name an import statement of ``text`` may name, as written (``.steps``), and
+    more: after each ``import`` keyword anywhere (strings and comments too), each dotted name up
+    to the end of its line (a bracketed list whole), also under the ``from`` module before it on
+    its line. A sound stand-in for ``_imports`` on CPython's tree, read without parsing."""
+    if "\\\n" in text:
+        text = text.replace("\\\n", " ")  # a statement continued by backslashes is one line
+    found: set[str] = set()
+    for match in _IMPORT_KEYWORD.finditer(text):
+        at = match.start()
+        start = match.end()
+        while text.startswith((" ", "\t"), start):
+            start += 1
+        end = text.find(")" if text.startswith("(", start) else "\n", start)
+        names = _NAME.findall(text, start, end if end >= 0 else len(text))
+        before = _FROM.search(text, text.rfind("\n", 0, at) + 1, at)
+        if before is None:
+            found.update(names)
+            continue
+        module = before.group(1)
+        found.add(module)
+        glue = "" if module.strip(".") == "" else "."
+        found.update(f"{module}{glue}{name}" for name in names)
+    return found
 
 
 @dataclass
@@ -95,6 +130,41 @@ class ModuleSketch:
 
 _EMPTY_SKETCH = ModuleSketch(HelperNames())
 
+
+class Source:
+    """A project file as read once per state (its stat): the SHA-256 of its bytes (None: not
+    readable), its text (None: not readable, not text, or too big for a helper), and what the
+    text says before anything is parsed."""
+
+    __slots__ = ("_tinker", "digest", "stat", "text")
+
+    def __init__(self, stat: Stat, digest: str | None, text: str | None) -> None:
+        self.stat = stat
+        self.digest = digest
+        self.text = text
+        self._tinker: bool | None = None
+
+    @property
+    def names_tinker(self) -> bool:
+        """Whether the model may find a Tinker call in it (``mentions.may_concern_tinker``):
+        what any function of it needs to submit a request itself."""
+        if self._tinker is None:
+            self._tinker = self.text is not None and may_concern_tinker(self.text)
+        return self._tinker
+
+
+@dataclass(frozen=True)
+class _Node:
+    """A module on its way to its sketch: its bytes, its own view, CPython's tree (None: nothing
+    in it can matter, or it does not parse), and the project files it imports with the names it
+    takes from each (name, local)."""
+
+    source: Source
+    view: FileView
+    tree: ast.Module | None
+    imports: tuple[tuple[str, list[tuple[str, str]]], ...]
+
+
 Stat = tuple[int, int] | None
 _UNREAD: Stat = (-2, -2)  # no stat is: (mtime, size) are never negative, a buffer's mtime is -1
 Made = TypeVar("Made")
@@ -130,12 +200,16 @@ class ProjectIndex:
         # By absolute path, each with the file's (mtime, size) when it was made.
         self._facts: dict[str, _Answers[ModuleFacts | None]] = {}
         self._roots: dict[str, str] = {}
-        self._sketches: dict[str, _Answers[ModuleSketch]] = {}
+        # By absolute path, each with its file's stat: made once per module (``_sketch_from``).
+        self._sketches: dict[str, tuple[Stat, ModuleSketch]] = {}
+        self._sources: dict[str, Source] = {}
+        self._module_views: dict[tuple[str, str], FileView] = {}
+        self._text_imports: dict[tuple[str, str], tuple[Source, tuple[str, ...]]] = {}
         # Each module's trees (CPython's, libcst's), by path, with the SHA-256 of the bytes parsed.
         self._trees: dict[str, tuple[str, ast.Module | None]] = {}
         self._modules: dict[str, tuple[str, Module | None]] = {}
-        self._walks: dict[str, tuple[str, dict[HelperNames, Sketch]]] = {}
         self._files: dict[tuple[str, str], str | None] = {}  # (directory, module) -> file
+        self._listings: dict[str, frozenset[str]] = {}  # directory -> the files in it
         # An editor's unsaved text of a file (the language server), read in place of its bytes on
         # disk: absolute path -> (the bytes, a number that changes with each new text).
         self._buffers: dict[str, tuple[bytes, int]] = {}
@@ -162,13 +236,35 @@ class ProjectIndex:
         summary. Where modules are found is looked up again (a new file may now be the one)."""
         self._drop_made_from(os.path.abspath(path))
         self._files.clear()
+        self._listings.clear()
+        self._module_views.clear()
+        self._text_imports.clear()
 
     def _drop_made_from(self, absolute: str) -> None:
         _drop(self._facts, absolute)
-        _drop(self._sketches, absolute)
+        for path in [
+            p
+            for p, (_, made) in self._sketches.items()
+            if p == absolute or absolute in made.depends
+        ]:
+            del self._sketches[path]
+        self._sources.pop(absolute, None)
         self._trees.pop(absolute, None)
         self._modules.pop(absolute, None)
-        self._walks.pop(absolute, None)
+
+    def is_file(self, path: str) -> bool:
+        """``os.path.isfile``, from one listing per directory (a module name is looked for in
+        several directories, as two files each: one listing instead of thousands of stats)."""
+        directory, name = os.path.split(path)
+        names = self._listings.get(directory)
+        if names is None:
+            try:
+                with os.scandir(directory or ".") as entries:
+                    names = frozenset(entry.name for entry in entries if entry.is_file())
+            except OSError:
+                names = frozenset()
+            self._listings[directory] = names
+        return name in names
 
     def _read(self, path: str) -> bytes:
         """A project file's bytes (at most one more than a helper may have): an editor's unsaved
@@ -195,58 +291,174 @@ class ProjectIndex:
         return FileView(self, path, absolute, root)
 
     # --- modules -----------------------------------------------------------------------------
-    def module_sketch(self, path: str, view: FileView) -> ModuleSketch:
-        """What CPython's tree of a project module says its functions do (by name), with the
-        helpers it imports in turn, with ``view``'s budget (module_sketch's docstring above)."""
-        return _answer(
-            self._sketches,
-            path,
-            view,
-            lambda budget: self._sketch(path, view.root, budget),
-            _EMPTY_SKETCH,
-            _depends,
-        )
-
-    def _sketch(self, path: str, root: str, budget: int) -> tuple[ModuleSketch, FileView | None]:
+    def source(self, path: str, view: FileView) -> Source:
+        """A project file's bytes as the cheap passes read them, once per state (``view``'s stat
+        of it): its SHA-256, its text, what the text names."""
+        stat = view.stat(path)
+        kept = self._sources.get(path)
+        if kept is not None and kept.stat == stat:
+            return kept
         try:
             raw = self._read(path)
         except OSError:
-            return _EMPTY_SKETCH, None
-        # Whatever it holds, a caller's findings depend on these bytes (an edit may add a wait).
-        digest = hashlib.sha256(raw).hexdigest()
-        nothing = ModuleSketch(HelperNames(), depends={path: digest})
-        try:
-            text = decode_source(raw).text
-        except DecodeError:
-            return nothing, None
-        if len(raw) > _MAX_HELPER_BYTES:
-            return nothing, None
-        helper_view = FileView(self, path, path, root, budget)
-        if _MAY_MATTER.search(text) is None and not any(
-            helper_view._module_file(helper_view.absolute_name(m.group(1) or m.group(2)))
-            for m in _IMPORT.finditer(text)
-        ):
-            # Nothing in it can submit or wait, nor call a module that does: not even parsed.
-            return nothing, None
-        tree = self._tree(path, digest, text)
+            made = Source(stat, None, None)
+        else:
+            text: str | None = None
+            if len(raw) <= _MAX_HELPER_BYTES:  # bigger: generated data, not helpers
+                with contextlib.suppress(DecodeError):
+                    text = decode_source(raw).text
+            made = Source(stat, hashlib.sha256(raw).hexdigest(), text)
+        self._sources[path] = made
+        return made
+
+    def module_view(self, path: str, root: str) -> FileView:
+        """A module's own view of the project: where the names it imports are found from its
+        directory. It reads no stat (the file being linted asks those, so one lint sees one
+        state): it is kept for the process."""
+        view = self._module_views.get((path, root))
+        if view is None:
+            view = self._module_views[(path, root)] = FileView(self, path, path, root)
+        return view
+
+    def text_imports(self, path: str, view: FileView, text: str | None = None) -> tuple[str, ...]:
+        """The project files a module's text imports (``imported_modules``: every import
+        statement the text may hold, and more), found from the module's own directory. ``text``:
+        the module's text as the caller has it (the file being linted), else read here."""
+        module_view = self.module_view(path, view.root)
+        if text is not None:
+            return _files_named(module_view, text)
+        source = self.source(path, view)
+        key = (path, view.root)
+        kept = self._text_imports.get(key)
+        if kept is None or kept[0] is not source:
+            kept = self._text_imports[key] = (source, _files_named(module_view, source.text or ""))
+        return kept[1]
+
+    def module_sketch(self, path: str, view: FileView) -> ModuleSketch:
+        """What CPython's tree of a project module says its functions do (by name), with the
+        helpers it imports in turn, however deep: made once per module (``_sketch_from``)."""
+        kept = self._sketches.get(path)
+        if kept is None or kept[0] != view.stat(path):
+            self._sketch_from(path, view)
+            kept = self._sketches[path]
+        made = kept[1]
+        view.received.update(made.depends)
+        return made
+
+    def _sketch_from(self, start: str, view: FileView) -> None:
+        """Sketch ``start`` and each module it imports, in turn, that has no sketch yet: the
+        import graph's strongly connected parts (an import cycle, or one module) in Tarjan's
+        order, each once the parts it imports are sketched. So every module is sketched once,
+        with all it imports in view, and its sketch is a function of the module and the files
+        below it, whoever asked first (issue 29)."""
+        nodes: dict[str, _Node] = {}
+        order: dict[str, int] = {}
+        low: dict[str, int] = {}
+        stack: list[str] = []
+
+        def enter(path: str) -> tuple[str, Iterator[str]]:
+            order[path] = low[path] = len(order)
+            stack.append(path)
+            node = nodes[path] = self._node(path, view)
+            return path, iter([file for file, _ in node.imports])
+
+        def sketched(path: str) -> bool:
+            kept = self._sketches.get(path)
+            return kept is not None and kept[0] == view.stat(path)
+
+        work = [enter(start)]
+        while work:
+            path, successors = work[-1]
+            for successor in successors:
+                if successor in order:
+                    if successor in stack:
+                        low[path] = min(low[path], order[successor])
+                elif not sketched(successor):
+                    work.append(enter(successor))
+                    break
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[path])
+                if low[path] == order[path]:
+                    at = stack.index(path)
+                    part, stack[at:] = stack[at:], []
+                    self._settle(sorted(part), nodes, view)
+
+    def _settle(self, part: list[str], nodes: dict[str, _Node], view: FileView) -> None:
+        """Sketch the modules of one strongly connected part of the import graph: each walked
+        with what the others are found to do so far, from nothing, until none finds more (the
+        least fixpoint: a cycle of helpers that only call each other submits nothing)."""
+        current = {path: _EMPTY_SKETCH for path in part}
+
+        def sketch_of(path: str) -> ModuleSketch:
+            return current[path] if path in current else self._sketches[path][1]
+
+        # Walked again only when a module it imports found more (each walk can only add names).
+        importers: dict[str, list[str]] = {path: [] for path in part}
+        for path in part:
+            for file, _ in nodes[path].imports:
+                if file in importers and path not in importers[file]:
+                    importers[file].append(path)
+        queue = deque(path for path in part if nodes[path].tree is not None)
+        queued = set(queue)
+        walks = 0
+        while queue and walks < _MAX_WALKS * len(part):
+            path = queue.popleft()
+            queued.discard(path)
+            walks += 1
+            made = self._walked(nodes[path], sketch_of)
+            if made != current[path]:
+                current[path] = made
+                for importer in importers[path]:
+                    if importer not in queued:
+                        queued.add(importer)
+                        queue.append(importer)
+        depends: dict[str, str] = {}
+        for path in part:
+            node = nodes[path]
+            if node.source.digest is not None:
+                depends[path] = node.source.digest
+            for file, _ in node.imports:
+                depends.update(sketch_of(file).depends)
+        for path in part:
+            made = current[path]
+            if nodes[path].source.digest is not None:  # an unreadable file is made from nothing
+                made = ModuleSketch(
+                    made.helpers, made.classes, made.aliases, made.callable_classes, depends
+                )
+            self._sketches[path] = (view.stat(path), made)
+
+    def _node(self, path: str, view: FileView) -> _Node:
+        """A module as its sketch needs it: CPython's tree, and the project modules it imports
+        (with the names it takes from each). None of either when nothing in it can submit or
+        wait, nor call a module that does: then it is not even parsed."""
+        source = self.source(path, view)
+        module_view = self.module_view(path, view.root)
+        text = source.text
+        if text is None or (_MAY_MATTER.search(text) is None and not self.text_imports(path, view)):
+            return _Node(source, module_view, None, ())
+        tree = self._tree(path, source.digest or "", text)
         if tree is None:
-            return nothing, None
-        names = helper_view.helper_names(tree)
-        # The walk is the sketch's cost; with each budget, the helpers it is given are often the
-        # same (then so is what it finds).
-        walks = self._walks.get(path)
-        if walks is None or walks[0] != digest:
-            walks = self._walks[path] = (digest, {})
-        found = walks[1].get(names)
-        if found is None:
-            found = walks[1][names] = sketch(tree, helpers=names)
-        aliases = helper_view.project_aliases(tree)
-        module = helper_view.module_name
+            return _Node(source, module_view, None, ())
+        return _Node(source, module_view, tree, tuple(module_view.resolved_imports(tree)))
+
+    @staticmethod
+    def _walked(node: _Node, sketch_of: Callable[[str], ModuleSketch]) -> ModuleSketch:
+        """One module's sketch, with what ``sketch_of`` says the modules it imports do."""
+        tree = node.tree
+        if tree is None:
+            return _EMPTY_SKETCH
+        found = sketch(tree, helpers=_helper_names(node.imports, sketch_of))
+        module_view = node.view
+        aliases = module_view.project_aliases(tree)
+        module = module_view.module_name
         classes: dict[str, tuple[str, ...]] = {}
-        for node in tree.body:
-            if isinstance(node, ast.ClassDef):
+        for statement in tree.body:
+            if isinstance(statement, ast.ClassDef):
                 bases = []
-                for base in node.bases:
+                for base in statement.bases:
                     dotted = dotted_name(base)
                     if dotted is None:
                         continue
@@ -257,7 +469,7 @@ class ProjectIndex:
                         isinstance(n, ast.ClassDef) and n.name == head for n in tree.body
                     ):
                         bases.append(f"{module}.{head}" if module else head)
-                classes[node.name] = tuple(bases)
+                classes[statement.name] = tuple(bases)
         helpers = HelperNames(
             found.step_functions,
             found.submit_functions,
@@ -266,19 +478,19 @@ class ProjectIndex:
         )
         callable_classes: set[str] = set()
         if "__call__" in helpers.submits | helpers.waits:
-            for node in tree.body:
-                if isinstance(node, ast.ClassDef) and any(
+            for statement in tree.body:
+                if isinstance(statement, ast.ClassDef) and any(
                     isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
                     and item.name == "__call__"
-                    for item in node.body
+                    for item in statement.body
                 ):
-                    callable_classes.add(node.name)
+                    callable_classes.add(statement.name)
                     callable_classes.update(
-                        b.rsplit(".", 1)[-1] for b in classes[node.name] if b.startswith(module)
+                        b.rsplit(".", 1)[-1]
+                        for b in classes[statement.name]
+                        if b.startswith(module)
                     )
-        depends = {**helper_view.received, **nothing.depends}
-        made = ModuleSketch(helpers, classes, aliases, frozenset(callable_classes), depends)
-        return made, helper_view
+        return ModuleSketch(helpers, classes, aliases, frozenset(callable_classes))
 
     def facts(self, path: str, view: FileView) -> ModuleFacts | None:
         """The facts of the module at ``path`` (absolute) with ``view``'s budget (the module's
@@ -515,10 +727,7 @@ class FileView:
         waits (by that module's CPython sketch) and names it (``identifiers``: the file's words):
         its own text then tells nothing of what it may find, and the text pre-filter lets the
         rules that see helpers through."""
-        for match in _IMPORT.finditer(text):
-            path = self._module_file(self.absolute_name(match.group(1) or match.group(2)))
-            if path is None:
-                continue
+        for path in self.index.text_imports(self.file, self, text):
             self._consult(path)
             shape = self.index.module_sketch(path, self)
             helpers = shape.helpers
@@ -528,36 +737,46 @@ class FileView:
                 return True
         return False
 
+    def reaches_tinker(self, text: str) -> bool:
+        """Whether a module the file imports, or one those import in turn however deep, may
+        call Tinker by its text (``Source.names_tinker``). If none does, no function of the
+        project the file can call submits a request, so a file that names no Tinker itself can
+        hold no Tinker future: no rule on Tinker can find anything in it, and its imports need no
+        sketch. What it read counts among the file's dependencies (a module may come to name
+        Tinker)."""
+        index = self.index
+        seen = set(index.text_imports(self.file, self, text))
+        queue = sorted(seen)
+        while queue:
+            path = queue.pop()
+            source = index.source(path, self)
+            if source.names_tinker:
+                return True
+            if source.digest is not None:
+                self.received[path] = source.digest
+            for file in index.text_imports(path, self):
+                if file not in seen:
+                    seen.add(file)
+                    queue.append(file)
+        return False
+
     def helper_names(self, tree: ast.Module) -> HelperNames:
         """What the file may call of its project's modules that submits or waits: every name
         their sketches say does (so ``obj.method()`` on an instance of their class counts), and
         each name imported under another (``from .steps import fwd as step``)."""
-        steps: set[str] = set()
-        submits: set[str] = set()
-        waits: set[str] = set()
-        blocks: set[str] = set()
+        imports = self.resolved_imports(tree)
+        for path, _ in imports:
+            self._consult(path)
+        return _helper_names(imports, lambda path: self.index.module_sketch(path, self))
+
+    def resolved_imports(self, tree: ast.Module) -> list[tuple[str, list[tuple[str, str]]]]:
+        """The project files the tree imports, each with the names taken from it (name, local)."""
+        found = []
         for module, names in _imports(tree, self.absolute_name):
             path = self._module_file(module)
-            if path is None:
-                continue
-            self._consult(path)
-            found = self.index.module_sketch(path, self).helpers
-            steps |= found.steps
-            submits |= found.submits
-            waits |= found.waits
-            blocks |= found.blocks
-            for name, local in names:
-                if name in found.steps:
-                    steps.add(local)
-                if name in found.submits:
-                    submits.add(local)
-                if name in found.waits:
-                    waits.add(local)
-                if name in found.blocks:
-                    blocks.add(local)
-        return HelperNames(
-            frozenset(steps), frozenset(submits), frozenset(waits), frozenset(blocks)
-        )
+            if path is not None:
+                found.append((path, names))
+        return found
 
     def dependencies(self) -> dict[str, str]:
         """Every project file the findings of this file depend on: path -> SHA-256."""
@@ -598,7 +817,7 @@ class FileView:
         for directory in _search_dirs(self.directory, self.root):
             for candidate in (relative + ".py", os.path.join(relative, "__init__.py")):
                 path = os.path.join(directory, candidate)
-                if os.path.isfile(path):
+                if self.index.is_file(path):
                     return path
         return None
 
@@ -625,6 +844,41 @@ def _imports(
             yield module, names
             for name, _ in names:
                 yield f"{module}.{name}".lstrip("."), []
+
+
+def _files_named(view: FileView, text: str) -> tuple[str, ...]:
+    """The project files the import statements of ``text`` may name, found from ``view``."""
+    found = {view._module_file(view.absolute_name(name)) for name in imported_modules(text)}
+    found.discard(None)
+    return tuple(sorted(found))  # type: ignore[arg-type]
+
+
+def _helper_names(
+    imports: Iterable[tuple[str, list[tuple[str, str]]]],
+    sketch_of: Callable[[str], ModuleSketch],
+) -> HelperNames:
+    """What a module may call that submits or waits, from the sketches of the project files it
+    imports (each with the names it takes from it: name, local)."""
+    steps: set[str] = set()
+    submits: set[str] = set()
+    waits: set[str] = set()
+    blocks: set[str] = set()
+    for path, names in imports:
+        found = sketch_of(path).helpers
+        steps |= found.steps
+        submits |= found.submits
+        waits |= found.waits
+        blocks |= found.blocks
+        for name, local in names:
+            if name in found.steps:
+                steps.add(local)
+            if name in found.submits:
+                submits.add(local)
+            if name in found.waits:
+                waits.add(local)
+            if name in found.blocks:
+                blocks.add(local)
+    return HelperNames(frozenset(steps), frozenset(submits), frozenset(waits), frozenset(blocks))
 
 
 def _own_or_overrides(

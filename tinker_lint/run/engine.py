@@ -137,6 +137,7 @@ def _lint_text(
     if prefilter and view is not None:
         through_helpers = [rule for rule in rules if rule.sees_helpers]
     enabled = rules
+    helper_view = view  # whose project the pre-filters look into for helpers
     needs = {rule: rule.needs() for rule in rules} if prefilter else {}
     if prefilter:
         # Each rule's declaration (``prefilter/needs.py``), tested against facts of the text
@@ -148,13 +149,18 @@ def _lint_text(
             # PyTorch rules (TNK4xx) judge loops with no Tinker in them.
             rules = [rule for rule in rules if not rule.needs_tinker]
             rules = [rule for rule in rules if needs[rule].admits_text(facts, False, None)]
+            if view is not None and not view.reaches_tinker(facts.text):
+                # Nothing it imports, however deep, names Tinker: no helper of it submits, so it
+                # holds no Tinker future for a helper to wait on. Its imports need no sketch.
+                through_helpers = []
+                helper_view = None
         else:
             # A loop made hot by ``hot-loop-calls`` needs no Tinker call, but the call it names.
             hot_names = hot_loop_names(settings.hot_loop_calls) if hot_loop_calls else None
             rules = [
                 rule for rule in rules if needs[rule].admits_text(facts, hot_loop_calls, hot_names)
             ]
-        rules = _with_helper_rules(enabled, rules, through_helpers, view, facts)
+        rules = _with_helper_rules(enabled, rules, through_helpers, helper_view, facts)
     warnings = _noqa_warnings(text, path)
     if not rules and not settings.is_enabled("TNK001", path):
         return FileResult(path, [], warnings=warnings)
@@ -187,7 +193,7 @@ def _lint_text(
         tree = tree or cpython.tree(text, parse_key)
         if tree is not None:
             # The project's helpers it may call count as the submits and waits they make.
-            helpers = view.helper_names(tree) if view is not None else None
+            helpers = helper_view.helper_names(tree) if helper_view is not None else None
             # In an editor, the statements an edit kept are not walked again (``sketch``'s key).
             kept_for = parse_key if buffers.keeps(parse_key) else None
             found = sketch(tree, settings.hot_loop_pattern, helpers, key=kept_for)
