@@ -156,6 +156,7 @@ class Linter:
         if python:
             from tinker_lint.run.engine import lint_text
 
+            self.index.look_again()  # no watcher need tell of a file created meanwhile
             result = lint_text(text, path, settings, project=self.index)
             depends = frozenset(result.depends)
             warnings = list(result.warnings)
