@@ -30,7 +30,7 @@ import hashlib
 import os
 import re
 import warnings
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -246,6 +246,9 @@ class ProjectIndex:
         # disk: absolute path -> (the bytes, a number that changes with each new text).
         self._buffers: dict[str, tuple[bytes, int]] = {}
         self._edits = 0
+        # What the index did, for the tests that keep it from doing more than it must: CPython
+        # parses of modules, sketch walks, models of modules (facts).
+        self.counts: Counter[str] = Counter()
 
     # --- what changed (a long-lived index: the language server) ------------------------------
     def set_buffer(self, path: str, raw: bytes | None) -> None:
@@ -505,6 +508,7 @@ class ProjectIndex:
         tree = node.tree
         if tree is None:
             return _EMPTY_SKETCH
+        node.view.index.counts["sketch walks"] += 1
         found = sketch(tree, helpers=_helper_names(node.imports, sketch_of))
         module_view = node.view
         aliases = module_view.project_aliases(tree)
@@ -603,6 +607,7 @@ class ProjectIndex:
         if module is None:
             return facts, None
 
+        self.counts["models"] += 1
         model = SemanticModel(module, project=helper_view, module_name=helper_view.module_name)
         helpers = model.helpers
         for function in model.functions:
@@ -620,6 +625,7 @@ class ProjectIndex:
         kept = self._trees.get(path)
         if kept is not None and kept[0] == digest:
             return kept[1]
+        self.counts["trees"] += 1
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
