@@ -240,6 +240,7 @@ class ProjectIndex:
         # Each module's trees (CPython's, libcst's), by path, with the SHA-256 of the bytes parsed.
         self._trees: dict[str, tuple[str, ast.Module | None]] = {}
         self._modules: dict[str, tuple[str, Module | None]] = {}
+        self._requests: dict[str, tuple[str, bool]] = {}
         self._files: dict[tuple[str, str], str | None] = {}  # (directory, module) -> file
         self._listings: dict[str, frozenset[str]] = {}  # directory -> the files in it
         # An editor's unsaved text of a file (the language server), read in place of its bytes on
@@ -287,6 +288,7 @@ class ProjectIndex:
         self._reaches.clear()  # what a module reaches may pass through any file
         self._trees.pop(absolute, None)
         self._modules.pop(absolute, None)
+        self._requests.pop(absolute, None)
 
     def is_file(self, path: str) -> bool:
         """``os.path.isfile``, from one listing per directory (a module name is looked for in
@@ -413,6 +415,22 @@ class ProjectIndex:
                     self._reaches[member] = (view.stat(member), made)
             kept = self._reaches[path]
         return kept[1]
+
+    def prepare(self, files: Iterable[tuple[str, bytes]]) -> None:
+        """Sketch now the modules the lints of ``files`` (path, bytes) will ask about: those
+        their texts import, for each file that names Tinker or reaches a module that does. A
+        run does this before it forks its processes, which then share the sketches instead of
+        each making them again; the answers are the same whoever makes them."""
+        for path, raw in files:
+            try:
+                text = decode_source(raw).text
+            except DecodeError:
+                continue
+            view = self.view(path)
+            imported = self.text_imports(view.file, view, text)
+            if may_concern_tinker(text) or any(self.reach(m, view).tinker for m in imported):
+                for module in imported:
+                    self.module_sketch(module, view)
 
     def module_sketch(self, path: str, view: FileView) -> ModuleSketch:
         """What CPython's tree of a project module says its functions do (by name), with the
@@ -588,12 +606,12 @@ class ProjectIndex:
             return facts, None
         # CPython's tree says whether anything in it submits or waits, or calls another module
         # of the project: only then is it worth libcst's parse and a model.
-        shape = sketch(tree)
-        if not (shape.called_roles & _REQUESTS or shape.waits):
+        if not self._requests_or_waits(path, digest, tree):
             return facts, None
         from tinker_lint.model.semantic import SemanticModel
         from tinker_lint.model.summaries import located
         from tinker_lint.syntax.parse import parse_module
+        from tinker_lint.syntax.positions import NodePositions, statement_starts
 
         kept = self._modules.get(path)
         if kept is not None and kept[0] == digest:
@@ -609,6 +627,8 @@ class ProjectIndex:
 
         self.counts["models"] += 1
         model = SemanticModel(module, project=helper_view, module_name=helper_view.module_name)
+        # Its wait sites' lines, found statement by statement from CPython's tree (``located``).
+        model.use_positions(NodePositions(module, statement_starts(tree, module), model.parent))
         helpers = model.helpers
         for function in model.functions:
             if function.parent is None and function.class_name is None:
@@ -618,6 +638,19 @@ class ProjectIndex:
         facts.depends.update(helper_view.received)
         facts.depends[path] = digest
         return facts, helper_view
+
+    def _requests_or_waits(self, path: str, digest: str, tree: ast.Module) -> bool:
+        """Whether anything in the module's tree submits a request or waits (a sketch without
+        its helpers), once per bytes: its facts are made again for each budget they are asked
+        with."""
+        kept = self._requests.get(path)
+        if kept is None or kept[0] != digest:
+            shape = sketch(tree)
+            kept = self._requests[path] = (
+                digest,
+                bool(shape.called_roles & _REQUESTS or shape.waits),
+            )
+        return kept[1]
 
     def _tree(self, path: str, digest: str, text: str) -> ast.Module | None:
         """CPython's tree of a module's ``text`` (None: it does not parse), parsed once per bytes:
