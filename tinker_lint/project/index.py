@@ -242,7 +242,7 @@ class ProjectIndex:
         self._modules: dict[str, tuple[str, Module | None]] = {}
         self._requests: dict[str, tuple[str, bool]] = {}
         self._files: dict[tuple[str, str], str | None] = {}  # (directory, module) -> file
-        self._listings: dict[str, frozenset[str]] = {}  # directory -> the files in it
+        self._listings: dict[str, frozenset[str]] = {}  # directory -> its files and folders/
         # An editor's unsaved text of a file (the language server), read in place of its bytes on
         # disk: absolute path -> (the bytes, a number that changes with each new text).
         self._buffers: dict[str, tuple[bytes, int]] = {}
@@ -294,19 +294,25 @@ class ProjectIndex:
         """``os.path.isfile``, from one listing per directory (a module name is looked for in
         several directories, as two files each: one listing instead of thousands of stats)."""
         directory, _, name = path.rpartition(os.sep)  # a path made of a directory and a name
-        return name in self._listing(directory or os.sep)
+        return name in self.listing(directory or os.sep)
 
-    def _listing(self, directory: str) -> frozenset[str]:
-        """The files in ``directory`` (none if it is not one), as first seen in this run
-        (``look_again`` forgets them)."""
+    def listing(self, directory: str) -> frozenset[str]:
+        """The names of the files in ``directory``, and of its directories followed by a
+        separator (none if it is not one), as first seen in this run (``look_again`` forgets
+        them)."""
         found = self._listings.get(directory)
         if found is None:
+            names = []
             try:
                 with os.scandir(directory) as entries:
-                    found = frozenset(entry.name for entry in entries if entry.is_file())
+                    for entry in entries:
+                        if entry.is_file():
+                            names.append(entry.name)
+                        elif entry.is_dir():
+                            names.append(entry.name + os.sep)
             except OSError:
-                found = frozenset()
-            self._listings[directory] = found
+                pass
+            found = self._listings[directory] = frozenset(names)
         return found
 
     def look_again(self) -> None:
@@ -900,8 +906,14 @@ class FileView:
         if not module or module.split(".")[0] == "tinker":
             return None
         relative = module.replace(".", os.sep)
-        is_file = self.index.is_file
+        index = self.index
+        is_file = index.is_file
+        head = module.partition(".")[0]
         for prefix in self.search_prefixes:
+            # Most names are of no module of the project: their first part says so at once.
+            names = index.listing(prefix[:-1] or os.sep)
+            if head + ".py" not in names and head + os.sep not in names:
+                continue
             for candidate in (relative + ".py", relative + os.sep + "__init__.py"):
                 path = prefix + candidate
                 if is_file(path):
