@@ -154,18 +154,23 @@ HEAVY = (
 )
 
 
-def _loaded_after(runs: list[list[str]], cwd: Path) -> tuple[list[int], list[str]]:
+def _loaded_after(
+    runs: list[list[str]], cwd: Path, watched: tuple[str, ...] = HEAVY
+) -> tuple[list[int], list[str]]:
     """The exit codes of ``tinker-lint`` run with each argument list in one process (the console
-    script's ``entry``, as ``python -m tinker_lint`` runs it), then which of ``HEAVY`` it loaded."""
+    script's ``entry``, as ``python -m tinker_lint`` runs it), then which of ``watched`` those runs
+    imported (not the interpreter's start, which may import some for itself)."""
     script = textwrap.dedent(
         f"""
-        import sys
+        import json, sys
+        before = set(sys.modules)
         from tinker_lint.cli import entry
         codes = []
         for argv in {runs!r}:
             sys.argv = ["tinker-lint", *argv]
             codes.append(entry())
-        print(codes, [m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr)
+        loaded = [m for m in {watched!r} if m in sys.modules and m not in before]
+        print(json.dumps([codes, loaded]), file=sys.stderr)
         """
     )
     done = subprocess.run(
@@ -177,8 +182,8 @@ def _loaded_after(runs: list[list[str]], cwd: Path) -> tuple[list[int], list[str
         timeout=120,
         check=False,
     )
-    codes, loaded = done.stderr.strip().splitlines()[-1].split("] [")
-    return json.loads(codes + "]"), json.loads(("[" + loaded).replace("'", '"'))
+    codes, loaded = json.loads(done.stderr.strip().splitlines()[-1])
+    return codes, loaded
 
 
 def test_linting_a_file_without_tinker_imports_neither_libcst_nor_the_engine(tmp_path):
@@ -200,3 +205,19 @@ def test_linting_a_file_without_tinker_imports_neither_libcst_nor_the_engine(tmp
         [["--no-cache", "--tinker-version", "0.38", "train.py"]], tmp_path
     )
     assert codes == [1] and "libcst" in loaded and "tinker_lint.run.engine" in loaded
+
+
+# Nor, for one Python file and no cache, what only other runs use: the results cache, the
+# notebook reader, the TOML reader (no configuration file is read with ``--isolated``).
+UNUSED = (
+    *HEAVY,
+    "tinker_lint.run.cache",
+    "tinker_lint.io.notebook",
+    "tinker_lint.io.toml",
+)
+
+
+def test_one_plain_file_imports_only_what_its_run_uses(tmp_path):
+    (tmp_path / "tiny.py").write_text(PLAIN)
+    runs = [["--isolated", "--no-cache", "tiny.py"]]
+    assert _loaded_after(runs, tmp_path, UNUSED) == ([0], [])

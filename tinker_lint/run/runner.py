@@ -45,13 +45,12 @@ from tinker_lint.io.files import (
     decode_source,
     discover,
     is_code_file,
+    is_notebook,
     outside_link,
     read_bytes,
     unique,
 )
-from tinker_lint.io.notebook import is_notebook
 from tinker_lint.io.settings import Settings
-from tinker_lint.run.cache import Cache
 from tinker_lint.versions import NEWEST_KNOWN_TINKER
 
 if TYPE_CHECKING:
@@ -59,6 +58,7 @@ if TYPE_CHECKING:
 
     from tinker_lint.deps.lint import QwenVlUse
     from tinker_lint.io.notebook import Notebook
+    from tinker_lint.run.cache import Cache
 
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
