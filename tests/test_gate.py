@@ -208,12 +208,14 @@ def test_linting_a_file_without_tinker_imports_neither_libcst_nor_the_engine(tmp
 
 
 # Nor, for one Python file and no cache, what only other runs use: the results cache, the
-# notebook reader, the TOML reader (no configuration file is read with ``--isolated``).
+# notebook reader, the TOML reader (no configuration file is read with ``--isolated``), and
+# ``importlib.metadata`` (the installed tinker's version is read without it: ``io.installed``).
 UNUSED = (
     *HEAVY,
     "tinker_lint.run.cache",
     "tinker_lint.io.notebook",
     "tinker_lint.io.toml",
+    "importlib.metadata",
 )
 
 

@@ -6,13 +6,13 @@ import functools
 import os
 from collections.abc import Mapping
 from dataclasses import replace
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
 from tinker_lint.codes import is_known_selector
+from tinker_lint.io.installed import installed_version
 from tinker_lint.io.settings import VERSION_ASSUMED, Settings
 
 KNOWN_KEYS = (
@@ -176,7 +176,10 @@ def default_settings() -> Settings:
 def installed_tinker_version() -> tuple[Version | None, str]:
     """The version of the tinker installed beside tinker-lint, read from its metadata (never
     imported)."""
+    found = installed_version("tinker")
+    if found is None:
+        return None, VERSION_ASSUMED
     try:
-        return Version(metadata.version("tinker")), "installed tinker"
-    except (metadata.PackageNotFoundError, InvalidVersion):
+        return Version(found), "installed tinker"
+    except InvalidVersion:
         return None, VERSION_ASSUMED
