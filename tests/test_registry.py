@@ -83,6 +83,14 @@ def test_version_gated_is_read_from_the_class_line_as_declared():
     assert gated == {"TNK105", "TNK106"}
 
 
+def test_sees_helpers_is_read_from_the_class_line_as_declared():
+    """``codes.sees_helpers`` reads the rule's file (the runner's gate asks it without importing
+    the rules); it must say what the class declares."""
+    seeing = {rule.code for rule in PYTHON_RULES if rule.sees_helpers}
+    assert {code for code in REGISTRY if codes.sees_helpers(code)} == seeing
+    assert seeing == {"TNK101", "TNK102", "TNK103", "TNK104"}
+
+
 def test_the_rules_package_is_built_from_the_registry():
     assert [r.code for r in PYTHON_RULES] == list(codes.PYTHON_CODES)
     assert [r.code for r in DEPENDENCY_RULES] == list(codes.DEPENDENCY_CODES)

@@ -11,7 +11,6 @@ import io
 import os
 import sys
 import time
-import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
@@ -26,8 +25,6 @@ from tinker_lint.io.terminal import printable
 from tinker_lint.report import REPORTERS
 from tinker_lint.report.colour import Style, wants_colour
 from tinker_lint.report.text import write_fixes_applied, write_text
-from tinker_lint.run.cache import Cache, Refused, default_cache_dir
-from tinker_lint.run.cache import clean as clean_cache
 from tinker_lint.run.resolve import Overrides, SettingsResolver
 from tinker_lint.run.runner import FixMode, Run, run_paths, run_source
 from tinker_lint.run.runner import lint_paths as lint_paths  # importable from here, as before
@@ -306,6 +303,8 @@ def check(argv: list[str]) -> int:
         return _stdin(args, settings, fix if args.fix or args.diff else None)
     cache = None
     if not args.no_cache:
+        from tinker_lint.run.cache import Cache, default_cache_dir
+
         cache = Cache(args.cache_dir or default_cache_dir(settings), settings)
     progress = ProgressLine(sys.stderr, started, enabled=not args.quiet)
     try:
@@ -456,6 +455,9 @@ def _clean(argv: list[str]) -> int:
     )
     parser.add_argument("--cache-dir", metavar="DIR", help="the cache to remove")
     args = parser.parse_args(argv)
+    from tinker_lint.run.cache import Refused, default_cache_dir
+    from tinker_lint.run.cache import clean as clean_cache
+
     if args.cache_dir:
         directory = Path(args.cache_dir)
     else:
@@ -577,6 +579,8 @@ def entry() -> int:
     except Exception as error:
         if os.environ.get("TINKER_LINT_DEBUG"):
             raise
+        import traceback
+
         frame = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
         at = f" at {os.path.basename(frame.filename)}:{frame.lineno}" if frame else ""
         sys.stderr.write(

@@ -12,6 +12,8 @@ A rule's level (``error``, ``warning``, ``note``) is declared once, on the rule 
 for it (``level_of``); ``tests/test_levels.py`` checks that it is the class attribute. A rule that
 is off by default (ruff's explicit-preview-rules convention, bugbear's B9xx) says so the same way,
 with one line ``opt_in = True`` (``is_opt_in``): it runs only when a selector names its code exactly.
+So are a rule's ``min_tinker_version`` (``is_version_gated``) and ``sees_helpers = True``
+(``sees_helpers``, which the runner asks before it imports the engine: ``run/gate.py``).
 """
 
 from __future__ import annotations
@@ -221,6 +223,24 @@ def is_version_gated(code: str) -> bool:
     if entry is None or entry.module is None:
         return False
     return bool(_MIN_VERSION_LINE.search(_rule_source(entry.module.rpartition(".")[2])))
+
+
+# A rule that sees through the project's helpers says so in one line of its class body.
+_SEES_HELPERS_LINE = re.compile(r"^    sees_helpers(?:: [^=]+)? = (True|False)$", re.MULTILINE)
+
+
+@functools.cache
+def sees_helpers(code: str) -> bool:
+    """Whether a rule judges calls of the project's helpers by what they do (``sees_helpers`` on
+    its class): a file that imports such a helper may hold its findings whatever its own text
+    says. Read from the rule's file, not imported; False for the engine's and unknown codes."""
+    entry = REGISTRY.get(code)
+    if entry is None or entry.module is None:
+        return False
+    found = _SEES_HELPERS_LINE.findall(_rule_source(entry.module.rpartition(".")[2]))
+    if len(found) > 1:
+        raise RuntimeError(f"{code}: its rule class declares `sees_helpers` more than once")
+    return found == ["True"]
 
 
 def opt_in_codes() -> tuple[str, ...]:

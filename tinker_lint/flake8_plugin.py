@@ -41,7 +41,7 @@ from typing import Any
 from tinker_lint import __version__
 from tinker_lint.io.config import ConfigError, parse_version
 from tinker_lint.io.settings import Settings
-from tinker_lint.prefilter.mentions import hot_loop_names, may_concern_tinker, may_concern_torch
+from tinker_lint.prefilter.mentions import may_concern
 from tinker_lint.prefilter.needs import TextFacts
 
 CONFIG_ERROR = "TNK004"
@@ -103,16 +103,12 @@ def _may_concern(facts: TextFacts, directory: str, options: _Options) -> bool:
     ``hot-loop-calls`` (no Tinker call needed), a name it gives, when each is a plain name. The
     settings are read only for files without Tinker in them (a configuration error: the file is
     concerned, so that the error is reported)."""
-    if may_concern_tinker(facts) or may_concern_torch(facts):
+    if may_concern(facts):
         return True
     settings = _project_settings(directory, options)
     if isinstance(settings, ConfigError):
         return True
-    hot_loop_calls = settings.hot_loop_calls
-    if not hot_loop_calls:
-        return False
-    names = hot_loop_names(hot_loop_calls)
-    return names is None or facts.holds(names)
+    return may_concern(facts, settings.hot_loop_calls)
 
 
 # A file that imports something (every one that can call a helper of its project does): only

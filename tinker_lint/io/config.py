@@ -6,14 +6,13 @@ import functools
 import os
 from collections.abc import Mapping
 from dataclasses import replace
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
 from tinker_lint.codes import is_known_selector
-from tinker_lint.io import toml as tomllib  # tomllib, nesting included
+from tinker_lint.io.installed import installed_version
 from tinker_lint.io.settings import VERSION_ASSUMED, Settings
 
 KNOWN_KEYS = (
@@ -54,6 +53,8 @@ def find_pyproject(start: Path) -> Path | None:
 def _names_our_table(raw: bytes) -> bool:
     """Whether this pyproject.toml has a ``[tool.tinker-lint]`` table, however spelled; a file that
     is not valid TOML counts, so that loading it reports the error instead of passing it by."""
+    from tinker_lint.io import toml as tomllib  # tomllib, nesting included (only when read)
+
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
@@ -140,6 +141,8 @@ def load_settings(pyproject: Path | None, base: Settings | None = None) -> Setti
     # Name the file as the user would: relative to the working directory when it is below it.
     relative = os.path.relpath(pyproject)
     where = str(pyproject) if relative.startswith("..") else relative
+    from tinker_lint.io import toml as tomllib  # tomllib, nesting included (only when read)
+
     try:
         with pyproject.open("rb") as handle:
             data = tomllib.loads(handle.read().decode("utf-8"))
@@ -173,7 +176,10 @@ def default_settings() -> Settings:
 def installed_tinker_version() -> tuple[Version | None, str]:
     """The version of the tinker installed beside tinker-lint, read from its metadata (never
     imported)."""
+    found = installed_version("tinker")
+    if found is None:
+        return None, VERSION_ASSUMED
     try:
-        return Version(metadata.version("tinker")), "installed tinker"
-    except (metadata.PackageNotFoundError, InvalidVersion):
+        return Version(found), "installed tinker"
+    except InvalidVersion:
         return None, VERSION_ASSUMED

@@ -50,9 +50,18 @@ def is_python_file(path: str) -> bool:
     return path.endswith((".py", ".pyi"))
 
 
+NOTEBOOK_SUFFIX = ".ipynb"
+
+
 def is_code_file(path: str) -> bool:
     """A file whose code tinker-lint lints: Python, or a Jupyter notebook's code cells."""
-    return path.endswith((".py", ".pyi", ".ipynb"))
+    return path.endswith((".py", ".pyi", NOTEBOOK_SUFFIX))
+
+
+def is_notebook(path: str) -> bool:
+    """A Jupyter notebook (``io.notebook`` reads it; asked here, so that a run over Python files
+    never imports that)."""
+    return path.endswith(NOTEBOOK_SUFFIX)
 
 
 NO_SUCH_PATH = "no such file or directory"

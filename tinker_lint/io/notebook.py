@@ -27,8 +27,9 @@ from functools import cached_property
 from json.decoder import scanstring  # type: ignore[attr-defined]
 
 from tinker_lint.diagnostics import Diagnostic, Edit, Fix
+from tinker_lint.io.files import NOTEBOOK_SUFFIX as NOTEBOOK_SUFFIX
+from tinker_lint.io.files import is_notebook as is_notebook
 
-NOTEBOOK_SUFFIX = ".ipynb"
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _LINE_END = re.compile(r"(?:\r\n|\r|\n)\Z")
 _BREAKS = re.compile(r"\r\n|\r|\n")
@@ -46,10 +47,6 @@ _AUTOMAGIC_NAMES = """alias alias_magic autoawait autocall automagic bookmark cd
     pushd pwd pycat pylab quickref recall rehashx reload_ext rerun reset reset_selective run save
     sc set_env sx system tb time timeit unalias unload_ext who who_ls whos xdel xmode"""
 AUTOMAGICS = frozenset(_AUTOMAGIC_NAMES.split())
-
-
-def is_notebook(path: str) -> bool:
-    return path.endswith(NOTEBOOK_SUFFIX)
 
 
 class NotebookError(Exception):

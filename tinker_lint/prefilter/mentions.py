@@ -120,3 +120,18 @@ def may_concern_tinker(text: str | TextFacts) -> bool:
     through its step: ``tests/test_prefilter_sound.py`` checks each rule's declaration)."""
     facts = text if isinstance(text, TextFacts) else TextFacts(text)
     return facts.holds(TINKER_EVIDENCE) and facts.holds(TINKER_NAMES)
+
+
+def may_concern(facts: TextFacts, hot_loop_calls: tuple[str, ...] = ()) -> bool:
+    """Whether any rule's text test can pass on the file: every rule's declaration asks for
+    Tinker's names with the evidence (``may_concern_tinker``) or, for a PyTorch rule, a torch step
+    or a dataset (``may_concern_torch``); a hot-loop rule, under the project's ``hot-loop-calls``,
+    a call those name instead of a Tinker step (any call, for a glob that is a pattern). False: no
+    rule can find anything in the file's own text, and neither libcst nor the rules are needed
+    for it (only the project's helpers it imports can still bring a rule in)."""
+    if may_concern_tinker(facts) or may_concern_torch(facts):
+        return True
+    if not hot_loop_calls:
+        return False
+    names = hot_loop_names(hot_loop_calls)
+    return names is None or facts.holds(names)

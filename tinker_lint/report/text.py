@@ -13,7 +13,6 @@ from typing import TextIO
 from tinker_lint.codes import level_of, name_of
 from tinker_lint.diagnostics import UNSAFE, Diagnostic, is_applicable
 from tinker_lint.io.files import DecodeError, decode_source, read_bytes
-from tinker_lint.io.notebook import NotebookError, read_notebook
 from tinker_lint.io.terminal import printable
 from tinker_lint.report.colour import BLUE, BOLD, CYAN, PLAIN, RED, Style
 
@@ -118,6 +117,8 @@ class _SourceLines:
         return self._texts[path]
 
     def _notebook(self, path: str) -> dict[int, list[str]] | None:
+        from tinker_lint.io.notebook import NotebookError, read_notebook  # a notebook's finding
+
         if path not in self._cells:
             given = self._given.get(path)
             try:

@@ -36,8 +36,7 @@ from tinker_lint.deps.kinds import dependency_kind
 from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.fix.write import WriteError, write_atomic
 from tinker_lint.io import toml as tomllib  # tomllib, nesting included
-from tinker_lint.io.files import DecodeError, decode_source
-from tinker_lint.io.notebook import is_notebook
+from tinker_lint.io.files import DecodeError, decode_source, is_notebook
 from tinker_lint.io.terminal import printable
 from tinker_lint.noqa import (
     Suppression,

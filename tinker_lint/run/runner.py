@@ -21,8 +21,8 @@ Each file is judged by its own settings (``settings_for``: ``run.resolve``, the 
 configuration above it, as ruff), which travel with it to the process that lints it; so the order
 of the paths never changes a file's result.
 
-The engine (and libcst) is imported only when a file has to be linted: a run answered wholly
-from the cache does not pay for it.
+The engine (and libcst) is imported only when a file has to be analysed: a run answered wholly
+from the cache, or whose files no rule can read (``run.gate``), does not pay for it.
 """
 
 from __future__ import annotations
@@ -45,13 +45,12 @@ from tinker_lint.io.files import (
     decode_source,
     discover,
     is_code_file,
+    is_notebook,
     outside_link,
     read_bytes,
     unique,
 )
-from tinker_lint.io.notebook import is_notebook
 from tinker_lint.io.settings import Settings
-from tinker_lint.run.cache import Cache
 from tinker_lint.versions import NEWEST_KNOWN_TINKER
 
 if TYPE_CHECKING:
@@ -59,6 +58,7 @@ if TYPE_CHECKING:
 
     from tinker_lint.deps.lint import QwenVlUse
     from tinker_lint.io.notebook import Notebook
+    from tinker_lint.run.cache import Cache
 
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
@@ -92,7 +92,7 @@ class Run:
     # Paths named by the caller that could not be checked at all (missing, a broken link, a
     # directory that cannot be listed), each with the reason, also among ``warnings``.
     unchecked: list[tuple[str, str]] = field(default_factory=list)
-    linted: int = 0  # Python files the engine (or the fixer) ran on
+    linted: int = 0  # Python files linted (or fixed) in this run: not answered from the cache
     cached: int = 0  # Python files answered from the cache
     processes: int = 0  # processes that linted them (0: none was linted)
     fixed: list[Diagnostic] = field(default_factory=list)  # fix modes: the findings fixed
@@ -429,6 +429,15 @@ def _work_all_files(
     progress: Progress | None,
 ) -> tuple[dict[int, Outcome], int]:
     tell = progress or _no_progress
+    processes = min(jobs or usable_cores(), len(todo))
+    size = sum(len(job.raw) for job in todo)
+    if processes <= 1 or len(todo) < MIN_FILES_FOR_PROCESSES or size < MIN_BYTES_FOR_PROCESSES:
+        # The engine is imported by the first file that needs it (``_work``), if one does.
+        results: dict[int, Outcome] = {}
+        for job in todo:
+            results[job.order] = _work(job, table[job.settings], fix)
+            tell(len(results), len(todo))
+        return results, 1
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
@@ -438,14 +447,6 @@ def _work_all_files(
     if fix is not None:
         from tinker_lint.run import fixer  # noqa: F401
 
-    processes = min(jobs or usable_cores(), len(todo))
-    size = sum(len(job.raw) for job in todo)
-    if processes <= 1 or len(todo) < MIN_FILES_FOR_PROCESSES or size < MIN_BYTES_FOR_PROCESSES:
-        results: dict[int, Outcome] = {}
-        for job in todo:
-            results[job.order] = _work(job, table[job.settings], fix)
-            tell(len(results), len(todo))
-        return results, 1
     results = {}
     batches = _batches(todo, processes * BATCHES_PER_PROCESS)
     if fix is None:
@@ -561,8 +562,16 @@ def _work(job: Job, settings: Settings, fix: FixMode | None) -> Outcome:
     """Lint one file, or fix it (the fixed bytes are written by ``_settle``, in this process)."""
     if is_notebook(job.path):
         return _work_notebook(job, settings, fix)
+    from tinker_lint.project.index import project_index
+
+    if job.cached is None:
+        # A file no rule reads is answered without the engine (and libcst): ``run.gate``.
+        from tinker_lint.run.gate import unanalysed_bytes
+
+        found = unanalysed_bytes(job.raw, job.path, settings, project_index())
+        if found is not None:
+            return _unanalysed_outcome(found.diagnostics, found.warnings, found.depends, fix)
     if fix is None:
-        from tinker_lint.project.index import project_index
         from tinker_lint.run.engine import lint_bytes
 
         result = lint_bytes(job.raw, job.path, settings, project=project_index())
@@ -586,11 +595,22 @@ def _work(job: Job, settings: Settings, fix: FixMode | None) -> Outcome:
     return outcome
 
 
+def _unanalysed_outcome(
+    diagnostics: list[Diagnostic], warnings: list[str], depends: dict[str, str], fix: FixMode | None
+) -> Outcome:
+    """What the engine, or the fixer with nothing to fix, sends back for a file no rule reads
+    (``run.gate``): a fix run's lint of the file as read is the same."""
+    if fix is None:
+        return Outcome(diagnostics, warnings, depends=depends)
+    return Outcome(diagnostics, warnings, initial=diagnostics, initial_warnings=warnings)
+
+
 def _work_notebook(job: Job, settings: Settings, fix: FixMode | None) -> Outcome:
     """A notebook: its code cells linted (or fixed) as one text, the findings in cell
     coordinates; fixed cells are written back into the notebook's own JSON text."""
     from tinker_lint.io.notebook import NotebookError, read_notebook
-    from tinker_lint.run.engine import lint_text
+    from tinker_lint.project.index import project_index
+    from tinker_lint.run.gate import unanalysed
 
     try:
         notebook = read_notebook(job.raw)
@@ -605,7 +625,15 @@ def _work_notebook(job: Job, settings: Settings, fix: FixMode | None) -> Outcome
                 )
             ]
         return Outcome(found, [], initial=found if fix is not None else None)
+    # As below: the lint without the project, the fixer's first pass with it.
+    project = project_index() if fix is not None else None
+    unread = unanalysed(notebook.text, job.path, settings, project)
+    if unread is not None:
+        warnings = _in_cells(unread.warnings, notebook, job.path)
+        return _unanalysed_outcome(notebook.locate(unread.diagnostics), warnings, {}, fix)
     if fix is None:
+        from tinker_lint.run.engine import lint_text
+
         result = lint_text(notebook.text, job.path, settings)
         return Outcome(
             notebook.locate(result.diagnostics), _in_cells(result.warnings, notebook, job.path)
