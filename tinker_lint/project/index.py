@@ -40,6 +40,7 @@ from tinker_lint.deps.kinds import marks_a_project
 from tinker_lint.io.files import DecodeError, decode_source
 from tinker_lint.model.sdk import Role
 from tinker_lint.prefilter.mentions import may_concern_tinker
+from tinker_lint.prefilter.needs import TextFacts
 from tinker_lint.prefilter.sketch import HelperNames, sketch
 from tinker_lint.prefilter.sketch import dotted as dotted_name
 
@@ -836,6 +837,13 @@ class FileView:
             ):
                 return True
         return False
+
+    def may_see_helpers(self, facts: TextFacts, hot_loop_calls: bool) -> bool:
+        """Whether a helper of the project may give the rules anything to find in this file
+        that its own text does not show: it names Tinker itself, the project makes loops hot by
+        name (``hot-loop-calls``), or a module it imports, however deep, names Tinker
+        (``reaches_tinker``). The engine and ``run.gate`` ask this, and only then for helpers."""
+        return hot_loop_calls or may_concern_tinker(facts) or self.reaches_tinker(facts.text)
 
     def reaches_tinker(self, text: str) -> bool:
         """Whether a module the file imports, or one those import in turn however deep, may

@@ -149,17 +149,17 @@ def _lint_text(
             # PyTorch rules (TNK4xx) judge loops with no Tinker in them.
             rules = [rule for rule in rules if not rule.needs_tinker]
             rules = [rule for rule in rules if needs[rule].admits_text(facts, False, None)]
-            if view is not None and not view.reaches_tinker(facts.text):
-                # Nothing it imports, however deep, names Tinker: no helper of it submits, so it
-                # holds no Tinker future for a helper to wait on. Its imports need no sketch.
-                through_helpers = []
-                helper_view = None
         else:
             # A loop made hot by ``hot-loop-calls`` needs no Tinker call, but the call it names.
             hot_names = hot_loop_names(settings.hot_loop_calls) if hot_loop_calls else None
             rules = [
                 rule for rule in rules if needs[rule].admits_text(facts, hot_loop_calls, hot_names)
             ]
+        if view is not None and not view.may_see_helpers(facts, hot_loop_calls):
+            # Nothing it imports, however deep, names Tinker: no helper of it submits, so it
+            # holds no Tinker future for a helper to wait on. Its imports need no sketch.
+            through_helpers = []
+            helper_view = None
         rules = _with_helper_rules(enabled, rules, through_helpers, helper_view, facts)
     warnings = _noqa_warnings(text, path)
     if not rules and not settings.is_enabled("TNK001", path):

@@ -61,7 +61,7 @@ def unanalysed(
         if any(is_version_gated(code) for code in helper_rules):
             return None  # whether it applies at the version is its class's to say
         view = project.view(path)
-        reaching = bool(settings.hot_loop_calls) or view.reaches_tinker(text)
+        reaching = view.may_see_helpers(facts, bool(settings.hot_loop_calls))
         if reaching and helper_rules and view.imports_helpers(text, facts.identifiers):
             return None
         depends = view.dependencies()
