@@ -524,8 +524,8 @@ def _method_notes(runs: int, edits: int, server: bool) -> list[str]:
     notes = [
         f"wall and CPU: medians of {runs} runs, each a fresh process; CPU is user + system of "
         "the process and its children (wait4); the ratio is tinker-lint's CPU over the other's",
-        "peak: the process tree's PSS, sampled every 10 ms in one extra run (* when /proc has "
-        "no PSS: the largest process's RSS)",
+        "peak: the process tree's PSS, sampled every 10 ms in one extra run (*: the largest "
+        "process's RSS from wait4, when the run ended before the first sample or /proc has no PSS)",
     ]
     if server:
         notes.append(
