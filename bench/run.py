@@ -104,10 +104,20 @@ def _flake8_plugins(python: str) -> str | None:
     return " ".join(out.stdout.split())
 
 
-def tools(corpus: str, python: str, cache_dir: str, notes: list[str]) -> list[Tool]:
+def flake8_arguments(corpus: str) -> list[str]:
+    """flake8's arguments after ``flake8_with.py PLUGINS --``: the same selection for every
+    plugin set, so that only the plugins' own work differs; it shows bugbear's and tinker-lint's
+    findings only (pyflakes and pycodestyle run all the same). The directories tinker-lint and
+    ruff skip by default are excluded."""
     sys.path.insert(0, str(ROOT))
     from tinker_lint.io.files import SKIPPED_DIRS
 
+    exclude = ",".join(sorted({*SKIPPED_DIRS, "*.egg-info"}))
+    return ["--isolated", "--exit-zero", "--select", "B,TNK", "--extend-exclude", exclude, corpus]
+
+
+def tools(corpus: str, python: str, cache_dir: str, notes: list[str]) -> list[Tool]:
+    sys.path.insert(0, str(ROOT))  # the checkout's tinker_lint, for ``report``
     lint = [python, "-m", "tinker_lint", "--isolated", "--exit-zero", "--output-format", "concise"]
     found = [
         Tool("tinker-lint cold", [*lint, "--no-cache", corpus]),
@@ -142,19 +152,7 @@ def tools(corpus: str, python: str, cache_dir: str, notes: list[str]) -> list[To
     if version is None:
         notes.append("flake8 not installed: the cold and plugin ratios are not measured")
         return found
-    # The same selection for the three, so that only the plugins' own work differs; it shows
-    # bugbear's and tinker-lint's findings only (pyflakes and pycodestyle run all the same).
-    exclude = ",".join(sorted({*SKIPPED_DIRS, "*.egg-info"}))
-    flake8 = [
-        "--",
-        "--isolated",
-        "--exit-zero",
-        "--select",
-        "B,TNK",
-        "--extend-exclude",
-        exclude,
-        corpus,
-    ]
+    flake8 = ["--", *flake8_arguments(corpus)]
     found.append(Tool("flake8 (no plugin)", [python, str(FLAKE8_WITH), "", *flake8]))
     if "flake8-bugbear" in version:
         found.append(Tool("flake8 + bugbear", [python, str(FLAKE8_WITH), "bugbear", *flake8]))
@@ -281,27 +279,33 @@ def _compile_checkout(python: str, notes: list[str]) -> None:
 
 def benchmark(corpus: str, runs: int, python: str, notes: list[str]) -> list[Result]:
     with tempfile.TemporaryDirectory(prefix="tinker-lint-bench-") as cache_dir:
-        results = [Result(tool) for tool in tools(corpus, python, cache_dir, notes)]
-        for result in results:
-            try:
-                if result.tool.prepare:
-                    run_once(result.tool.prepare)
-                # Memory, in a run of its own (sampling costs a little CPU); also a warm-up.
-                _, _, _, result.tree_pss, result.tree_rss = run_once(result.tool.argv, True)
-            except RuntimeError as error:
-                result.failed = str(error)
-        for round_ in range(runs):
-            # Every other round in reverse order: a machine that speeds up or slows down during a
-            # round favours no tool.
-            for result in results if round_ % 2 == 0 else reversed(results):
-                if result.failed:
-                    continue
-                wall, cpu, max_rss, _, _ = run_once(result.tool.argv)
-                result.wall.append(wall)
-                result.cpu.append(cpu)
-                result.max_rss = max(result.max_rss, max_rss)
-            sys.stderr.write(f"\r{corpus}: round {round_ + 1}/{runs}")
-        sys.stderr.write("\n")
+        return measure(tools(corpus, python, cache_dir, notes), runs, corpus)
+
+
+def measure(found: list[Tool], runs: int, label: str) -> list[Result]:
+    """Each tool's memory run (untimed, also a warm-up), then ``runs`` timed rounds in which the
+    tools take turns; progress on stderr as ``label: round i/N``."""
+    results = [Result(tool) for tool in found]
+    for result in results:
+        try:
+            if result.tool.prepare:
+                run_once(result.tool.prepare)
+            # Memory, in a run of its own (sampling costs a little CPU); also a warm-up.
+            _, _, _, result.tree_pss, result.tree_rss = run_once(result.tool.argv, True)
+        except RuntimeError as error:
+            result.failed = str(error)
+    for round_ in range(runs):
+        # Every other round in reverse order: a machine that speeds up or slows down during a
+        # round favours no tool.
+        for result in results if round_ % 2 == 0 else reversed(results):
+            if result.failed:
+                continue
+            wall, cpu, max_rss, _, _ = run_once(result.tool.argv)
+            result.wall.append(wall)
+            result.cpu.append(cpu)
+            result.max_rss = max(result.max_rss, max_rss)
+        sys.stderr.write(f"\r{label}: round {round_ + 1}/{runs}")
+    sys.stderr.write("\n")
     return results
 
 

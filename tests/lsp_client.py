@@ -28,9 +28,19 @@ def uri(path: Path | str) -> str:
 
 
 class LspClient:
-    def __init__(self, *, cwd: Path | None = None, args: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        *,
+        cwd: Path | None = None,
+        args: tuple[str, ...] = (),
+        command: list[str] | None = None,
+    ) -> None:
+        """``command``: another server to start instead of this checkout's (the bench times
+        ``ruff server`` with the same client)."""
+        if command is None:
+            command = [sys.executable, "-m", "tinker_lint", "server", *args]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tinker_lint", "server", *args],
+            command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -184,16 +194,22 @@ class LspClient:
         return list(params["diagnostics"])
 
     # --- the session -------------------------------------------------------------------------
-    def initialize(self, root: Path, capabilities: dict[str, Any] | None = None) -> Any:
-        result = self.request(
-            "initialize",
-            {
-                "processId": None,
-                "rootUri": uri(root),
-                "capabilities": capabilities if capabilities is not None else CAPABILITIES,
-                "workspaceFolders": [{"uri": uri(root), "name": root.name}],
-            },
-        )
+    def initialize(
+        self,
+        root: Path,
+        capabilities: dict[str, Any] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> Any:
+        """``options``: the ``initializationOptions`` (none unless given)."""
+        params: dict[str, Any] = {
+            "processId": None,
+            "rootUri": uri(root),
+            "capabilities": capabilities if capabilities is not None else CAPABILITIES,
+            "workspaceFolders": [{"uri": uri(root), "name": root.name}],
+        }
+        if options is not None:
+            params["initializationOptions"] = options
+        result = self.request("initialize", params)
         self.notify("initialized", {})
         self.initialized = result
         return result
