@@ -1119,12 +1119,18 @@ def project_index() -> ProjectIndex:
 
 def _project_root(path: str) -> str:
     """The nearest directory above ``path`` that marks a project (``pyproject.toml``,
-    ``setup.cfg``, ``setup.py``, requirements, ``.git``); without one, the directory holding the
-    top package ``path`` is in (an unpacked wheel, a bare checkout), or the file's own."""
+    ``setup.cfg``, ``setup.py``, requirements, ``.git``) or holds an installed or unpacked
+    distribution (a ``*.dist-info`` folder beside its packages: a wheel unpacked inside another
+    project is its own); without one, the directory holding the top package ``path`` is in (a bare
+    checkout), or the file's own."""
     start = os.path.dirname(path)
     directory = start
     while True:
-        if marks_a_project(directory) or os.path.isdir(os.path.join(directory, ".git")):
+        if (
+            marks_a_project(directory)
+            or os.path.isdir(os.path.join(directory, ".git"))
+            or _holds_distribution(directory)
+        ):
             return directory
         parent = os.path.dirname(directory)
         if parent == directory:
@@ -1134,6 +1140,14 @@ def _project_root(path: str) -> str:
     while os.path.isfile(os.path.join(top, "__init__.py")) and os.path.dirname(top) != top:
         top = os.path.dirname(top)
     return top
+
+
+def _holds_distribution(directory: str) -> bool:
+    try:
+        with os.scandir(directory) as entries:
+            return any(e.name.endswith(".dist-info") and e.is_dir() for e in entries)
+    except OSError:
+        return False
 
 
 def _package_parts(directory: str, root: str) -> list[str]:
