@@ -141,25 +141,22 @@ _EMPTY_SKETCH = ModuleSketch(HelperNames())
 
 
 class Source:
-    """A project file as read once per state (its stat): the SHA-256 of its bytes (None: not
-    readable), its text (None: not readable, not text, or too big for a helper), and what the
-    text says before anything is parsed."""
+    """A project file as read once per state (its stat), and what its text says before anything
+    is parsed: the SHA-256 of its bytes (None: not readable); whether it is text a helper may be
+    (not too big, decodable); the module names its imports may name (``imported_modules``);
+    whether it names Tinker; whether it has a word a wait needs. The text itself is not kept (a
+    run reads thousands of modules this way): a sketch reads it again (``ProjectIndex.text``)."""
 
-    __slots__ = ("_tinker", "digest", "stat", "text")
+    __slots__ = ("digest", "is_text", "may_matter", "names", "names_tinker", "stat")
 
     def __init__(self, stat: Stat, digest: str | None, text: str | None) -> None:
         self.stat = stat
         self.digest = digest
-        self.text = text
-        self._tinker: bool | None = None
-
-    @property
-    def names_tinker(self) -> bool:
-        """Whether the model may find a Tinker call in it (``mentions.may_concern_tinker``):
-        what any function of it needs to submit a request itself."""
-        if self._tinker is None:
-            self._tinker = self.text is not None and may_concern_tinker(self.text)
-        return self._tinker
+        self.is_text = text is not None
+        self.names: frozenset[str] = frozenset(imported_modules(text)) if text else frozenset()
+        # What any function of it needs to submit a request itself (``mentions``).
+        self.names_tinker = text is not None and may_concern_tinker(text)
+        self.may_matter = text is not None and _MAY_MATTER.search(text) is not None
 
 
 @dataclass(frozen=True)
@@ -366,6 +363,20 @@ class ProjectIndex:
         self._sources[path] = made
         return made
 
+    def _text(self, path: str, source: Source) -> str | None:
+        """The text of a module read before (``source``), read again; None if its bytes are not
+        those read then (changed meanwhile: what was made of them stands for this run)."""
+        try:
+            raw = self._read(path)
+        except OSError:
+            return None
+        if hashlib.sha256(raw).hexdigest() != source.digest:
+            return None
+        try:
+            return decode_source(raw).text
+        except DecodeError:
+            return None
+
     def module_view(self, path: str, root: str) -> FileView:
         """A module's own view of the project: where the names it imports are found from its
         directory. It reads no stat (the file being linted asks those, so one lint sees one
@@ -381,12 +392,12 @@ class ProjectIndex:
         the module's text as the caller has it (the file being linted), else read here."""
         module_view = self.module_view(path, view.root)
         if text is not None:
-            return _files_named(module_view, text)
+            return _files_named(module_view, imported_modules(text))
         source = self.source(path, view)
         key = (path, view.root)
         kept = self._text_imports.get(key)
         if kept is None or kept[0] is not source:
-            kept = self._text_imports[key] = (source, _files_named(module_view, source.text or ""))
+            kept = self._text_imports[key] = (source, _files_named(module_view, source.names))
         return kept[1]
 
     def reach(self, path: str, view: FileView) -> Reach:
@@ -519,8 +530,10 @@ class ProjectIndex:
         wait, nor call a module that does: then it is not even parsed."""
         source = self.source(path, view)
         module_view = self.module_view(path, view.root)
-        text = source.text
-        if text is None or (_MAY_MATTER.search(text) is None and not self.text_imports(path, view)):
+        if not source.is_text or (not source.may_matter and not self.text_imports(path, view)):
+            return _Node(source, module_view, None, ())
+        text = self._text(path, source)
+        if text is None:
             return _Node(source, module_view, None, ())
         tree = self._tree(path, source.digest or "", text)
         if tree is None:
@@ -997,9 +1010,9 @@ def strongly_connected(
                 yield sorted(part)
 
 
-def _files_named(view: FileView, text: str) -> tuple[str, ...]:
-    """The project files the import statements of ``text`` may name, found from ``view``."""
-    found = {view._module_file(view.absolute_name(name)) for name in imported_modules(text)}
+def _files_named(view: FileView, names: Iterable[str]) -> tuple[str, ...]:
+    """The project files module ``names`` (as written: ``.steps``) name, found from ``view``."""
+    found = {view._module_file(view.absolute_name(name)) for name in names}
     found.discard(None)
     return tuple(sorted(found))  # type: ignore[arg-type]
 
