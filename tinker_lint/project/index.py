@@ -235,7 +235,7 @@ class ProjectIndex:
         self._reaches: dict[str, tuple[Stat, Reach]] = {}  # by path, with its stat
         self._module_views: dict[tuple[str, str], FileView] = {}
         self._text_imports: dict[tuple[str, str], tuple[Source, tuple[str, ...]]] = {}
-        # Each module's trees (CPython's, libcst's), by path, with the SHA-256 of the bytes parsed.
+        # Each module's trees (CPython's, libcst's), by path, with the SHA-256 of what was parsed.
         self._trees: dict[str, tuple[str, ast.Module | None]] = {}
         self._modules: dict[str, tuple[str, Module | None]] = {}
         self._requests: dict[str, tuple[str, bool]] = {}
@@ -535,7 +535,7 @@ class ProjectIndex:
         text = self._text(path, source)
         if text is None:
             return _Node(source, module_view, None, ())
-        tree = self._tree(path, source.digest or "", text)
+        tree = self._tree(path, text)
         if tree is None:
             return _Node(source, module_view, None, ())
         return _Node(source, module_view, tree, tuple(module_view.resolved_imports(tree)))
@@ -621,7 +621,7 @@ class ProjectIndex:
             return facts, None
         if _MAY_MATTER.search(text) is None:
             return facts, None
-        tree = self._tree(path, digest, text)
+        tree = self._tree(path, text)
         if tree is None:
             return facts, None
         # CPython's tree says whether anything in it submits or waits, or calls another module
@@ -672,11 +672,12 @@ class ProjectIndex:
             )
         return kept[1]
 
-    def _tree(self, path: str, digest: str, text: str) -> ast.Module | None:
-        """CPython's tree of a module's ``text`` (None: it does not parse), parsed once per bytes:
-        a module is sketched again for each budget it is asked with (the module's docstring)."""
+    def _tree(self, path: str, text: str) -> ast.Module | None:
+        """CPython's tree of a module's ``text`` (None: it does not parse), parsed once per text:
+        its facts are made again for each budget they are asked with (the module's docstring)."""
+        key = _text_key(text)
         kept = self._trees.get(path)
-        if kept is not None and kept[0] == digest:
+        if kept is not None and kept[0] == key:
             return kept[1]
         self.counts["trees"] += 1
         try:
@@ -685,8 +686,14 @@ class ProjectIndex:
                 tree: ast.Module | None = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = None
-        self._trees[path] = (digest, tree)
+        self._trees[path] = (key, tree)
         return tree
+
+    def kept_tree(self, path: str, text: str) -> ast.Module | None:
+        """CPython's tree of the module at ``path`` if it was parsed from this very ``text`` (a
+        run sketches its helper modules before it lints them: the lint need not parse again)."""
+        kept = self._trees.get(os.path.abspath(path))
+        return kept[1] if kept is not None and kept[0] == _text_key(text) else None
 
     @staticmethod
     def _class(model: object, helpers: Helpers, name: str, node: object) -> ClassSummary:
@@ -1008,6 +1015,10 @@ def strongly_connected(
                 part, stack[at:] = stack[at:], []
                 on_stack.difference_update(part)
                 yield sorted(part)
+
+
+def _text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _files_named(view: FileView, names: Iterable[str]) -> tuple[str, ...]:

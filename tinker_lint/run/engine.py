@@ -190,6 +190,8 @@ def _lint_text(
         # second parse of the file (``symtable`` above builds no tree to hand over, and catches
         # errors ``ast.parse`` does not); flake8 hands its plugins the tree it already built. With a
         # ``parse_key``, the verdict above may have put it together from the changed statements.
+        if tree is None and view is not None and not buffers.keeps(parse_key):
+            tree = view.index.kept_tree(view.file, text)  # the helper sketches' parse of it
         tree = tree or cpython.tree(text, parse_key)
         if tree is not None:
             # The project's helpers it may call count as the submits and waits they make.
