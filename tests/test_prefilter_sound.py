@@ -26,6 +26,7 @@ from tinker_lint.prefilter.mentions import (
     TINKER_NAMES,
     TOKENIZER,
     TORCH_GATE,
+    TORCH_STEP_RECEIVER,
     hot_loop_names,
     may_concern_tinker,
 )
@@ -95,6 +96,20 @@ REGRESSIONS = [
         "        f.read()\n",
         HOT_BY_GLOB,
         [("TNK205", 3, 10)],
+    ),
+    # A torch step made by ``optimizer.step()`` alone, with no ``backward`` in the file: in a
+    # loop, and in a per-step hook.
+    (
+        "for batch in loader:\n    out = model(batch)\n    optimizer.step()\n"
+        "    losses.append(out.loss.item())\n",
+        SETTINGS,
+        [("TNK401", 4, 19)],
+    ),
+    (
+        "class Agent:\n    def update(self, batch):\n        out = self.net(batch)\n"
+        "        self.opt.step()\n        self.log(out.loss.item())\n",
+        SETTINGS,
+        [("TNK401", 5, 18)],
     ),
 ]
 
@@ -438,6 +453,37 @@ def test_every_tokenizer_source_of_the_model_holds_the_tokenizer_part():
         assert part in name.lower(), name
     assert infer._TOKENIZER_NAME.search("my_tokenizer")
     assert not infer._TOKENIZER_NAME.search("tok")
+
+
+def test_every_torch_step_receiver_holds_a_receiver_part():
+    """``TORCH_STEP_RECEIVER`` stands for the receivers whose ``.step(...)`` the model takes for a
+    torch step (``names.torch_step_receiver``): each holds one of its parts, in some case."""
+    taken = (
+        "optim",
+        "optimizer",
+        "optimiser",
+        "opt",
+        "opts",
+        "g_opt",
+        "opt_d",
+        "Optimizers",
+        "disc_optimizer",
+        "self_optimiser",
+        "engine",
+        "model_engine",
+        "MODEL_ENGINES",
+        "scaler",
+        "grad_scaler",
+        "GradScaler",
+    )
+    for name in taken:
+        assert model_names.torch_step_receiver(name, False) or model_names.torch_step_receiver(
+            name, True
+        ), name
+        assert any(part in name.lower() for part in TORCH_STEP_RECEIVER.parts), name
+    for name in ("scheduler", "env", "lr_scheduler", "trainer", ""):
+        assert not model_names.torch_step_receiver(name, False), name
+        assert not model_names.torch_step_receiver(name, True), name
 
 
 @pytest.mark.parametrize(

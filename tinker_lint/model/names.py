@@ -96,6 +96,8 @@ _TORCH_OPTIMIZER = re.compile(
     r"(^|_)(optim|optimizer|opt|engine|model_engine)s?($|_)|optimi[sz]er", re.I
 )
 _TORCH_SCALER = re.compile(r"scaler", re.I)
+# What each receiver name those two take holds, in some case: the text pre-filter's words for it.
+TORCH_STEP_RECEIVER_PARTS = frozenset({"opt", "engine", "scaler"})
 # Per-step hooks of frameworks: their bodies run once per step (``training_step`` of a Lightning
 # module, ``compute_loss`` of a ``Trainer`` subclass, an agent's ``update``/``learn``). Methods
 # only; those of ``TORCH_STEP_HOOKS_ALONE`` are a step even without a step call in them.
