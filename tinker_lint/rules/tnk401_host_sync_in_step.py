@@ -127,7 +127,8 @@ for step, batch in enumerate(loader):
             TORCH_STEP,
             TORCH_STEP_RECEIVER,
             words({*_TO_HOST, *_CONVERSIONS, "synchronize", *TORCH_STEP.words}),
-        )
+        ),
+        tree=(lambda s: s.torch_step,),
     )
 
     def check(self, ctx: Context) -> Iterator[Finding]:

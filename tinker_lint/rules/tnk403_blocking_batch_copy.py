@@ -133,7 +133,10 @@ for inputs, labels in loader:
         ),
     )
 
-    prefilter = Needs(text=(words({"to", "cuda", "as_tensor"}), TORCH_STEP, TORCH_STEP_RECEIVER))
+    prefilter = Needs(
+        text=(words({"to", "cuda", "as_tensor"}), TORCH_STEP, TORCH_STEP_RECEIVER),
+        tree=(lambda s: s.torch_step,),
+    )
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

@@ -149,7 +149,7 @@ for batch in loader:
         ),
     )
 
-    prefilter = Needs(text=(TORCH_STEP, TORCH_STEP_RECEIVER))
+    prefilter = Needs(text=(TORCH_STEP, TORCH_STEP_RECEIVER), tree=(lambda s: s.torch_step,))
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

@@ -103,7 +103,10 @@ for x, y in loader:
         ),
     )
 
-    prefilter = Needs(text=(words({"DataLoader"}), TORCH_STEP, TORCH_STEP_RECEIVER))
+    prefilter = Needs(
+        text=(words({"DataLoader"}), TORCH_STEP, TORCH_STEP_RECEIVER),
+        tree=(lambda s: s.torch_step,),
+    )
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

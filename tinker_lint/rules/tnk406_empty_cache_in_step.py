@@ -80,7 +80,10 @@ torch.cuda.empty_cache()
         ),
     )
 
-    prefilter = Needs(text=(words({"empty_cache"}), TORCH_STEP, TORCH_STEP_RECEIVER))
+    prefilter = Needs(
+        text=(words({"empty_cache"}), TORCH_STEP, TORCH_STEP_RECEIVER),
+        tree=(lambda s: s.torch_step,),
+    )
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

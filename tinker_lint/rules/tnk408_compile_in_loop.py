@@ -61,7 +61,9 @@ for batch in loader:
         ),
     )
 
-    prefilter = Needs(text=(words({"compile"}), TORCH_STEP, TORCH_STEP_RECEIVER))
+    prefilter = Needs(
+        text=(words({"compile"}), TORCH_STEP, TORCH_STEP_RECEIVER), tree=(lambda s: s.torch_step,)
+    )
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
