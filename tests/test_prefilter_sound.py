@@ -524,6 +524,15 @@ TORCH_HOOK = TORCH_HEADER + textwrap.dedent(
             self.optimizer.step()
     """
 )
+TORCH_HOOK_ALONE = TORCH_HEADER + textwrap.dedent(
+    """
+    class Module(LightningModule):
+        def training_step(self, batch):
+            loss = self.model(batch).loss
+            self.log(loss.item())
+            return loss
+    """
+)
 TORCH_GENERATION = TORCH_HEADER + textwrap.dedent(
     """
     with torch.no_grad():
@@ -543,6 +552,7 @@ TORCH_GENERATION = TORCH_HEADER + textwrap.dedent(
 )
 @given(program=torch_programs())
 @explicit_example(program=TORCH_HOOK)
+@explicit_example(program=TORCH_HOOK_ALONE)
 @explicit_example(program=TORCH_GENERATION)
 @pytest.mark.slow
 def test_generated_torch_programs_lose_no_finding(program):
@@ -551,10 +561,12 @@ def test_generated_torch_programs_lose_no_finding(program):
 
 
 @pytest.mark.parametrize(
-    ("program", "code"), [(TORCH_HOOK, "TNK401"), (TORCH_GENERATION, "TNK402")]
+    ("program", "code"),
+    [(TORCH_HOOK, "TNK401"), (TORCH_HOOK_ALONE, "TNK401"), (TORCH_GENERATION, "TNK402")],
 )
 def test_torch_programs_the_fuzzer_may_miss(program, code):
-    """A per-step hook that steps, with no loop; a data-generation loop, with no step."""
+    """Per-step hooks with no loop, one that steps and one that is a step by itself; a
+    data-generation loop, with no step."""
     assert [found_code for found_code, _, _ in found(program)] == [code]
     assert found(program) == found(program, prefilter=False)
 

@@ -117,6 +117,19 @@ FACT_CASES = {
         ("for b in bs:\n    def later(l):\n        l.backward()\n", False),
         ("class A:\n    def update(self, b):\n        self.n += 1\n", False),
     ],
+    "row_access": [
+        ("ds.map(embed)\n", True),
+        ("ds2 = ds.map(function=lambda r: model(**r))\n", True),
+        ('for i in range(n):\n    x = ds["text"][i]\n', True),
+        ("lengths = [len(ds[c][i]) for i in idx]\n", True),
+        ("for s in steps:\n    rows = [ds[i] for i in idx]\n", True),
+        ("while more:\n    for i in idx:\n        row = ds[i]\n", True),
+        ("ds.map()\n", False),
+        ('x = ds["text"][0]\n', False),  # not in a loop
+        ("for i in idx:\n    row = ds[i]\n", False),  # one loop: a torch step's (TNK402)
+        ("rows = [[ds[i] for i in a] for a in b]\n", False),  # no ``for``/``while`` around
+        ("for s in steps:\n    def f(i):\n        return [ds[i] for i in idx]\n", False),
+    ],
 }
 
 

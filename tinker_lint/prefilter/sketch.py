@@ -73,6 +73,7 @@ _LOOPS = (
     ast.DictComp,
     ast.GeneratorExp,
 )
+_STATEMENT_LOOPS = (ast.For, ast.AsyncFor, ast.While)  # the model's loops that are no comprehension
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,10 @@ class Sketch:
     # hook ``def`` (``train_step``, ``update``, ...) that makes one; or a ``def training_step`` or
     # ``def compute_loss``, a step by itself.
     torch_step: bool = False
+    # What TNK402 reads without a torch step: ``ds.map(f)`` (a ``.map`` call with arguments), or
+    # in a loop, ``ds["text"][i]`` (a subscript of a subscript) or ``ds[i]`` in a loop inside a
+    # ``for``/``while`` loop (a data-generation loop around a batch built row by row).
+    row_access: bool = False
 
 
 @dataclass(frozen=True)
@@ -156,6 +161,9 @@ class _Where(NamedTuple):
     waits_around: tuple[int, ...] = ()
     functions: tuple[str, ...] = ()
     in_async: bool = False
+    # In a ``for``/``while`` loop of that body; in a loop (of any kind) inside one.
+    in_statement_loop: bool = False
+    in_nested_loop: bool = False
 
 
 def sketch(
@@ -266,6 +274,7 @@ class _Part:
     # Functions with a torch step call in them, and whether a loop makes one itself.
     torch_stepping: set[str] = data_field(default_factory=set)
     torch_step_in_loop: bool = False
+    row_access: bool = False
     # A call of a function of the module that waits is a wait where it is called (the model's
     # function summaries): every call by name, placed as a wait would be, and the functions that
     # wait, to be matched once all the walks have seen them all.
@@ -316,7 +325,7 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
     sync_functions = found.sync_functions
     torch_stepping = found.torch_stepping
     waits = blocks_in_async = unwaited_client_future = False
-    step_in_loop = submit_in_loop = torch_step_in_loop = False
+    step_in_loop = submit_in_loop = torch_step_in_loop = row_access = False
 
     stack: list[tuple[ast.AST, ast.AST | None, _Where]] = [(root, root_parent, _Where(owner=0))]
     while stack:
@@ -336,6 +345,9 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
             stack.extend((child, node, header) for child in _header_of(node))
             stack.extend((child, node, body) for child in node.body)
             continue
+        if where.in_loop and not row_access and type(node) is ast.Subscript:
+            # ``ds["text"][i]``, or ``ds[i]`` in a loop in a loop (TNK402).
+            row_access = where.in_nested_loop or type(node.value) is ast.Subscript
         is_wait = isinstance(node, ast.Await)
         if isinstance(node, ast.Call):
             func = node.func
@@ -374,6 +386,8 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
                 if name in _TORCH_STEP_METHODS and _ends_torch_step(func):
                     torch_stepping.update(where.functions)
                     torch_step_in_loop = torch_step_in_loop or where.in_loop
+                elif name == "map" and (node.args or node.keywords):
+                    row_access = True  # ``ds.map(f)`` (TNK402)
             if name is not None and helpers and helpers.waits_by(name, as_object):
                 is_wait = True
                 if name in helpers.blocks and not isinstance(parent, ast.Await):
@@ -406,8 +420,13 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
             start = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
             waits_in.setdefault(where.owner, []).append((start, id(node)))
             where = where._replace(waits_around=(*where.waits_around, id(node)))
-        if isinstance(node, _LOOPS) and not where.in_loop:
-            where = where._replace(in_loop=True)
+        if isinstance(node, _LOOPS) and not where.in_nested_loop:
+            if where.in_statement_loop:
+                where = where._replace(in_loop=True, in_nested_loop=True)
+            elif isinstance(node, _STATEMENT_LOOPS):
+                where = where._replace(in_loop=True, in_statement_loop=True)
+            elif not where.in_loop:
+                where = where._replace(in_loop=True)
         for field in _child_fields(type(node)):
             value = getattr(node, field, None)
             if isinstance(value, list):
@@ -423,6 +442,7 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
     found.step_in_loop = step_in_loop
     found.submit_in_loop = submit_in_loop
     found.torch_step_in_loop = torch_step_in_loop
+    found.row_access = row_access
     return found
 
 
@@ -441,7 +461,7 @@ def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
     submitting: set[str] = set()
     submitting_any: set[str] = set()
     called_in_loops: set[str] = set()
-    step_in_loop = submit_in_loop = torch_step_in_loop = False
+    step_in_loop = submit_in_loop = torch_step_in_loop = row_access = False
     torch_stepping: set[str] = set()
     named_calls: list[tuple[str, int, tuple[int, int], bool]] = []
     waiting: set[str] = set()
@@ -470,6 +490,7 @@ def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
         submit_in_loop = submit_in_loop or part.submit_in_loop
         torch_stepping |= part.torch_stepping
         torch_step_in_loop = torch_step_in_loop or part.torch_step_in_loop
+        row_access = row_access or part.row_access
         for name, owner, (line, column), in_async in part.named_calls:
             if owner == 0:
                 line += moved
@@ -513,6 +534,7 @@ def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
         or not TORCH_STEP_HOOKS.isdisjoint(torch_stepping)
         or not TORCH_STEP_HOOKS_ALONE.isdisjoint(sync_functions)
         or not TORCH_STEP_HOOKS_ALONE.isdisjoint(async_functions),
+        row_access=row_access,
     )
 
 
