@@ -4,15 +4,18 @@ programs that hold every rule's vocabulary, TNK2xx calls included."""
 
 from __future__ import annotations
 
+import ast
 import io
 import os
 import textwrap
 import tokenize
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import example as explicit_example
 from hypothesis import strategies as st
 from packaging.version import Version
 
@@ -26,10 +29,12 @@ from tinker_lint.prefilter.mentions import (
     TINKER_NAMES,
     TOKENIZER,
     TORCH_GATE,
+    TORCH_STEP_RECEIVER,
     hot_loop_names,
     may_concern_tinker,
 )
 from tinker_lint.prefilter.needs import AnyOf, Needs, TextFacts, parts, words
+from tinker_lint.prefilter.sketch import sketch
 from tinker_lint.rules import PYTHON_RULES
 from tinker_lint.run.engine import lint_text
 
@@ -95,6 +100,20 @@ REGRESSIONS = [
         "        f.read()\n",
         HOT_BY_GLOB,
         [("TNK205", 3, 10)],
+    ),
+    # A torch step made by ``optimizer.step()`` alone, with no ``backward`` in the file: in a
+    # loop, and in a per-step hook.
+    (
+        "for batch in loader:\n    out = model(batch)\n    optimizer.step()\n"
+        "    losses.append(out.loss.item())\n",
+        SETTINGS,
+        [("TNK401", 4, 19)],
+    ),
+    (
+        "class Agent:\n    def update(self, batch):\n        out = self.net(batch)\n"
+        "        self.opt.step()\n        self.log(out.loss.item())\n",
+        SETTINGS,
+        [("TNK401", 5, 18)],
     ),
 ]
 
@@ -368,6 +387,216 @@ def test_the_generated_programs_reach_every_rule():
 
 
 # ---------------------------------------------------------------------------------------------
+# Generated PyTorch programs: the TNK4xx rules' work, with a torch step (or a near miss) made in
+# the loop, in a function it calls, in a per-step hook, or elsewhere; the tree pre-filter's
+# ``torch_step`` and ``row_access`` facts are on trial.
+
+TORCH_HEADER = """\
+import random
+
+import torch
+from datasets import load_dataset
+from PIL import Image
+from torch.utils.data import DataLoader
+from torch.utils.data import Dataset as TorchDataset
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained("gpt2")
+ds = load_dataset("imdb", split="train")
+
+
+class Images(TorchDataset):
+    def __getitem__(self, index):
+        return Image.open(self.paths[index])
+
+
+loader = DataLoader(Images(paths), batch_size=32)
+"""
+
+# Calls that end a torch step (``torch_steps.is_step_call``), and near misses.
+TORCH_STEP_CALLS = (  # the first six are steps
+    "loss.backward()",
+    "accelerator.backward(loss)",
+    "optimizer.step()",
+    "self.optimizer.step()",
+    "scaler.step(optimizer)",
+    "model_engine.step()",
+    "turtle.backward(10)",  # a step to the model: any ``backward``
+    "scheduler.step()",
+    "env.step(action)",
+    "scaler.step()",
+    "optimizers[0].step()",
+    "make_optimizer().step()",
+)
+# What each TNK4xx rule looks for (lines, indented from the first).
+TORCH_WORK = (
+    ("losses.append(loss.item())",),
+    ('print(f"loss {loss:.4f}")',),
+    ("torch.cuda.synchronize()",),
+    ("values = logits.cpu().numpy()",),
+    ("inputs = batch.to(device)",),
+    ('mask = torch.ones(len(batch)).to("cuda")',),
+    ("torch.cuda.empty_cache()",),
+    ("fn = torch.compile(model)",),
+    (
+        'mask = torch.zeros_like(batch["labels"], device="cuda")',
+        'for i in range(len(batch["labels"])):',
+        '    mask[i] = batch["labels"][i] != -100',
+    ),
+    ("rows = [ds[i] for i in random.sample(range(len(ds)), 32)]",),
+    ("row = ds[step]",),
+    ('lengths = [len(ds["input_ids"][i]) for i in range(8)]',),
+    ("ds2 = ds.map(lambda row: model(**row))",),
+    (
+        "with torch.no_grad():",
+        "    for start in range(0, len(ds), 32):",
+        "        texts = [ds[i] for i in range(start, start + 32)]",
+        "        out.append(model(texts).logits)",
+    ),
+)
+# Where the step call is made: in the loop, in a function of the module the loop calls (at one or
+# two calls' distance, or one it does not call), in a per-step hook of a class, in a ``def``
+# inside the loop, outside the loop, or nowhere.
+STEP_PLACES = ("loop", "helper", "helper2", "uncalled", "hook", "nested-def", "outside", "none")
+HOOK_NAMES = ("training_step", "train_step", "run_step", "compute_loss", "update", "learn", "fit")
+
+
+def _indented(lines: Iterable[str], depth: int) -> list[str]:
+    return ["    " * depth + line for line in lines]
+
+
+@st.composite
+def torch_programs(draw: st.DrawFn) -> str:
+    # Half the programs step in the loop itself, with a step call the model takes for one.
+    step = draw(st.one_of(st.sampled_from(TORCH_STEP_CALLS[:6]), st.sampled_from(TORCH_STEP_CALLS)))
+    step_place = draw(st.one_of(st.just("loop"), st.sampled_from(STEP_PLACES)))
+    chosen = draw(st.lists(st.sampled_from(TORCH_WORK), min_size=1, max_size=4))
+    in_function = draw(st.booleans())
+    iterable = draw(st.sampled_from(("loader", "enumerate(loader)", "batches")))
+    target = "step, batch" if iterable.startswith("enumerate") else "batch"
+    defs: list[str] = []
+    body: list[str] = []  # the loop's body, or the hook's
+    after: list[str] = []  # after the loop
+    if step_place == "loop":
+        body.append(step)
+    elif step_place in ("helper", "helper2", "uncalled"):
+        if step_place == "helper2":
+            defs += ["def inner(loss):", f"    {step}", "", "def step_fn(loss):", "    inner(loss)"]
+        else:
+            defs += ["def step_fn(loss):", f"    {step}"]
+        body.append("other_fn(loss)" if step_place == "uncalled" else "step_fn(loss)")
+    elif step_place == "nested-def":
+        body += ["def later(loss):", f"    {step}"]
+    elif step_place == "outside":
+        after.append(step)
+    for work in chosen:
+        where = draw(st.sampled_from(("plain", "cadence", "helper", "outside")))
+        if where == "plain":
+            body += work
+        elif where == "cadence":
+            body += ["if step % 10 == 0:", *_indented(work, 1)]
+        elif where == "helper":
+            defs += ["def work_fn(batch):", *_indented(work, 1)]
+            body.append("work_fn(batch)")
+        else:
+            after += work
+    if step_place == "hook":
+        hook = draw(st.sampled_from(HOOK_NAMES))
+        with_step = draw(st.booleans())
+        method = [*body, *([step] if with_step else [])] or ["pass"]
+        main = ["class Module(LightningModule):", f"    def {hook}(self, batch):"]
+        main += _indented(method, 2)
+        main += after
+    else:
+        loop = [f"for {target} in {iterable}:", *_indented(body or ["pass"], 1), *after]
+        main = ["def train(optimizer, batches):", *_indented(loop, 1)] if in_function else loop
+    program = TORCH_HEADER + "\n" + "\n".join([*defs, "", *main]) + "\n"
+    kind = draw(st.sampled_from(sorted(PERTURBATIONS)))
+    return perturb(program, **PERTURBATIONS[kind])
+
+
+TORCH_CODES = {rule.code for rule in PYTHON_RULES if not rule.needs_tinker}
+TORCH_HOOK = TORCH_HEADER + textwrap.dedent(
+    """
+    class Module(LightningModule):
+        def update(self, batch):
+            losses.append(loss.item())
+            self.optimizer.step()
+    """
+)
+TORCH_HOOK_ALONE = TORCH_HEADER + textwrap.dedent(
+    """
+    class Module(LightningModule):
+        def training_step(self, batch):
+            loss = self.model(batch).loss
+            self.log(loss.item())
+            return loss
+    """
+)
+TORCH_GENERATION = TORCH_HEADER + textwrap.dedent(
+    """
+    with torch.no_grad():
+        for start in range(0, len(ds), 32):
+            texts = [ds[i] for i in range(start, start + 32)]
+            out.append(model(texts).logits)
+    """
+)
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=not EXPLORE,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(program=torch_programs())
+@explicit_example(program=TORCH_HOOK)
+@explicit_example(program=TORCH_HOOK_ALONE)
+@explicit_example(program=TORCH_GENERATION)
+@pytest.mark.slow
+def test_generated_torch_programs_lose_no_finding(program):
+    compile(program, "p.py", "exec")
+    assert found(program) == found(program, prefilter=False), program
+
+
+@pytest.mark.parametrize(
+    ("program", "code"),
+    [(TORCH_HOOK, "TNK401"), (TORCH_HOOK_ALONE, "TNK401"), (TORCH_GENERATION, "TNK402")],
+)
+def test_torch_programs_the_fuzzer_may_miss(program, code):
+    """Per-step hooks with no loop, one that steps and one that is a step by itself; a
+    data-generation loop, with no step."""
+    assert [found_code for found_code, _, _ in found(program)] == [code]
+    assert found(program) == found(program, prefilter=False)
+
+
+@pytest.mark.slow
+def test_the_generated_torch_programs_reach_every_torch_rule():
+    """Among a few of its programs, every PyTorch rule finds something, and the tree pre-filter
+    both admits and turns away programs whose text the PyTorch rules' declarations admit."""
+    codes: set[str] = set()
+    admitted = turned_away = 0
+
+    @settings(max_examples=200, derandomize=True, database=None, deadline=None)
+    @given(program=torch_programs())
+    def collect(program: str) -> None:
+        nonlocal admitted, turned_away
+        codes.update(code for code, _, _ in found(program, prefilter=False))
+        tree = sketch(ast.parse(program))
+        for rule in PYTHON_RULES:
+            if rule.code in TORCH_CODES and rule.applies_to(program):
+                if rule.may_find(tree):
+                    admitted += 1
+                else:
+                    turned_away += 1
+
+    collect()
+    assert codes >= TORCH_CODES
+    assert admitted and turned_away
+
+
+# ---------------------------------------------------------------------------------------------
 # The declarations themselves.
 
 
@@ -438,6 +667,37 @@ def test_every_tokenizer_source_of_the_model_holds_the_tokenizer_part():
         assert part in name.lower(), name
     assert infer._TOKENIZER_NAME.search("my_tokenizer")
     assert not infer._TOKENIZER_NAME.search("tok")
+
+
+def test_every_torch_step_receiver_holds_a_receiver_part():
+    """``TORCH_STEP_RECEIVER`` stands for the receivers whose ``.step(...)`` the model takes for a
+    torch step (``names.torch_step_receiver``): each holds one of its parts, in some case."""
+    taken = (
+        "optim",
+        "optimizer",
+        "optimiser",
+        "opt",
+        "opts",
+        "g_opt",
+        "opt_d",
+        "Optimizers",
+        "disc_optimizer",
+        "self_optimiser",
+        "engine",
+        "model_engine",
+        "MODEL_ENGINES",
+        "scaler",
+        "grad_scaler",
+        "GradScaler",
+    )
+    for name in taken:
+        assert model_names.torch_step_receiver(name, False) or model_names.torch_step_receiver(
+            name, True
+        ), name
+        assert any(part in name.lower() for part in TORCH_STEP_RECEIVER.parts), name
+    for name in ("scheduler", "env", "lr_scheduler", "trainer", ""):
+        assert not model_names.torch_step_receiver(name, False), name
+        assert not model_names.torch_step_receiver(name, True), name
 
 
 @pytest.mark.parametrize(

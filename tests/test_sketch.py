@@ -88,6 +88,48 @@ FACT_CASES = {
         ("asyncio.create_task(*args)\n", True),
         ("asyncio.create_task()\n", False),
     ],
+    "torch_step": [
+        ("for b in loader:\n    loss.backward()\n", True),
+        ("while True:\n    accelerator.backward(loss)\n", True),
+        ("for b in loader:\n    self.optimizer.step()\n", True),
+        ("for b in loader:\n    scaler.step(opt)\n", True),
+        ("for b in loader:\n    model_engine.step()\n", True),
+        ("for b in loader:\n    Opt.step(closure)\n", True),  # arguments: over-approximated
+        ("for b in loader:\n    turtle.backward(10)\n", True),  # any ``backward``
+        ("losses = [l.backward() for l in parts]\n", True),
+        # Through functions of the module, by name, at any depth.
+        ("def f(l):\n    l.backward()\n\ndef g(l):\n    f(l)\n\nfor b in bs:\n    g(b)\n", True),
+        (
+            "class T:\n    def fit(self):\n        for b in bs:\n            self.run(b)\n"
+            "    def run(self, b):\n        self.opt.step()\n",
+            True,
+        ),
+        # Per-step hooks: one that steps; two that are a step by themselves.
+        ("class A:\n    def update(self, b):\n        self.opt.step()\n", True),
+        ("class M:\n    def training_step(self, b):\n        return self.net(b)\n", True),
+        ("class T:\n    async def compute_loss(self, m, x):\n        return m(x)\n", True),
+        # Near misses: no loop, no step, a function the loop does not call, a hook that does
+        # not step.
+        ("loss.backward()\noptimizer.step()\n", False),
+        ("for b in loader:\n    scheduler.step()\n    env.step(action)\n", False),
+        ("for b in loader:\n    optimizers[0].step()\n    make_optimizer().step()\n", False),
+        ("def f(l):\n    l.backward()\n\nfor b in bs:\n    g(b)\n", False),
+        ("for b in bs:\n    def later(l):\n        l.backward()\n", False),
+        ("class A:\n    def update(self, b):\n        self.n += 1\n", False),
+    ],
+    "row_access": [
+        ("ds.map(embed)\n", True),
+        ("ds2 = ds.map(function=lambda r: model(**r))\n", True),
+        ('for i in range(n):\n    x = ds["text"][i]\n', True),
+        ("lengths = [len(ds[c][i]) for i in idx]\n", True),
+        ("for s in steps:\n    rows = [ds[i] for i in idx]\n", True),
+        ("while more:\n    for i in idx:\n        row = ds[i]\n", True),
+        ("ds.map()\n", False),
+        ('x = ds["text"][0]\n', False),  # not in a loop
+        ("for i in idx:\n    row = ds[i]\n", False),  # one loop: a torch step's (TNK402)
+        ("rows = [[ds[i] for i in a] for a in b]\n", False),  # no ``for``/``while`` around
+        ("for s in steps:\n    def f(i):\n        return [ds[i] for i in idx]\n", False),
+    ],
 }
 
 

@@ -83,3 +83,34 @@ def array_function(qualified: str | None) -> str | None:
     ):
         return None
     return qualified
+
+
+# What ends a PyTorch training step on the host (``torch_steps.py``; the sketch's ``torch_step``
+# reads the same): ``x.backward(...)`` on any receiver, and ``x.step(...)`` by the last part of its
+# receiver's dotted name: an optimizer's or a DeepSpeed engine's without arguments
+# (``optimizer.step()``, ``engine.step()``), a grad scaler's with them (``scaler.step(opt)``);
+# ``scheduler.step()`` and ``env.step(action)`` do not.
+TORCH_BACKWARD_METHOD = "backward"
+TORCH_STEP_METHOD = "step"
+_TORCH_OPTIMIZER = re.compile(
+    r"(^|_)(optim|optimizer|opt|engine|model_engine)s?($|_)|optimi[sz]er", re.I
+)
+_TORCH_SCALER = re.compile(r"scaler", re.I)
+# What each receiver name those two take holds, in some case: the text pre-filter's words for it.
+TORCH_STEP_RECEIVER_PARTS = frozenset({"opt", "engine", "scaler"})
+# Per-step hooks of frameworks: their bodies run once per step (``training_step`` of a Lightning
+# module, ``compute_loss`` of a ``Trainer`` subclass, an agent's ``update``/``learn``). Methods
+# only; those of ``TORCH_STEP_HOOKS_ALONE`` are a step even without a step call in them.
+TORCH_STEP_HOOKS = frozenset(
+    {"training_step", "train_step", "run_step", "compute_loss", "update", "learn"}
+)
+TORCH_STEP_HOOKS_ALONE = frozenset({"training_step", "compute_loss"})
+
+
+def torch_step_receiver(last: str, arguments: bool) -> bool:
+    """Whether ``<receiver>.step(...)`` ends a torch step: ``last``, the last part of the
+    receiver's dotted name (empty when the receiver is no chain of names); ``arguments``, whether
+    the call has any."""
+    if _TORCH_SCALER.search(last):
+        return arguments
+    return not arguments and bool(_TORCH_OPTIMIZER.search(last))

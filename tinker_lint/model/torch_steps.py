@@ -25,16 +25,21 @@ from typing import TYPE_CHECKING, cast
 import libcst as cst
 
 from tinker_lint.model.imports import dotted_name
+from tinker_lint.model.names import (
+    TORCH_BACKWARD_METHOD,
+    TORCH_STEP_HOOKS,
+    TORCH_STEP_HOOKS_ALONE,
+    TORCH_STEP_METHOD,
+    torch_step_receiver,
+)
 from tinker_lint.model.scopes import CallSite, FunctionInfo, LoopInfo, functions_reaching
 
 if TYPE_CHECKING:
     from tinker_lint.model.semantic import SemanticModel
 
 # ``.step()`` ends a step on an optimizer or a DeepSpeed engine; ``scheduler.step()`` and
-# ``env.step(action)`` do not. Receivers are known by name here: the spec's own test.
-_OPTIMIZER = re.compile(r"(^|_)(optim|optimizer|opt|engine|model_engine)s?($|_)|optimi[sz]er", re.I)
-_SCALER = re.compile(r"scaler", re.I)
-_HOOKS = frozenset({"training_step", "train_step", "run_step", "compute_loss", "update", "learn"})
+# ``env.step(action)`` do not. Receivers are known by name here: the spec's own test. The names
+# are those the tree pre-filter reads too (``names.py``, ``prefilter/sketch.py``).
 _EVAL_NAME = re.compile(
     r"(^|_)(eval|evaluate|evaluation|validate|validation|estimate_loss|test)", re.I
 )
@@ -71,15 +76,12 @@ class TorchSteps:
         if not isinstance(func, cst.Attribute):
             return False
         method = func.attr.value
-        if method == "backward":
+        if method == TORCH_BACKWARD_METHOD:
             return True
-        if method != "step":
+        if method != TORCH_STEP_METHOD:
             return False
         receiver = dotted_name(func.value) or ""
-        last = receiver.rsplit(".", 1)[-1]
-        if _SCALER.search(last):
-            return bool(site.node.args)
-        return not site.node.args and bool(_OPTIMIZER.search(last))
+        return torch_step_receiver(receiver.rsplit(".", 1)[-1], bool(site.node.args))
 
     @cached_property
     def stepping_functions(self) -> dict[FunctionInfo, CallSite]:
@@ -139,7 +141,7 @@ class TorchSteps:
         rule reads have neither, and every loop of theirs is asked about (TNK404)."""
         model = self.model
         return any(
-            function.class_name is not None and function.name in ("training_step", "compute_loss")
+            function.class_name is not None and function.name in TORCH_STEP_HOOKS_ALONE
             for function in model.functions
         ) or any(self.is_step_call(site) for site in model.calls)
 
@@ -165,9 +167,9 @@ class TorchSteps:
                 if step is not None:
                     return TorchStep(step.step_call, step.loop, step.hook, via=function)
         # A per-step hook's body.
-        if function.name in _HOOKS and function.class_name is not None:
+        if function.name in TORCH_STEP_HOOKS and function.class_name is not None:
             step_call = self.stepping_functions.get(function)
-            if step_call is not None or function.name in ("training_step", "compute_loss"):
+            if step_call is not None or function.name in TORCH_STEP_HOOKS_ALONE:
                 return TorchStep(step_call or site, None, hook=function)
         return None
 

@@ -13,6 +13,12 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from tinker_lint.model import sdk
+from tinker_lint.model.names import (
+    TORCH_BACKWARD_METHOD,
+    TORCH_STEP_HOOKS_ALONE,
+    TORCH_STEP_METHOD,
+    TORCH_STEP_RECEIVER_PARTS,
+)
 from tinker_lint.model.sdk import METHODS, Role, SdkMethod
 from tinker_lint.prefilter.needs import AnyOf, Needs, TextFacts, parts, words
 
@@ -95,11 +101,14 @@ def mentions_tinker(text: str) -> bool:
     return TINKER.admits_text(TextFacts(text))
 
 
-# What makes a loop a PyTorch training step (``model/torch_steps.py``), in the text: every TNK4xx
-# rule's declaration asks for it, so the gate below admits what they may read.
-TORCH_STEP = AnyOf(
-    words=frozenset({"backward", "training_step", "train_step", "run_step", "compute_loss"})
-)
+# What makes a loop a PyTorch training step (``model/torch_steps.py``), in the text: a ``backward``
+# call; a ``step`` call on a receiver named like an optimizer, an engine or a grad scaler (every
+# name ``names.torch_step_receiver`` takes holds one of ``TORCH_STEP_RECEIVER_PARTS``); the name
+# of a per-step hook. Both clauses: every TNK4xx rule's declaration but TNK402's asks for them, so
+# the gate below admits what they may read.
+_STEP_WORDS = frozenset({TORCH_BACKWARD_METHOD, *TORCH_STEP_HOOKS_ALONE, "train_step", "run_step"})
+TORCH_STEP = AnyOf(words=_STEP_WORDS | {TORCH_STEP_METHOD})
+TORCH_STEP_RECEIVER = AnyOf(words=_STEP_WORDS, parts=TORCH_STEP_RECEIVER_PARTS)
 
 # What shows a Hugging Face ``datasets`` object (``model/datasets.py``): its import. TNK402 reads
 # them in data-generation loops and ``map`` calls, which need no training step.

@@ -7,7 +7,7 @@ users of the SDK in which no rule can find anything (71 of the cookbook's 303 fi
 have findings, 35 pass the sketch too). A ``Sketch`` records, in one walk of the tree, the few facts each rule needs before
 it can find anything at all: which roles of SDK method the file calls, whether a wait can come
 before a submit in one function, a blocking wait inside ``async def``, a client's future used before
-it is waited on, a loop that may submit a step.
+it is waited on, a loop that may submit a step, a loop that may make a PyTorch training step.
 
 Every fact over-approximates what the semantic model can see: names are matched by their last part
 (``self.step`` as ``step``), whatever the receiver, and a lambda's or nested function's calls count
@@ -30,7 +30,12 @@ from tinker_lint.model.names import (
     BLOCKING_WAIT_FUNCTIONS,
     CONTAINER_GETS,
     CONTAINER_VIEWS,
+    TORCH_BACKWARD_METHOD,
+    TORCH_STEP_HOOKS,
+    TORCH_STEP_HOOKS_ALONE,
+    TORCH_STEP_METHOD,
     names_hot_call,
+    torch_step_receiver,
 )
 from tinker_lint.model.sdk import Role
 from tinker_lint.syntax.buffers import BufferStore
@@ -58,6 +63,7 @@ _BLOCKING_FUNCTIONS = frozenset(name.rsplit(".", 1)[1] for name in BLOCKING_WAIT
 # SDK method, a future's own, a container's getter.
 _MAY_GIVE_FUTURES = frozenset({*_ROLES, *sdk.FUTURE_METHODS, *CONTAINER_GETS, *CONTAINER_VIEWS})
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_TORCH_STEP_METHODS = frozenset({TORCH_BACKWARD_METHOD, TORCH_STEP_METHOD})
 _LOOPS = (
     ast.For,
     ast.AsyncFor,
@@ -67,6 +73,7 @@ _LOOPS = (
     ast.DictComp,
     ast.GeneratorExp,
 )
+_STATEMENT_LOOPS = (ast.For, ast.AsyncFor, ast.While)  # the model's loops that are no comprehension
 
 
 @dataclass(frozen=True)
@@ -100,6 +107,16 @@ class Sketch:
     waiting_functions: frozenset[str] = frozenset()
     # Of those that wait, the plain ``def``s: calling one blocks the calling thread.
     blocking_functions: frozenset[str] = frozenset()
+    # Some place may run on every step of a PyTorch training loop (``model/torch_steps.py``, the
+    # TNK4xx rules): a loop that makes a torch step call (``.backward()``, ``optimizer.step()``,
+    # ``scaler.step(opt)``), directly or through a function of the module (by name); a per-step
+    # hook ``def`` (``train_step``, ``update``, ...) that makes one; or a ``def training_step`` or
+    # ``def compute_loss``, a step by itself.
+    torch_step: bool = False
+    # What TNK402 reads without a torch step: ``ds.map(f)`` (a ``.map`` call with arguments), or
+    # in a loop, ``ds["text"][i]`` (a subscript of a subscript) or ``ds[i]`` in a loop inside a
+    # ``for``/``while`` loop (a data-generation loop around a batch built row by row).
+    row_access: bool = False
 
 
 @dataclass(frozen=True)
@@ -144,6 +161,9 @@ class _Where(NamedTuple):
     waits_around: tuple[int, ...] = ()
     functions: tuple[str, ...] = ()
     in_async: bool = False
+    # In a ``for``/``while`` loop of that body; in a loop (of any kind) inside one.
+    in_statement_loop: bool = False
+    in_nested_loop: bool = False
 
 
 def sketch(
@@ -251,6 +271,10 @@ class _Part:
     called_in_loops: set[str] = data_field(default_factory=set)
     step_in_loop: bool = False
     submit_in_loop: bool = False
+    # Functions with a torch step call in them, and whether a loop makes one itself.
+    torch_stepping: set[str] = data_field(default_factory=set)
+    torch_step_in_loop: bool = False
+    row_access: bool = False
     # A call of a function of the module that waits is a wait where it is called (the model's
     # function summaries): every call by name, placed as a wait would be, and the functions that
     # wait, to be matched once all the walks have seen them all.
@@ -299,8 +323,9 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
     task_arguments = found.task_arguments
     async_functions = found.async_functions
     sync_functions = found.sync_functions
+    torch_stepping = found.torch_stepping
     waits = blocks_in_async = unwaited_client_future = False
-    step_in_loop = submit_in_loop = False
+    step_in_loop = submit_in_loop = torch_step_in_loop = row_access = False
 
     stack: list[tuple[ast.AST, ast.AST | None, _Where]] = [(root, root_parent, _Where(owner=0))]
     while stack:
@@ -320,6 +345,9 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
             stack.extend((child, node, header) for child in _header_of(node))
             stack.extend((child, node, body) for child in node.body)
             continue
+        if where.in_loop and not row_access and type(node) is ast.Subscript:
+            # ``ds["text"][i]``, or ``ds[i]`` in a loop in a loop (TNK402).
+            row_access = where.in_nested_loop or type(node.value) is ast.Subscript
         is_wait = isinstance(node, ast.Await)
         if isinstance(node, ast.Call):
             func = node.func
@@ -355,6 +383,11 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
                 is_wait = name in _WAIT_METHODS
                 if name == "result" and where.in_async:
                     blocks_in_async = True
+                if name in _TORCH_STEP_METHODS and _ends_torch_step(func):
+                    torch_stepping.update(where.functions)
+                    torch_step_in_loop = torch_step_in_loop or where.in_loop
+                elif name == "map" and (node.args or node.keywords):
+                    row_access = True  # ``ds.map(f)`` (TNK402)
             if name is not None and helpers and helpers.waits_by(name, as_object):
                 is_wait = True
                 if name in helpers.blocks and not isinstance(parent, ast.Await):
@@ -387,8 +420,13 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
             start = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
             waits_in.setdefault(where.owner, []).append((start, id(node)))
             where = where._replace(waits_around=(*where.waits_around, id(node)))
-        if isinstance(node, _LOOPS) and not where.in_loop:
-            where = where._replace(in_loop=True)
+        if isinstance(node, _LOOPS) and not where.in_nested_loop:
+            if where.in_statement_loop:
+                where = where._replace(in_loop=True, in_nested_loop=True)
+            elif isinstance(node, _STATEMENT_LOOPS):
+                where = where._replace(in_loop=True, in_statement_loop=True)
+            elif not where.in_loop:
+                where = where._replace(in_loop=True)
         for field in _child_fields(type(node)):
             value = getattr(node, field, None)
             if isinstance(value, list):
@@ -403,6 +441,8 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
     found.unwaited_client_future = unwaited_client_future
     found.step_in_loop = step_in_loop
     found.submit_in_loop = submit_in_loop
+    found.torch_step_in_loop = torch_step_in_loop
+    found.row_access = row_access
     return found
 
 
@@ -421,7 +461,8 @@ def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
     submitting: set[str] = set()
     submitting_any: set[str] = set()
     called_in_loops: set[str] = set()
-    step_in_loop = submit_in_loop = False
+    step_in_loop = submit_in_loop = torch_step_in_loop = row_access = False
+    torch_stepping: set[str] = set()
     named_calls: list[tuple[str, int, tuple[int, int], bool]] = []
     waiting: set[str] = set()
     for part, moved in parts:
@@ -447,6 +488,9 @@ def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
         called_in_loops |= part.called_in_loops
         step_in_loop = step_in_loop or part.step_in_loop
         submit_in_loop = submit_in_loop or part.submit_in_loop
+        torch_stepping |= part.torch_stepping
+        torch_step_in_loop = torch_step_in_loop or part.torch_step_in_loop
+        row_access = row_access or part.row_access
         for name, owner, (line, column), in_async in part.named_calls:
             if owner == 0:
                 line += moved
@@ -456,6 +500,8 @@ def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
     _close_over_calls(submitting, calls_by_function)
     _close_over_calls(submitting_any, calls_by_function)
     _close_over_calls(waiting, calls_by_function)
+    if torch_stepping:
+        _close_over_calls(torch_stepping, calls_by_function)
     for index, (name, owner, start, in_async) in enumerate(named_calls):
         if name in waiting:
             waits = True
@@ -483,6 +529,12 @@ def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
         submit_functions=frozenset(submitting_any),
         waiting_functions=frozenset(waiting),
         blocking_functions=frozenset(waiting & sync_functions),
+        torch_step=torch_step_in_loop
+        or not called_in_loops.isdisjoint(torch_stepping)
+        or not TORCH_STEP_HOOKS.isdisjoint(torch_stepping)
+        or not TORCH_STEP_HOOKS_ALONE.isdisjoint(sync_functions)
+        or not TORCH_STEP_HOOKS_ALONE.isdisjoint(async_functions),
+        row_access=row_access,
     )
 
 
@@ -491,6 +543,22 @@ def _header_of(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST
     if function.returns is not None:
         parts.append(function.returns)
     return parts
+
+
+def _ends_torch_step(func: ast.Attribute) -> bool:
+    """``x.backward(...)`` or ``x.step(...)`` that may end a torch step (``torch_steps.
+    is_step_call``): the receiver's name as the model reads it, the last part of a chain of names
+    (here of any chain of attributes: more is sound), with or without arguments."""
+    if func.attr == TORCH_BACKWARD_METHOD:
+        return True
+    receiver = func.value
+    if isinstance(receiver, ast.Attribute):
+        last = receiver.attr
+    elif isinstance(receiver, ast.Name):
+        last = receiver.id
+    else:
+        return False  # the model reads no name, and no ``step`` of it is a step
+    return torch_step_receiver(last, True) or torch_step_receiver(last, False)
 
 
 def _awaits_unknown_call(node: ast.AST, helpers: HelperNames) -> bool:

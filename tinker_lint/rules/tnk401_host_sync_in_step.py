@@ -11,7 +11,7 @@ from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.scopes import FunctionInfo
 from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.model.torch_steps import TorchStep
-from tinker_lint.prefilter.mentions import TORCH_STEP
+from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import callee, code_of
@@ -120,11 +120,15 @@ for step, batch in enumerate(loader):
         ),
     )
 
-    # A step (``backward``/``step``) and a read on the host.
-    # A step, and a read on the host. (An f-string of the loss needs its ``backward``; preview's
-    # mask reads need no word of their own, so any step or hook admits the file.)
+    # A step, and a read on the host. (An f-string of the loss or of a ``clip_grad_norm_`` result,
+    # and preview's mask reads, need no word of their own: any word of a step admits the file.)
     prefilter = Needs(
-        text=(TORCH_STEP, words({*_TO_HOST, *_CONVERSIONS, "synchronize", *TORCH_STEP.words}))
+        text=(
+            TORCH_STEP,
+            TORCH_STEP_RECEIVER,
+            words({*_TO_HOST, *_CONVERSIONS, "synchronize", *TORCH_STEP.words}),
+        ),
+        tree=(lambda s: s.torch_step,),
     )
 
     def check(self, ctx: Context) -> Iterator[Finding]:

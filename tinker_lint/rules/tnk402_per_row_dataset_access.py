@@ -130,8 +130,13 @@ for step in range(1000):
     )
 
     # The import, and a name one of the model's origins of a ``datasets.Dataset`` starts from
-    # (``model/datasets.py``: the loaders, the classes and their ``from_*`` constructors).
-    prefilter = Needs(text=(DATASETS, words(DATASET_ORIGINS)))
+    # (``model/datasets.py``: the loaders, the classes and their ``from_*`` constructors). In the
+    # tree, one of the forms ``check`` reads: a read on every torch step (``_row_read``), or with
+    # no step at all a ``.map`` call, a column read in a loop, or a row read in a loop inside a
+    # ``for``/``while`` loop (``_generation_loop``).
+    prefilter = Needs(
+        text=(DATASETS, words(DATASET_ORIGINS)), tree=(lambda s: s.torch_step or s.row_access,)
+    )
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

@@ -14,7 +14,7 @@ from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.scopes import CallSite, LoopInfo, Scope
 from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.model.torch_steps import TorchStep
-from tinker_lint.prefilter.mentions import TORCH_STEP
+from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule
 from tinker_lint.rules.fixes.tnk403 import TITLE, plan_non_blocking
@@ -133,7 +133,10 @@ for inputs, labels in loader:
         ),
     )
 
-    prefilter = Needs(text=(words({"to", "cuda", "as_tensor"}), TORCH_STEP))
+    prefilter = Needs(
+        text=(words({"to", "cuda", "as_tensor"}), TORCH_STEP, TORCH_STEP_RECEIVER),
+        tree=(lambda s: s.torch_step,),
+    )
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

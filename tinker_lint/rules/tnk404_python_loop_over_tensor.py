@@ -18,7 +18,7 @@ from tinker_lint.model.tensor_loops import (
 )
 from tinker_lint.model.tensors import Tensors, iterated_part
 from tinker_lint.model.torch_steps import TorchStep
-from tinker_lint.prefilter.mentions import TORCH_STEP
+from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import callee, code_of
@@ -149,7 +149,7 @@ for batch in loader:
         ),
     )
 
-    prefilter = Needs(text=(TORCH_STEP,))
+    prefilter = Needs(text=(TORCH_STEP, TORCH_STEP_RECEIVER), tree=(lambda s: s.torch_step,))
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

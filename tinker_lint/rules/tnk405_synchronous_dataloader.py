@@ -9,7 +9,7 @@ import libcst as cst
 from tinker_lint.model.datasets import Loader
 from tinker_lint.model.scopes import LoopInfo
 from tinker_lint.model.semantic import CallSite, SemanticModel
-from tinker_lint.prefilter.mentions import TORCH_STEP
+from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
@@ -103,7 +103,10 @@ for x, y in loader:
         ),
     )
 
-    prefilter = Needs(text=(words({"DataLoader"}), TORCH_STEP))
+    prefilter = Needs(
+        text=(words({"DataLoader"}), TORCH_STEP, TORCH_STEP_RECEIVER),
+        tree=(lambda s: s.torch_step,),
+    )
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tinker_lint.model.semantic import CallSite, SemanticModel
-from tinker_lint.prefilter.mentions import TORCH_STEP
+from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import code_of
@@ -80,7 +80,10 @@ torch.cuda.empty_cache()
         ),
     )
 
-    prefilter = Needs(text=(words({"empty_cache"}), TORCH_STEP))
+    prefilter = Needs(
+        text=(words({"empty_cache"}), TORCH_STEP, TORCH_STEP_RECEIVER),
+        tree=(lambda s: s.torch_step,),
+    )
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model

@@ -9,7 +9,7 @@ import libcst as cst
 
 from tinker_lint.model.arguments import has_keyword
 from tinker_lint.model.semantic import CallSite, SemanticModel
-from tinker_lint.prefilter.mentions import TORCH_STEP
+from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule
 from tinker_lint.rules.fixes.tnk407 import plan_device_argument
@@ -105,7 +105,10 @@ for batch in loader:
         ),
     )
 
-    prefilter = Needs(text=(words({"to", "cuda"}), TORCH_STEP))
+    prefilter = Needs(
+        text=(words({"to", "cuda"}), TORCH_STEP, TORCH_STEP_RECEIVER),
+        tree=(lambda s: s.torch_step,),
+    )
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
