@@ -102,3 +102,38 @@ def test_each_module_is_sketched_once_per_run_however_many_files_import_it(tmp_p
     for path in paths:
         alone = _counts([path])[1]
         assert alone == [f for f in found if f[0] == path.name]
+
+
+def test_what_a_file_without_tinker_reaches_is_among_its_cached_dependencies(tmp_path, fresh_index):
+    """A file that names no Tinker, whose imports name none either, is answered without its
+    helpers; its cache entry depends on every module that answer read, so that one of them
+    coming to wait on Tinker lints it again."""
+    from tinker_lint.run.cache import Cache
+
+    root = tmp_path / "p"
+    paths = _write(
+        root,
+        {
+            "pyproject.toml": '[project]\nname = "p"\n',
+            "b.py": "def step(client, batch):\n    return batch\n",
+            "a.py": "from b import step\n\n\nasync def go(client, batch):\n    step(client, batch)\n",
+        },
+    )
+
+    def run() -> tuple[list[tuple[str, str, int, int]], int]:
+        index_module._SHARED = None
+        done = run_paths(
+            [str(p) for p in paths], SETTINGS, jobs=1, cache=Cache(tmp_path / "c", SETTINGS)
+        )
+        return sorted(
+            (Path(d.path).name, d.code, d.line, d.col) for d in done.diagnostics
+        ), done.cached
+
+    assert run() == ([], 0)
+    assert run() == ([], 2)
+    (root / "b.py").write_text(
+        "def step(training_client, batch):\n"
+        '    return training_client.forward_backward(batch, loss_fn="cross_entropy").result()\n',
+        encoding="utf-8",
+    )
+    assert run() == ([("a.py", "TNK104", 5, 5)], 0)

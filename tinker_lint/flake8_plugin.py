@@ -214,6 +214,7 @@ class TinkerLintPlugin:
             facts=facts,
             project=project,
             reuse_parse=False,
+            depends=False,  # no cache of flake8's keeps them
         )
         for d in result.diagnostics:
             if d.code == "TNK001":

@@ -743,6 +743,9 @@ class FileView:
         self.needs = 0
         # The project files the answers it got were made from: path -> SHA-256.
         self.received: dict[str, str] = {}
+        # What it was found to reach through the text of its imports (``reaches_tinker``): the
+        # files those answers read are among its dependencies.
+        self.reached: list[Reach] = []
         # Each project file's stat, read once per view (a lint asks of its helpers' modules
         # hundreds of times: 470 stats per lint of rl/train.py), so one lint sees one state.
         self._stats: dict[str, Stat] = {}
@@ -877,7 +880,7 @@ class FileView:
         ]
         if any(part.tinker for part in parts):
             return True
-        Reach.read(parts, self.received)
+        self.reached.extend(parts)  # read when the dependencies are asked for (a cache's key)
         return False
 
     def helper_names(self, tree: ast.Module) -> HelperNames:
@@ -903,6 +906,7 @@ class FileView:
         # What its pre-filters read (the sketches), and what its model read (the facts): the
         # answers it got, not whatever else the index holds of the modules it asked about.
         found = dict(self.received)
+        Reach.read(self.reached, found)
         found.pop(self.file, None)
         return dict(sorted(found.items()))
 

@@ -67,6 +67,7 @@ def lint_bytes(
     rules: Sequence[type[Rule]] | None = None,
     prefilter: bool = True,
     project: ProjectIndex | None = None,
+    depends: bool = True,
 ) -> FileResult:
     try:
         source = decode_source(raw)
@@ -74,7 +75,13 @@ def lint_bytes(
         message = f"Cannot decode file: {error}"
         return FileResult(path, _engine(path, "TNK001", message, settings, error.line, error.col))
     result = lint_text(
-        source.text, path, settings, rules=rules, prefilter=prefilter, project=project
+        source.text,
+        path,
+        settings,
+        rules=rules,
+        prefilter=prefilter,
+        project=project,
+        depends=depends,
     )
     result.source = source
     return result
@@ -92,6 +99,7 @@ def lint_text(
     facts: TextFacts | None = None,
     project: ProjectIndex | None = None,
     reuse_parse: bool = True,
+    depends: bool = True,
 ) -> FileResult:
     """``facts``: the text's pre-filter facts, when the caller has worked them out already (the
     flake8 plugin's gate). ``rules`` replaces the registry (tests register a broken rule); ``prefilter=False`` runs the
@@ -102,11 +110,13 @@ def lint_text(
     index, so that calls of the project's other modules are seen (their summaries).
     ``reuse_parse``: keep this parse for the next lint of ``path`` and reuse the previous one, where
     the text is the same (``syntax/parse.py``: an editor lints on every edit); a caller that lints
-    each file once (flake8's plugin) says False, and no tree is held for nothing."""
+    each file once (flake8's plugin) says False, and no tree is held for nothing. ``depends``:
+    work out the project files the findings depend on (``FileResult.depends``, a results cache's
+    key); a caller that keeps no cache says False."""
     view = project.view(path) if project is not None else None
     parse_key = path if reuse_parse else None
     result = _lint_text(text, path, settings, rules, prefilter, tree, fixes, facts, view, parse_key)
-    if view is not None:
+    if view is not None and depends:
         # What its pre-filters and model read of the project, found or not: the cache's key.
         result.depends = view.dependencies()
     return result

@@ -42,14 +42,18 @@ class Unanalysed:
 
 
 def unanalysed(
-    text: str, path: str, settings: Settings, project: ProjectIndex | None = None
+    text: str,
+    path: str,
+    settings: Settings,
+    project: ProjectIndex | None = None,
+    depends: bool = True,
 ) -> Unanalysed | None:
-    """What ``engine.lint_text(text, path, settings, project=project)`` gives when no rule can read
-    the file; None when one may, and the engine must decide."""
+    """What ``engine.lint_text(text, path, settings, project=project, depends=depends)`` gives
+    when no rule can read the file; None when one may, and the engine must decide."""
     facts = TextFacts(text)
     if may_concern(facts, settings.hot_loop_calls):
         return None
-    depends: dict[str, str] = {}
+    read: dict[str, str] = {}
     if project is not None:
         # The rules that see through the project's helpers (``Rule.sees_helpers``): the engine
         # lets those of them that are on through when the file imports a helper that submits or
@@ -64,23 +68,28 @@ def unanalysed(
         reaching = view.may_see_helpers(facts, bool(settings.hot_loop_calls))
         if reaching and helper_rules and view.imports_helpers(text, facts.identifiers):
             return None
-        depends = view.dependencies()
+        if depends:
+            read = view.dependencies()
     warnings = [
         f"{path}:{line}: {problem}" for line, problem in directive_problems(text, ALL_CODES)
     ]
     if not settings.is_enabled("TNK001", path):
-        return Unanalysed([], warnings, depends)
+        return Unanalysed([], warnings, read)
     # As the engine judges it: a file's path is its parse key (``lint_text``'s ``reuse_parse``).
     problem = cpython.verdict(text, path, path)
     if problem is None:
-        return Unanalysed([], warnings, depends)
+        return Unanalysed([], warnings, read)
     line, col = problem.line, problem.col
     found = Diagnostic(path, line, col, "TNK001", problem.message, line, col)
-    return Unanalysed([found], warnings, depends)
+    return Unanalysed([found], warnings, read)
 
 
 def unanalysed_bytes(
-    raw: bytes, path: str, settings: Settings, project: ProjectIndex | None = None
+    raw: bytes,
+    path: str,
+    settings: Settings,
+    project: ProjectIndex | None = None,
+    depends: bool = True,
 ) -> Unanalysed | None:
     """``unanalysed`` of a file's bytes (``engine.lint_bytes``); None also for bytes that cannot be
     decoded: the engine reports that (TNK001)."""
@@ -88,4 +97,4 @@ def unanalysed_bytes(
         source = decode_source(raw)
     except DecodeError:
         return None
-    return unanalysed(source.text, path, settings, project)
+    return unanalysed(source.text, path, settings, project, depends)

@@ -122,6 +122,7 @@ class Job(NamedTuple):
     raw: bytes
     cached: tuple[list[Diagnostic], list[str]] | None = None
     settings: int = 0
+    depends: bool = True  # the project files its findings depend on are wanted (a cache's key)
 
 
 @dataclass
@@ -240,7 +241,7 @@ def run_paths(
         number = table.setdefault(file_settings, len(table))
         # A notebook's cached lint is in cell coordinates, not the joined text's the fixer needs.
         first = found if fix is not None and not is_notebook(path) else None
-        todo.append(Job(len(per_file), path, raw, first, number))
+        todo.append(Job(len(per_file), path, raw, first, number, key is not None))
         read[len(per_file)] = (item, raw, key)
         per_file.append(None)
 
@@ -568,13 +569,15 @@ def _work(job: Job, settings: Settings, fix: FixMode | None) -> Outcome:
         # A file no rule reads is answered without the engine (and libcst): ``run.gate``.
         from tinker_lint.run.gate import unanalysed_bytes
 
-        found = unanalysed_bytes(job.raw, job.path, settings, project_index())
+        found = unanalysed_bytes(job.raw, job.path, settings, project_index(), job.depends)
         if found is not None:
             return _unanalysed_outcome(found.diagnostics, found.warnings, found.depends, fix)
     if fix is None:
         from tinker_lint.run.engine import lint_bytes
 
-        result = lint_bytes(job.raw, job.path, settings, project=project_index())
+        result = lint_bytes(
+            job.raw, job.path, settings, project=project_index(), depends=job.depends
+        )
         return Outcome(result.diagnostics, result.warnings, depends=result.depends)
     from tinker_lint.run.fixer import fix_bytes
 
