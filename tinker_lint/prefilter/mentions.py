@@ -113,14 +113,15 @@ TORCH_STEP_RECEIVER = AnyOf(words=_STEP_WORDS, parts=TORCH_STEP_RECEIVER_PARTS)
 # What shows a Hugging Face ``datasets`` object (``model/datasets.py``): its import. TNK402 reads
 # them in data-generation loops and ``map`` calls, which need no training step.
 DATASETS = words({"datasets"})
-# What the PyTorch rules' declarations ask, one of them at least.
-TORCH_GATE = TORCH_STEP | DATASETS
+# What the PyTorch rules' declarations ask: every clause of one of these at least (a torch step's
+# two, or TNK402's import).
+TORCH_GATES = ((TORCH_STEP, TORCH_STEP_RECEIVER), (DATASETS,))
 
 
 def may_concern_torch(text: str | TextFacts) -> bool:
     """Whether a PyTorch rule (TNK4xx, which needs no Tinker) may find anything in the file."""
     facts = text if isinstance(text, TextFacts) else TextFacts(text)
-    return facts.holds(TORCH_GATE)
+    return any(all(facts.holds(clause) for clause in gate) for gate in TORCH_GATES)
 
 
 def may_concern_tinker(text: str | TextFacts) -> bool:
