@@ -434,22 +434,6 @@ class ProjectIndex:
             kept = self._reaches[path]
         return kept[1]
 
-    def prepare(self, files: Iterable[tuple[str, bytes]]) -> None:
-        """Sketch now the modules the lints of ``files`` (path, bytes) will ask about: those
-        their texts import, for each file that names Tinker or reaches a module that does. A
-        run does this before it forks its processes, which then share the sketches instead of
-        each making them again; the answers are the same whoever makes them."""
-        for path, raw in files:
-            try:
-                text = decode_source(raw).text
-            except DecodeError:
-                continue
-            view = self.view(path)
-            imported = self.text_imports(view.file, view, text)
-            if may_concern_tinker(text) or any(self.reach(m, view).tinker for m in imported):
-                for module in imported:
-                    self.module_sketch(module, view)
-
     def module_sketch(self, path: str, view: FileView) -> ModuleSketch:
         """What CPython's tree of a project module says its functions do (by name), with the
         helpers it imports in turn, however deep: made once per module (``_sketch_from``)."""

@@ -450,11 +450,6 @@ def _work_all_files(
 
     results = {}
     batches = _batches(todo, processes * BATCHES_PER_PROCESS)
-    if fix is None:
-        from tinker_lint.project.index import project_index
-
-        # The helper modules' sketches, made once here: the processes forked below inherit them.
-        project_index().prepare((job.path, job.raw) for job in todo if not is_notebook(job.path))
     try:
         with ProcessPoolExecutor(
             max_workers=processes,
