@@ -418,8 +418,10 @@ def test_engine_never_raises_on_odd_text():
 def test_interrupt_is_exit_130_without_traceback(tmp_path):
     """Ctrl-C in the middle of an analysis (the analysis thread is inside libcst's native parser:
     letting the interpreter finalize under it aborted the process with SIGABRT)."""
+    # About 80 s of analysis in all, so that the interrupt lands inside one even when the wait
+    # for its thread (below) gives up after 60 s.
     for i in range(10):
-        (tmp_path / f"big_{i}.py").write_bytes(_generated(400_000))
+        (tmp_path / f"big_{i}.py").write_bytes(_generated(900_000))
     process = subprocess.Popen(
         [sys.executable, "-m", "tinker_lint", "--isolated", str(tmp_path)],
         stdout=subprocess.PIPE,
