@@ -201,13 +201,7 @@ def is_opt_in(code: str) -> bool:
     ``--tinker-enable``) names its code exactly, as ruff's preview rules; ``TNK``, ``TNK4`` or
     ``ALL`` do not turn it on. Read from the rule's class line, not imported; False for the
     engine's codes and for codes tinker-lint does not know."""
-    entry = REGISTRY.get(code)
-    if entry is None or entry.module is None:
-        return False
-    found = _OPT_IN_LINE.findall(_rule_source(entry.module.rpartition(".")[2]))
-    if len(found) > 1:
-        raise RuntimeError(f"{code}: its rule class declares `opt_in` more than once")
-    return found == ["True"]
+    return _class_flag(code, _OPT_IN_LINE, "opt_in")
 
 
 # A rule that applies from some tinker version on declares it in one line of its class body.
@@ -234,12 +228,18 @@ def sees_helpers(code: str) -> bool:
     """Whether a rule judges calls of the project's helpers by what they do (``sees_helpers`` on
     its class): a file that imports such a helper may hold its findings whatever its own text
     says. Read from the rule's file, not imported; False for the engine's and unknown codes."""
+    return _class_flag(code, _SEES_HELPERS_LINE, "sees_helpers")
+
+
+def _class_flag(code: str, line: re.Pattern[str], name: str) -> bool:
+    """A boolean its rule class sets in one line of its body (``line``), read from the rule's
+    file; False for the engine's and unknown codes."""
     entry = REGISTRY.get(code)
     if entry is None or entry.module is None:
         return False
-    found = _SEES_HELPERS_LINE.findall(_rule_source(entry.module.rpartition(".")[2]))
+    found = line.findall(_rule_source(entry.module.rpartition(".")[2]))
     if len(found) > 1:
-        raise RuntimeError(f"{code}: its rule class declares `sees_helpers` more than once")
+        raise RuntimeError(f"{code}: its rule class declares `{name}` more than once")
     return found == ["True"]
 
 
