@@ -81,3 +81,43 @@ def test_where_a_word_was_seen_moves_with_the_edits() -> None:
     second = TextFacts("xxxx\nsample\n", first)  # seen after the edit: three further on
     assert second.holds(SAMPLE)
     assert not TextFacts("xxxx\nsamplez\n", second).holds(SAMPLE)
+
+
+STEP_CALL = AnyOf(attributes=frozenset({"step"}))
+
+
+@pytest.mark.parametrize(
+    ("text", "holds"),
+    [
+        ("opt.step()\n", True),
+        ("opt . step ()\n", True),
+        ("f(opt.\n    step)\n", True),  # a line break inside brackets
+        ("x = opt.\\\n    step()\n", True),  # a backslash continuation
+        ("f(opt.  # why\n    # more\n\n    step)\n", True),  # comments between
+        ("f(opt.\r\n    step)\r\n", True),
+        ("f(opt.\r    step)\r", True),
+        ("f(a, '#'.\n  step)\n", True),  # a "#" that is no comment: more is sound
+        ("def step(self):\n    pass\n", False),
+        ("step = 0\nfor i in range(3):\n    step += 1\n", False),
+        ("x = 1.\nstep = 2\n", True),  # a float's ".": more is sound
+        ("x = 1\nstep = 2\n", False),
+        ("# opt.step()\n", True),  # in a comment: more is sound
+        ("opt.steps()\n", False),  # not the whole identifier
+        ("f(opt, # opt.\n  step)\n", True),
+        ("f(opt, # opt\n  step)\n", False),
+    ],
+)
+def test_holds_an_attribute(text: str, holds: bool) -> None:
+    assert TextFacts(text).holds(STEP_CALL) is holds
+    previous = TextFacts(text + "x = 1\n")
+    previous.holds(STEP_CALL)
+    assert TextFacts(text, previous).holds(STEP_CALL) is holds  # an edit searches again
+
+
+def test_an_attribute_implies_its_word() -> None:
+    assert STEP_CALL.implies(AnyOf(words=frozenset({"step"})))
+    assert STEP_CALL.implies(AnyOf(attributes=frozenset({"step"})))
+    assert STEP_CALL.implies(AnyOf(parts=frozenset({"ste"})))
+    assert not AnyOf(words=frozenset({"step"})).implies(STEP_CALL)
+    with pytest.raises(ValueError):
+        AnyOf(attributes=frozenset({"a.b"}))

@@ -105,9 +105,14 @@ def mentions_tinker(text: str) -> bool:
 # call; a ``step`` call on a receiver named like an optimizer, an engine or a grad scaler (every
 # name ``names.torch_step_receiver`` takes holds one of ``TORCH_STEP_RECEIVER_PARTS``); the name
 # of a per-step hook. Both clauses: every TNK4xx rule's declaration but TNK402's asks for them, so
-# the gate below admits what they may read.
+# the gate below admits what they may read. The two calls are attributes (``x.step(...)``): the
+# word alone is in 110 files of CPython's standard library (``def step``, "step" in a comment),
+# 2 of which call them.
 _STEP_WORDS = frozenset({TORCH_BACKWARD_METHOD, *TORCH_STEP_HOOKS_ALONE, "train_step", "run_step"})
-TORCH_STEP = AnyOf(words=_STEP_WORDS | {TORCH_STEP_METHOD})
+TORCH_STEP = AnyOf(
+    words=_STEP_WORDS - {TORCH_BACKWARD_METHOD},
+    attributes=frozenset({TORCH_BACKWARD_METHOD, TORCH_STEP_METHOD}),
+)
 TORCH_STEP_RECEIVER = AnyOf(words=_STEP_WORDS, parts=TORCH_STEP_RECEIVER_PARTS)
 
 # What shows a Hugging Face ``datasets`` object (``model/datasets.py``): its import. TNK402 reads

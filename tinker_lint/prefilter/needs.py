@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -27,16 +27,18 @@ _IDENTIFIER = re.compile(r"\w+")
 
 @dataclass(frozen=True)
 class AnyOf:
-    """One of these must occur in the file: an identifier as written (``words``), or a lower-case
-    part of an identifier, in any case (``parts``: ``tokenizer`` in ``self._Tokenizer``)."""
+    """One of these must occur in the file: an identifier as written (``words``), a lower-case
+    part of an identifier, in any case (``parts``: ``tokenizer`` in ``self._Tokenizer``), or an
+    identifier after a ``.`` (``attributes``: ``step`` in ``opt . step()``, not in ``def step``)."""
 
     words: frozenset[str] = frozenset()
     parts: frozenset[str] = frozenset()
+    attributes: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         # An identifier (or a part of one) cannot be split by spacing or a line break: what makes
         # the match sound whatever the layout.
-        for word in self.words:
+        for word in self.words | self.attributes:
             if not word.isidentifier():
                 raise ValueError(f"not an identifier: {word!r}")
         for part in self.parts:
@@ -44,15 +46,22 @@ class AnyOf:
                 raise ValueError(f"not a lower-case part of an identifier: {part!r}")
 
     def __or__(self, other: AnyOf) -> AnyOf:
-        return AnyOf(self.words | other.words, self.parts | other.parts)
+        return AnyOf(
+            self.words | other.words, self.parts | other.parts, self.attributes | other.attributes
+        )
 
     def implies(self, other: AnyOf) -> bool:
         """Whether every file this clause admits, ``other`` admits too: each term of this one is a
-        term of ``other`` or contains one of its parts."""
-        return all(
-            word in other.words or any(part in word.lower() for part in other.parts)
-            for word in self.words
-        ) and all(any(theirs in part for theirs in other.parts) for part in self.parts)
+        term of ``other`` or contains one of its parts (an attribute is also a word)."""
+
+        def taken(word: str) -> bool:
+            return word in other.words or any(part in word.lower() for part in other.parts)
+
+        return (
+            all(map(taken, self.words))
+            and all(word in other.attributes or taken(word) for word in self.attributes)
+            and all(any(theirs in part for theirs in other.parts) for part in self.parts)
+        )
 
 
 def words(names: Iterable[str]) -> AnyOf:
@@ -61,6 +70,10 @@ def words(names: Iterable[str]) -> AnyOf:
 
 def parts(names: Iterable[str]) -> AnyOf:
     return AnyOf(parts=frozenset(names))
+
+
+def attributes(names: Iterable[str]) -> AnyOf:
+    return AnyOf(attributes=frozenset(names))
 
 
 TreeTest = Callable[[Sketch], bool]
@@ -178,7 +191,16 @@ class TextFacts:
             if at >= 0:
                 self._seen_at[clause] = (False, at, len(word))
                 return True
-        return False
+        # (Where an attribute was seen is not noted: an edit's facts search for it again.)
+        return any(self._attribute_at(word) >= 0 for word in clause.attributes)
+
+    def _attribute_at(self, word: str) -> int:
+        """Where ``word`` first occurs as a whole identifier after a ``.`` (-1: nowhere)."""
+        text = self.text
+        at = self._identifier_at(word, 0, len(text))
+        while at >= 0 and not _after_dot(text, at):
+            at = self._identifier_at(word, at + 1, len(text))
+        return at
 
     def _holds_after_edit(self, clause: AnyOf) -> bool | None:
         """The clause's truth from the previous text's, where the edit shows it (None: not
@@ -186,7 +208,8 @@ class TextFacts:
         previous = self._previous
         assert previous is not None
         before = previous._holds.get(clause)
-        if before is None:
+        if before is None or clause.attributes:
+            # An attribute's ``.`` may be far from its name, outside what the edit changed.
             return None
         if self._common_text is None:
             self._common_text = _common_ends(previous.text, self.text)
@@ -263,6 +286,44 @@ def _common_ends(old: str, new: str) -> tuple[int, int]:
     after it."""
     prefix = common_prefix(old, new)
     return prefix, common_suffix(old, new, min(len(old), len(new)) - prefix)
+
+
+_BLANK = " \t\f\\"  # what may stand between an attribute's ``.`` and its name on one line
+_LINE_BREAKS = "\n\r"
+
+
+def _after_dot(text: str, at: int) -> bool:
+    """Whether the name at ``at`` may be an attribute's: a ``.`` before it, past blanks, line
+    breaks (inside brackets) and comments. A line before it may hide the ``.`` before a comment
+    (``opt.  # comment``): a ``#`` in a line is taken for a comment's start (more is sound)."""
+    end = at
+    while True:
+        line_start = max(text.rfind("\n", 0, end), text.rfind("\r", 0, end)) + 1
+        line = text[line_start:end]
+        if line.rstrip(_BLANK).endswith("."):
+            return True
+        if line_start == end or line.strip(_BLANK) == "":
+            pass  # nothing on this line before it: look at the line before
+        elif end != at and any(
+            line[:hash].rstrip(_BLANK).endswith(".") for hash in _positions(line, "#")
+        ):
+            return True
+        elif end != at and line.lstrip(_BLANK).startswith("#"):
+            pass  # a whole-line comment between the ``.`` and the name
+        else:
+            return False
+        if line_start == 0:
+            return False
+        end = line_start - 1
+        if end > 0 and text[end] == "\n" and text[end - 1] == "\r":
+            end -= 1
+
+
+def _positions(line: str, character: str) -> Iterator[int]:
+    at = line.find(character)
+    while at >= 0:
+        yield at
+        at = line.find(character, at + 1)
 
 
 def _word_character(character: str) -> bool:

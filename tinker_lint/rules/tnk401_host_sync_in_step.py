@@ -126,7 +126,7 @@ for step, batch in enumerate(loader):
         text=(
             TORCH_STEP,
             TORCH_STEP_RECEIVER,
-            words({*_TO_HOST, *_CONVERSIONS, "synchronize", *TORCH_STEP.words}),
+            words({*_TO_HOST, *_CONVERSIONS, "synchronize"}) | TORCH_STEP,
         ),
         tree=(lambda s: s.torch_step,),
     )
