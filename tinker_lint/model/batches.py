@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from tinker_lint.model.flow import names_read
-from tinker_lint.model.scopes import LoopInfo
+from tinker_lint.model.imports import dotted_name
+from tinker_lint.model.scopes import CallSite, LoopInfo
 from tinker_lint.model.types import Kind
 
 if TYPE_CHECKING:
     from tinker_lint.model.semantic import SemanticModel
+    from tinker_lint.model.steps import StepContext
 
 # What one example is called (``datum``, ``sequence``, ``prompt``); the cost shape (``cost.py``)
 # tells a loop over examples from one over the tokens of one example with it, names last.
@@ -199,3 +201,54 @@ def small(iterable: cst.BaseExpression) -> bool:
     if isinstance(iterable, cst.List | cst.Tuple | cst.Set):
         return len(iterable.elements) <= _SMALL
     return False
+
+
+def is_payload(
+    model: SemanticModel,
+    site: CallSite,
+    value: cst.BaseExpression,
+    hot: StepContext,
+    own_item: bool = True,
+) -> bool:
+    """A per-step payload: what the step submits (``forward_backward(datums, ...)``), the result
+    of a Tinker request, the hot loop's own item (with ``own_item``), or a value named like a
+    collection of per-example data (``batch``, ``self.rollouts``, ``datums[i]``). Displays
+    (``{"step": step, ...}``) and single records (``record``, ``metrics``) are log lines or
+    request bodies, not payloads."""
+    while isinstance(value, cst.Subscript | cst.Call):
+        if isinstance(value, cst.Subscript):
+            value = value.value
+        elif isinstance(value.func, cst.Attribute):
+            value = value.func.value  # ``rollout.to_dict()``
+        elif value.args:
+            value = value.args[0].value  # ``asdict(rollout)``
+        else:
+            return False
+    dotted = dotted_name(value)
+    if dotted is None:
+        return False
+    parts = dotted.split(".")
+    if not hot.via and parts[0] in _step_sends(hot, site):
+        return True
+    if any(names_collection(part) for part in parts[-2:]):
+        return True
+    loop = hot.loop.node
+    if (
+        own_item
+        and not hot.via
+        and isinstance(loop, cst.For)
+        and isinstance(loop.target, cst.Name)
+        and parts[0] == loop.target.value
+    ):
+        return True
+    return any(t.kind is Kind.RESULT for t in model.types(value, site.scope))
+
+
+def _step_sends(hot: StepContext, site: CallSite) -> set[str]:
+    """The names the step's submit sends (``forward_backward(datums, ...)``), when ``site`` is in
+    the submit's own function: the step's data itself."""
+    submit = hot.submit
+    if submit.function is not site.function:
+        return set()
+    values = [arg.value for arg in submit.node.args]
+    return {value.value for value in values if isinstance(value, cst.Name)}

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tinker_lint.model.batches import loop_iterables
+from tinker_lint.model.batches import is_payload, loop_iterables
 from tinker_lint.model.bindings import argument as argument_of
 from tinker_lint.model.bindings import bound_in, parameters
 from tinker_lint.model.flow import NESTED_CODE, exact_paths, names_read
@@ -24,7 +24,6 @@ from tinker_lint.rules.hotloop import (
     every_step,
     in_step,
 )
-from tinker_lint.rules.tnk204_serialization_in_hot_loop import is_payload
 
 # Functions that read a file (and ``pandas.read_*``), and functions that dump data to one: the
 # position of the first argument that is data (``np.save(file, arr)``, ``torch.save(obj, f)``).
