@@ -51,6 +51,7 @@ from tinker_lint.syntax.positions import NodePositions
 
 if TYPE_CHECKING:
     from tinker_lint.model.cost import CostShapes
+    from tinker_lint.model.dataflow import Dataflow
     from tinker_lint.model.datasets import Datasets
     from tinker_lint.model.flow import Event
     from tinker_lint.model.pipeline import LoopWait
@@ -257,6 +258,14 @@ class SemanticModel:
         if self._positions is None:
             self._positions = NodePositions(self.module, None, self.parent)
         return self._positions[node].start.line
+
+    @cached_property
+    def dataflow(self) -> Dataflow:
+        """Def-use: the statement of a node, the names a target binds, later reads of names
+        (``dataflow.py``)."""
+        from tinker_lint.model.dataflow import Dataflow
+
+        return Dataflow(self)
 
     @cached_property
     def steps(self) -> Steps:

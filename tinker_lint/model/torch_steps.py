@@ -66,7 +66,6 @@ class TorchSteps:
     def __init__(self, model: SemanticModel) -> None:
         self.model = model
         self._memo: dict[CallSite, TorchStep | None] = {}
-        self._names: dict[int, tuple[dict[int, int], dict[str, list[tuple[int, cst.Name]]]]] = {}
 
     # ======================================================================================
     def is_step_call(self, site: CallSite) -> bool:
@@ -232,22 +231,6 @@ class TorchSteps:
                 if target is not site.function:
                     found.setdefault(target, []).append(site)
         return found
-
-    def names_in(
-        self, scope_node: cst.CSTNode
-    ) -> tuple[dict[int, int], dict[str, list[tuple[int, cst.Name]]]]:
-        """Where each node of a function (or the module) comes in source order (by ``id``), and
-        its ``Name`` nodes by name: what the dataflow questions of TNK4xx rules walk, once."""
-        key = id(scope_node)
-        if key not in self._names:
-            order: dict[int, int] = {}
-            by_name: dict[str, list[tuple[int, cst.Name]]] = {}
-            for position, node in enumerate(self.model.walk(scope_node)):
-                order[id(node)] = position
-                if isinstance(node, cst.Name):
-                    by_name.setdefault(node.value, []).append((position, node))
-            self._names[key] = (order, by_name)
-        return self._names[key]
 
     def callers_of(self, function: FunctionInfo) -> list[CallSite]:
         """The calls of ``function`` in this module (overrides: where the base method is called)."""

@@ -7,6 +7,7 @@ from functools import partial
 
 import libcst as cst
 
+from tinker_lint.model.dataflow import assigned_names
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.scopes import FunctionInfo
 from tinker_lint.model.semantic import CallSite, SemanticModel
@@ -534,44 +535,6 @@ def _indexes(model: SemanticModel, node: cst.CSTNode, child: cst.CSTNode, site: 
     return False
 
 
-def _assigned_names(statement: cst.CSTNode) -> set[str]:
-    if isinstance(statement, cst.Assign):
-        targets: list[cst.BaseExpression] = [t.target for t in statement.targets]
-    elif isinstance(statement, cst.AnnAssign | cst.AugAssign):
-        targets = [statement.target]
-    else:
-        return set()
-    names: set[str] = set()
-    while targets:
-        target = targets.pop()
-        if isinstance(target, cst.Name):
-            names.add(target.value)
-        elif isinstance(target, cst.Tuple | cst.List):
-            targets.extend(e.value for e in target.elements)
-    return names
-
-
-def _uses_of(
-    model: SemanticModel, names: set[str], statement: cst.CSTNode, site: CallSite
-) -> list[tuple[cst.Name, cst.CSTNode]]:
-    """The reads of ``names`` after ``statement`` in its function: (name, its parent)."""
-    scope_node = site.function.node if site.function is not None else model.module
-    order, by_name = model.torch_steps.names_in(scope_node)
-    start = order.get(id(statement), -1)
-    found = []
-    for name in sorted(names):
-        for position, node in by_name.get(name, ()):
-            if position <= start:
-                continue
-            parent = model.parent(node)
-            if parent is not None and not (
-                isinstance(parent, cst.AssignTarget) and parent.target is node
-            ):
-                found.append((position, node, parent))
-    found.sort(key=lambda item: item[0])
-    return [(node, parent) for _, node, parent in found]
-
-
 # How a value read on the host is used later: "branch" (a condition, an index or slice bound, a
 # ``range`` argument), "data" (iterated: CPU-side processing of the rows), "guard" (checked for
 # NaNs), "returned" (the function's result: its callers decide).
@@ -580,7 +543,7 @@ _REQUIRED_USES = frozenset({"branch", "data"})
 
 def _later_uses(model: SemanticModel, statement: cst.CSTNode, site: CallSite) -> set[str]:
     """How the names ``statement`` assigns are used later in the function."""
-    return _uses(model, _assigned_names(statement), statement, site, 0)
+    return _uses(model, assigned_names(statement), statement, site, 0)
 
 
 def _uses(
@@ -593,7 +556,8 @@ def _uses(
     kinds: set[str] = set()
     if not names:
         return kinds
-    for name, first in _uses_of(model, names, statement, site):
+    scope_node = site.function.node if site.function is not None else model.module
+    for name, first in model.dataflow.reads_after(scope_node, names, statement):
         if _length_only(model, first):
             continue  # ``if len(losses) > 0:`` reads how many, not the values
         node: cst.CSTNode = name
@@ -628,7 +592,7 @@ def _uses(
                 kinds.add("returned")
             elif depth < 2 and parent is not None:
                 # ``x = value * 2``, then ``x``'s uses; ``xs.append(value)``, then ``xs``'s.
-                followed = {appended_to} if appended_to is not None else _assigned_names(parent)
+                followed = {appended_to} if appended_to is not None else assigned_names(parent)
                 kinds |= _uses(model, followed, parent, site, depth + 1)
             if kinds & _REQUIRED_USES:
                 return kinds
@@ -648,7 +612,7 @@ def _needed_on_host(model: SemanticModel, statement: cst.CSTNode, site: CallSite
         return True
     if "returned" in kinds and site.function is not None:
         for caller in model.torch_steps.callers_of(site.function):
-            held = _statement_of(model, caller.node)
+            held = model.dataflow.statement_of(caller.node)
             if held is None:
                 continue
             if _in_index(model, caller) or _later_uses(model, held, caller) & _REQUIRED_USES:
@@ -698,18 +662,9 @@ def _in_index(model: SemanticModel, site: CallSite) -> bool:
     return False
 
 
-def _statement_of(model: SemanticModel, node: cst.CSTNode) -> cst.CSTNode | None:
-    parent = model.parent(node)
-    while parent is not None and not isinstance(
-        parent, cst.BaseSmallStatement | cst.BaseCompoundStatement
-    ):
-        parent = model.parent(parent)
-    return parent
-
-
 def _how(model: SemanticModel, site: CallSite) -> str:
     """The fix for what the read is used for: a guard, a timing, a bare sync, or logging."""
-    statement = _statement_of(model, site.node)
+    statement = model.dataflow.statement_of(site.node)
     if _is_guard(model, site) or (
         statement is not None and "guard" in _later_uses(model, statement, site)
     ):

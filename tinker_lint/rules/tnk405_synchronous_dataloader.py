@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tinker_lint.model.dataflow import target_names
 from tinker_lint.model.datasets import Loader
 from tinker_lint.model.scopes import LoopInfo
 from tinker_lint.model.semantic import CallSite, SemanticModel
@@ -191,16 +192,16 @@ def _batch_names(model: SemanticModel, loop: LoopInfo) -> set[str]:
     names: set[str] = set()
     node = loop.node
     if isinstance(node, cst.For):
-        names |= _target_names(node.target)
+        names |= target_names(node.target)
     assignments: list[tuple[set[str], cst.BaseExpression]] = []
     for inner in model.walk(loop.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         if isinstance(inner, cst.Assign):
             targets: set[str] = set()
             for target in inner.targets:
-                targets |= _target_names(target.target)
+                targets |= target_names(target.target)
             assignments.append((targets, inner.value))
         elif isinstance(inner, cst.CompFor):
-            assignments.append((_target_names(inner.target), inner.iter))
+            assignments.append((target_names(inner.target), inner.iter))
     for targets, value in assignments:
         if any(
             isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "next"
@@ -215,19 +216,6 @@ def _batch_names(model: SemanticModel, loop: LoopInfo) -> set[str]:
         if len(names) == before:
             break
     return names
-
-
-def _target_names(target: cst.BaseExpression) -> set[str]:
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, cst.Tuple | cst.List):
-        found: set[str] = set()
-        for element in target.elements:
-            found |= _target_names(element.value)
-        return found
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return set()
 
 
 def _root_name(expr: cst.BaseExpression) -> str | None:
