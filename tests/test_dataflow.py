@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from tinker_lint.model.dataflow import assigned_names, target_names
+from tinker_lint.model.dataflow import assigned_names, chain_root, target_names
 from tinker_lint.model.semantic import SemanticModel
 
 
@@ -86,3 +86,18 @@ def test_the_statement_of_a_node() -> None:
     assert model.dataflow.statement_of(call) is read
     assert model.dataflow.statement_of(read) is function  # a line of small ones is none
     assert model.dataflow.statement_of(function) is None
+
+
+@pytest.mark.parametrize(
+    ("source", "attributes", "root"),
+    [
+        ("x.detach().float()[0]", False, "x"),
+        ("self.loss.item()", False, "self.loss"),  # to the dotted name
+        ("self.loss.item()", True, "self"),
+        ('batch.x["ids"].cuda()', True, "batch"),
+        ("f(x).item()", False, "f(x)"),  # a call of a function: its value is the root
+    ],
+)
+def test_chain_root(source: str, attributes: bool, root: str) -> None:
+    found = chain_root(cst.parse_expression(source), attributes=attributes)
+    assert cst.Module([]).code_for_node(found) == root

@@ -47,6 +47,19 @@ def assigned_names(statement: cst.CSTNode) -> set[str]:
     return {name for target in targets for name in target_names(target)}
 
 
+def chain_root(expr: cst.BaseExpression, *, attributes: bool) -> cst.BaseExpression:
+    """What a chain of method calls and subscripts starts from: ``x.detach().float()[0]`` ->
+    ``x``; with ``attributes`` also through attributes (``batch.x["ids"].cuda()`` -> ``batch``),
+    without them to the dotted name (``self.loss.item()`` -> ``self.loss``)."""
+    while True:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            expr = expr.func.value
+        elif isinstance(expr, cst.Subscript) or (attributes and isinstance(expr, cst.Attribute)):
+            expr = expr.value
+        else:
+            return expr
+
+
 @dataclass
 class References:
     """Every node of one function (or of the module, nested functions included) by its place in

@@ -7,7 +7,7 @@ from functools import partial
 
 import libcst as cst
 
-from tinker_lint.model.dataflow import assigned_names
+from tinker_lint.model.dataflow import assigned_names, chain_root
 from tinker_lint.model.imports import dotted_name
 from tinker_lint.model.scopes import FunctionInfo
 from tinker_lint.model.semantic import CallSite, SemanticModel
@@ -178,7 +178,11 @@ def _mask_reads(ctx: Context, finding: _MakeFinding) -> Iterator[Finding]:
             subscript = _masked(model, func.value, site)
             if subscript is not None:
                 found, what = subscript, f"`{code_of(model, subscript)}` (boolean-mask indexing)"
-        if found is None or id(found) in seen or _on_cpu(model, _root(found), site):
+        if (
+            found is None
+            or id(found) in seen
+            or _on_cpu(model, chain_root(found, attributes=False), site)
+        ):
             continue
         if not _reported(model, site):
             continue  # ``int(torch.nonzero(m)[0].item())`` as an offset the code iterates
@@ -345,24 +349,13 @@ def _to_cpu(call: cst.Call) -> bool:
     return False
 
 
-def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """``x.detach().float()[0]`` -> ``x``."""
-    while True:
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            expr = expr.func.value
-        elif isinstance(expr, cst.Subscript):
-            expr = expr.value
-        else:
-            return expr
-
-
 def _on_cpu(model: SemanticModel, expr: cst.BaseExpression, site: CallSite, depth: int = 0) -> bool:
     """Made on the CPU in this function: ``torch.from_numpy``, ``torch.tensor`` without
     ``device=``, ``torch.load(map_location="cpu")``, numpy, a tokenizer's or processor's output
     (``return_tensors="pt"``), a ``.cpu()``/``.numpy()`` result, or what ``generate`` returned
     (which synchronised every token already), directly or through a function of the module;
     followed back through a few assignments and loop targets."""
-    root = _root(expr)
+    root = chain_root(expr, attributes=False)
     if not isinstance(root, cst.Name) or depth > 3:
         return False
     for binding in site.scope.lookup(root.value):
@@ -373,7 +366,9 @@ def _on_cpu(model: SemanticModel, expr: cst.BaseExpression, site: CallSite, dept
             value = _zipped(value, binding.index)  # ``for row, mask in zip(ids_cpu, masks)``
             if value is None:
                 continue
-        if isinstance(_root(value), cst.Name) and _on_cpu(model, value, site, depth + 1):
+        if isinstance(chain_root(value, attributes=False), cst.Name) and _on_cpu(
+            model, value, site, depth + 1
+        ):
             return True  # ``completion_ids = out[:, n:]`` after ``out = model.generate(...)``
         if _host_result(value):
             return True  # ``ids = t.cpu()``: reading ``ids`` later costs nothing
@@ -447,7 +442,7 @@ def _root_call(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 def _is_loss(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -> bool:
     """The value ``.backward()`` is called on in this function (``float(loss)``)."""
-    name = dotted_name(_root(expr))
+    name = dotted_name(chain_root(expr, attributes=False))
     if name is None or site.function is None:
         return False
     for call in site.function.calls:
@@ -455,7 +450,7 @@ def _is_loss(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -> 
         if (
             isinstance(func, cst.Attribute)
             and func.attr.value == "backward"
-            and dotted_name(_root(func.value)) == name
+            and dotted_name(chain_root(func.value, attributes=False)) == name
         ):
             return True
     return False

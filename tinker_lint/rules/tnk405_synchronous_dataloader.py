@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.dataflow import target_names
+from tinker_lint.model.dataflow import chain_root, target_names
 from tinker_lint.model.datasets import Loader
 from tinker_lint.model.scopes import LoopInfo
 from tinker_lint.model.semantic import CallSite, SemanticModel
@@ -173,8 +173,8 @@ def _batch_moves(model: SemanticModel, loop: LoopInfo) -> list[tuple[CallSite, s
         func = site.node.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in ("to", "cuda"):
             continue
-        root = _root_name(func.value)
-        if root not in batch:
+        root = chain_root(func.value, attributes=True)  # ``batch["x"].float()`` -> ``batch``
+        if not isinstance(root, cst.Name) or root.value not in batch:
             continue
         if func.attr.value == "cuda":
             moves.append((site, "device"))
@@ -216,18 +216,6 @@ def _batch_names(model: SemanticModel, loop: LoopInfo) -> set[str]:
         if len(names) == before:
             break
     return names
-
-
-def _root_name(expr: cst.BaseExpression) -> str | None:
-    """``batch["x"].float()`` -> ``batch``."""
-    while True:
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            expr = expr.func.value
-        elif isinstance(expr, cst.Subscript | cst.Attribute):
-            expr = expr.value
-        else:
-            break
-    return expr.value if isinstance(expr, cst.Name) else None
 
 
 def _device_argument(call: cst.Call) -> cst.BaseExpression | None:
