@@ -34,6 +34,13 @@ TOKENIZER_FACTORIES = frozenset(
     }
 )
 
+# Functions that make a tensor or an array on the CPU from their first argument, unless given a
+# ``device=``: where a value read on the host came from (TNK401), what a batch is wrapped in before
+# it is copied to the device (TNK403). One table: the two rules' copies had disagreed.
+CPU_TENSOR_MAKERS = frozenset(
+    {"torch.from_numpy", "torch.tensor", "torch.as_tensor", "numpy.array", "numpy.asarray"}
+)
+
 # Modules whose functions make or compute arrays (``np.array``, ``torch.tensor``, ``F.softmax``).
 _ARRAY_MODULES = frozenset(
     {"numpy", "numpy.linalg", "torch", "torch.nn.functional", "torch.linalg", "torch.special"}

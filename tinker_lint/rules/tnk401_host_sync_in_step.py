@@ -9,6 +9,7 @@ import libcst as cst
 
 from tinker_lint.model.dataflow import assigned_names, chain_root
 from tinker_lint.model.imports import dotted_name
+from tinker_lint.model.names import CPU_TENSOR_MAKERS
 from tinker_lint.model.scopes import FunctionInfo
 from tinker_lint.model.semantic import CallSite, SemanticModel
 from tinker_lint.model.torch_steps import TorchStep
@@ -26,7 +27,6 @@ _MakeFinding = Callable[[Context, cst.CSTNode, TorchStep, str, str, str], Findin
 _TO_HOST = frozenset({"item", "tolist", "cpu", "numpy"})
 _CONVERSIONS = frozenset({"float", "int", "bool"})
 # Values that are on the CPU already: ``.cpu()``/``.numpy()`` of them is a no-op (spec trap 4).
-_CPU_MAKERS = frozenset({"torch.from_numpy", "torch.tensor", "torch.as_tensor", "numpy.array"})
 _TIMERS = frozenset({"time.time", "time.perf_counter", "time.monotonic", "time.process_time"})
 _GUARDS = frozenset({"math.isnan", "math.isinf", "math.isfinite", "numpy.isnan", "numpy.isfinite"})
 
@@ -413,7 +413,7 @@ def _made_on_cpu(model: SemanticModel, call: cst.Call, site: CallSite) -> bool:
     if qualified == "torch.load":
         location = keywords.get("map_location")
         return isinstance(location, cst.SimpleString) and location.evaluated_value == "cpu"
-    if qualified in _CPU_MAKERS or qualified.startswith("numpy."):
+    if qualified in CPU_TENSOR_MAKERS or qualified.startswith("numpy."):
         return True
     if "return_tensors" in keywords:
         return True  # a tokenizer's or processor's tensors are made on the CPU

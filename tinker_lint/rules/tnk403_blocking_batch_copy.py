@@ -11,6 +11,7 @@ import libcst as cst
 from tinker_lint.model.arguments import has_keyword, passed
 from tinker_lint.model.bindings import argument, target_names
 from tinker_lint.model.imports import dotted_name
+from tinker_lint.model.names import CPU_TENSOR_MAKERS
 from tinker_lint.model.scopes import CallSite, LoopInfo, Scope
 from tinker_lint.model.semantic import SemanticModel
 from tinker_lint.model.torch_steps import TorchStep
@@ -22,7 +23,6 @@ from tinker_lint.rules.hotloop import code_of
 from tinker_lint.rules.torchloop import calls_on_every_step, every_torch_step, in_torch_step
 
 # Calls that make a CPU tensor of their first argument: a batch wrapped in one is still the batch.
-_CPU_MAKERS = frozenset({"torch.from_numpy", "torch.as_tensor", "torch.tensor", "numpy.asarray"})
 # Wrappers of an iterable whose items are (pairs of) the wrapped one's items.
 _WRAPPERS = frozenset({"enumerate", "iter", "tqdm", "zip", "islice", "itertools.islice", "cycle"})
 _DTYPES = frozenset(
@@ -272,17 +272,18 @@ def _chain_root(model: SemanticModel, expr: cst.BaseExpression, scope: Scope) ->
     while True:
         if isinstance(expr, cst.Subscript | cst.Attribute):
             expr = expr.value
+        elif (
+            isinstance(expr, cst.Call)
+            and expr.args
+            and model.qualify(expr.func, scope) in CPU_TENSOR_MAKERS
+            and passed(expr, "device") is None
+        ):
+            # Before the methods: ``torch.from_numpy(b)`` is a call of an attribute too.
+            expr = expr.args[0].value
         elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             if expr.func.attr.value in ("to", "cuda"):
                 return expr
             expr = expr.func.value
-        elif (
-            isinstance(expr, cst.Call)
-            and expr.args
-            and model.qualify(expr.func, scope) in _CPU_MAKERS
-            and passed(expr, "device") is None
-        ):
-            expr = expr.args[0].value
         else:
             return expr
 
