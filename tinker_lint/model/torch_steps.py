@@ -43,7 +43,9 @@ if TYPE_CHECKING:
 _EVAL_NAME = re.compile(
     r"(^|_)(eval|evaluate|evaluation|validate|validation|estimate_loss|test)", re.I
 )
-_NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.enable_grad"})
+# What turns gradients off around a block or a function (``enable_grad`` turns them back on: the
+# code under it trains).
+NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode"})
 # How many calls away from the hot loop (or hook) a place may be: a helper of a helper.
 _MAX_CALL_DEPTH = 3
 # ``is_last``, ``last_step``, ``final_iter``: a name for the last iteration.
@@ -304,12 +306,30 @@ class TorchSteps:
             node = model.parent(node)
         return False
 
+    def under_no_grad(self, site: CallSite) -> bool:
+        """Whether ``site`` runs with gradients off: inside a ``with torch.no_grad():`` (or
+        ``inference_mode``) block, or a function decorated with one, however far out."""
+        model = self.model
+        node: cst.CSTNode | None = model.parent(site.node)
+        while node is not None:
+            if isinstance(node, cst.With) and any(
+                model.qualify(_called(item.item), site.scope) in NO_GRAD for item in node.items
+            ):
+                return True
+            if isinstance(node, cst.FunctionDef) and any(
+                model.qualify(_called(decorator.decorator), site.scope) in NO_GRAD
+                for decorator in node.decorators
+            ):
+                return True
+            node = model.parent(node)
+        return False
+
     def _decorated_no_grad(self, function: FunctionInfo) -> bool:
         for decorator in function.node.decorators:
             expr = decorator.decorator
             if isinstance(expr, cst.Call):
                 expr = expr.func
-            if self.model.qualify(expr, function.scope) in _NO_GRAD:
+            if self.model.qualify(expr, function.scope) in NO_GRAD:
                 return True
         return False
 
@@ -319,9 +339,14 @@ class TorchSteps:
             if isinstance(expr, cst.Call):
                 expr = expr.func
             scope = self.model.module_scope
-            if self.model.qualify(expr, scope) in _NO_GRAD:
+            if self.model.qualify(expr, scope) in NO_GRAD:
                 return True
         return False
+
+
+def _called(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``torch.no_grad`` of ``torch.no_grad()``: what a context or a decorator is made by."""
+    return expr.func if isinstance(expr, cst.Call) else expr
 
 
 def _last_step_test(test: cst.BaseExpression) -> bool:

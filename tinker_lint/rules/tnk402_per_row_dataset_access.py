@@ -26,7 +26,6 @@ _ROW_FIX = (
     '`with_format("torch")` with a `DataLoader`, or pull the needed columns into lists once '
     "before the loop"
 )
-_NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode"})
 # Calls that return an integer: an index made from them reads one row.
 _INT_CALLS = frozenset({"random.randint", "random.randrange", "int", "len"})
 # Calls that return a flat list (or 1-d array) of indices.
@@ -325,28 +324,9 @@ def _generation_loop(model: SemanticModel, where: CallSite) -> LoopInfo | None:
         if _generates(model, loop):
             return None
         for site in loop.calls:
-            if _no_grad(model, site) and _runs_model(model, site):
+            if model.torch_steps.under_no_grad(site) and _runs_model(model, site):
                 return loop
     return None
-
-
-def _no_grad(model: SemanticModel, site: CallSite) -> bool:
-    node: cst.CSTNode | None = model.parent(site.node)
-    while node is not None:
-        if isinstance(node, cst.With):
-            for item in node.items:
-                expr = item.item.func if isinstance(item.item, cst.Call) else item.item
-                if model.qualify(expr, site.scope) in _NO_GRAD:
-                    return True
-        if isinstance(node, cst.FunctionDef):
-            for decorator in node.decorators:
-                expr = decorator.decorator
-                expr = expr.func if isinstance(expr, cst.Call) else expr
-                if model.qualify(expr, site.scope) in _NO_GRAD:
-                    return True
-            return False
-        node = model.parent(node)
-    return False
 
 
 def _runs_model(model: SemanticModel, site: CallSite) -> bool:
