@@ -64,7 +64,7 @@ def test_the_owner_answers_for_every_call_site() -> None:
     assert model.steps.is_epoch_loop(epoch_loop)
     assert not model.steps.is_epoch_loop(step_loop)
     for site in model.calls:
-        context = model.steps.of_call(site)
+        context = model.steps.step_of(site)
         if lines[site.node] in (6, 7, 8):
             assert context is None, model.module.code_for_node(site.node)
         elif lines[site.node] in (10, 11, 12):
@@ -75,7 +75,7 @@ def test_the_owner_answers_for_every_call_site() -> None:
 def test_step_context_is_frozen() -> None:
     assert dataclasses.is_dataclass(StepContext)
     model = SemanticModel(cst.parse_module(EPOCH_AND_STEP))
-    context = next(c for c in map(model.steps.of_call, model.calls) if c is not None)
+    context = next(c for c in map(model.steps.step_of, model.calls) if c is not None)
     with pytest.raises(dataclasses.FrozenInstanceError):
         context.via = ()  # type: ignore[misc]
 

@@ -291,4 +291,4 @@ def test_flake8_and_the_command_report_the_same_tnk403_findings(tmp_path):
     command = ("tinker_lint", "--isolated", "--no-cache", "--output-format", "concise")
     _, cli, _ = _run(tmp_path, *command, "--select", "TNK403", "f.py")
     assert flake8 == cli
-    assert [line for _, line, _, _ in cli] == [13, 14, 21, 31, 41, 54, 60]
+    assert [line for _, line, _, _ in cli] == [13, 14, 21, 31, 41, 54, 60, 163, 164]

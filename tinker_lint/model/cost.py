@@ -200,12 +200,12 @@ class CostShapes:
         self._roots_memo: dict[tuple[int, int, int], frozenset[LoopInfo | str]] = {}
         self._roles_memo: dict[LoopInfo, frozenset[Role]] = {}
 
-    def of_call(self, site: CallSite) -> CostShape | None:
+    def shape_of(self, site: CallSite) -> CostShape | None:
         """How ``site`` runs on every step; None when it does not (``model.steps`` decides, or
         the site is in a step function)."""
         if site in self._shapes:
             return self._shapes[site]
-        step = self.model.steps.of_call(site)
+        step = self.model.steps.step_of(site)
         if step is not None:
             shape: CostShape | None = self._shape(step, site.loops, site.function)
         else:

@@ -39,7 +39,7 @@ class Helpers:
         self.cuts = 0  # calls met again inside their own resolution
 
     # --- the questions ---------------------------------------------------------------------
-    def of_call(self, call: cst.Call, scope: Scope) -> Summary | None:
+    def summary_of(self, call: cst.Call, scope: Scope) -> Summary | None:
         """The summary of the project function ``call`` runs, if it is plain to see which."""
         key = id(call)
         if key in self._of_call:

@@ -159,12 +159,12 @@ class SemanticModel:
         self.submit_of = calls.submit_of
         self.is_constructor = calls.is_constructor
         submits = Submits(index, calls)
-        self.roles_submitted_by_call = submits.of_call
+        self.roles_submitted_by_call = submits.roles_of
         self.loop_submit_roles = submits.of_loop
         self._submits = submits
         self.project = project
         self.helpers = Helpers(self, project, module_name)
-        self.helper_of = self.helpers.of_call
+        self.helper_of = self.helpers.summary_of
         submits.helper_of = self.helper_of
         self.summary_of = self.helpers.summaries.of_function
         inference.helpers = self.helpers

@@ -254,7 +254,7 @@ class Steps:
     # ======================================================================================
     # Where a place runs on every step
     # ======================================================================================
-    def of_call(self, site: CallSite) -> StepContext | None:
+    def step_of(self, site: CallSite) -> StepContext | None:
         """The step ``site`` runs in, or None when it does not run on every step of a step loop
         (outside any hot loop, under a cadence guard inside it, or at an epoch loop's level)."""
         return self._memo(site, site.loops, site.function, site.guard_depth)

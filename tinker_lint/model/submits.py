@@ -60,7 +60,7 @@ class Submits:
                         changed = True
         return {key: frozenset(value) for key, value in roles.items() if value}
 
-    def of_call(self, call: cst.Call, scope: Scope) -> frozenset[Role]:
+    def roles_of(self, call: cst.Call, scope: Scope) -> frozenset[Role]:
         """What calling ``call`` submits: its own request, or what the module function it calls
         submits."""
         # Memoised: asked of every call site by several rules (TNK101 of all of them).
@@ -88,6 +88,6 @@ class Submits:
         if found is None:
             roles: set[Role] = set()
             for site in loop.calls:
-                roles |= self.of_call(site.node, site.scope)
+                roles |= self.roles_of(site.node, site.scope)
             found = self._of_loop[loop] = frozenset(roles)
         return found

@@ -121,7 +121,7 @@ class TorchSteps:
         return None
 
     # ======================================================================================
-    def of_call(self, site: CallSite) -> TorchStep | None:
+    def step_of(self, site: CallSite) -> TorchStep | None:
         """The torch step ``site`` runs on every iteration of, or None: not in a torch hot loop or
         hook, under a cadence guard there, or in eval-only code."""
         if site in self._memo:
@@ -149,7 +149,7 @@ class TorchSteps:
     def _every_step(
         self, site: CallSite, depth: int, seen: frozenset[FunctionInfo]
     ) -> TorchStep | None:
-        """``of_call`` without the eval-only test: in a hot loop of its function, or in a function
+        """``step_of`` without the eval-only test: in a hot loop of its function, or in a function
         that a place running every step calls, up to ``_MAX_CALL_DEPTH`` calls away."""
         for loop in reversed(site.loops):
             step_call = self.step_in(loop)
@@ -390,7 +390,7 @@ def _raises(block: cst.CSTNode) -> bool:
 def place(model: SemanticModel, node: cst.CSTNode) -> CallSite:
     """Where ``node`` (a subscript, say) runs, as the record of a call there: its function, its
     enclosing loops in that function and its cadence guards, so that the step questions
-    (``torch_steps.of_call``), which only read where a call is, can be asked of it."""
+    (``torch_steps.step_of``), which only read where a call is, can be asked of it."""
     loops: list[LoopInfo] = []
     guards = 0
     current: cst.CSTNode = node

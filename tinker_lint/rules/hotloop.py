@@ -33,7 +33,7 @@ def calls_in_hot_loops(
     steps = model.steps
     for site in model.calls:
         if matches(model, site):
-            hot = steps.of_call(site)
+            hot = steps.step_of(site)
             if hot is not None:
                 yield site, hot
 

@@ -96,7 +96,7 @@ for path in checkpoints:
                 continue
             # Runs on every step of its own function's step loop (not at an epoch loop's level,
             # not under a cadence guard inside it): ``model.steps`` decides, as for TNK2xx.
-            step = steps.of_call(site)
+            step = steps.step_of(site)
             if step is None or step.via:
                 continue
             loop = step.loop

@@ -112,7 +112,7 @@ for epoch in range(3):
         for site in model.calls:
             if not tokenizes(model, site):
                 continue
-            shape = costs.of_call(site)
+            shape = costs.shape_of(site)
             if shape is None or Role.SAMPLE in shape.roles:
                 continue  # not every step, or one prompt per sampling request
             text = text_argument(site.node)

@@ -148,7 +148,7 @@ for batch in batches:
         per_element: list[tuple[CallSite, CostShape]] = []
         for site in model.calls:
             if is_array_work(model, site):
-                shape = costs.of_call(site)
+                shape = costs.shape_of(site)
                 if shape is not None and shape.per_element is not None:
                     per_element.append((site, shape))
         for site, shape in per_element:
@@ -189,7 +189,7 @@ for batch in batches:
             )
         # A ``ModelInput`` built one token per iteration (``model/model_input.py``).
         for build in token_by_token_builds(model):
-            step = model.steps.of_call(build.site)
+            step = model.steps.step_of(build.site)
             if step is not None:
                 yield self.finding(build.site.node, None, **_token_build_fields(ctx, build, step))
 

@@ -97,7 +97,7 @@ for step, batch in enumerate(batches):
             value = serialized_value(model, site)
             if value is None:
                 continue
-            hot = model.steps.of_call(site)
+            hot = model.steps.step_of(site)
             if hot is None or writes_a_line(model, site):
                 continue
             if hot.element_loop is not None:

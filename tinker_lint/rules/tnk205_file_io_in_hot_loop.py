@@ -345,7 +345,7 @@ def invariant(
     ]
     checked = False
     for call in callers:
-        outer = model.steps.of_call(call)
+        outer = model.steps.step_of(call)
         if outer is None:
             continue  # a call that does not run on every step
         for name in used:

@@ -186,7 +186,7 @@ def _mask_reads(ctx: Context, finding: _MakeFinding) -> Iterator[Finding]:
             continue
         if not _reported(model, site):
             continue  # ``int(torch.nonzero(m)[0].item())`` as an offset the code iterates
-        step = steps.of_call(site)
+        step = steps.step_of(site)
         if step is None:
             continue
         seen.add(id(found))
@@ -238,7 +238,7 @@ def _formatted_tensors(ctx: Context, finding: _MakeFinding) -> Iterator[Finding]
     model = ctx.model
     steps = model.torch_steps
     if not steps.may_step:
-        return  # no place of the module runs on a torch step (``of_call`` says None to all)
+        return  # no place of the module runs on a torch step (``step_of`` says None to all)
     for site in model.calls:
         for arg in site.node.args:
             if not isinstance(arg.value, cst.FormattedString):
@@ -249,7 +249,7 @@ def _formatted_tensors(ctx: Context, finding: _MakeFinding) -> Iterator[Finding]
                 name = dotted_name(part.expression)
                 if name is None or not _step_tensor(model, part.expression, site):
                     continue
-                step = steps.of_call(site)
+                step = steps.step_of(site)
                 if step is None:
                     continue
                 yield finding(

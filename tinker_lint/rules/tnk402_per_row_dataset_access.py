@@ -201,7 +201,7 @@ def _row_read(ctx: Context, node: cst.Subscript) -> Finding | None:
     if not _one_row(model, index, where.scope):
         return None
     what = f"`{code_of(model, node)}` reads one dataset row at a time"
-    step = model.torch_steps.of_call(where)
+    step = model.torch_steps.step_of(where)
     if step is not None:
         if step.loop is not None and _generates(model, step.loop):
             return None  # one row per example, then seconds of generation

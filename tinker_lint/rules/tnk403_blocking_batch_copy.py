@@ -324,7 +324,7 @@ def feed_of(
             return found
     function = site.function
     if function is not None and not any(b.kind in ("value", "unpack") for b in bindings):
-        # A parameter: what the training loop passes for it (one level, as ``of_call``).
+        # A parameter: what the training loop passes for it (one level, as ``TorchSteps.step_of``).
         for caller in model.torch_steps.callers_of(function):
             passed = argument(function, caller, name)
             if passed is not None and caller.loops:

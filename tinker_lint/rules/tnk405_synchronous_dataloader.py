@@ -153,7 +153,7 @@ def _training_loop(model: SemanticModel, loader: Loader) -> LoopInfo | None:
     steps = model.torch_steps
     for loop in loops:
         for site in loop.calls:
-            step = steps.of_call(site)
+            step = steps.step_of(site)
             if step is None or step.loop is None:
                 continue
             inner: LoopInfo | None = step.loop

@@ -24,7 +24,7 @@ def calls_on_every_step(
         what = found(site)
         if what is None:
             continue
-        step = steps.of_call(site)
+        step = steps.step_of(site)
         if step is not None:
             yield site, what, step
 
@@ -56,8 +56,8 @@ def in_torch_step(ctx: Context, step: TorchStep) -> str:
 def loop_step(model: SemanticModel, loop: LoopInfo) -> TorchStep | None:
     """The torch step a (not itself stepping) loop runs on every iteration of, or None: asked as
     of a call standing where the loop starts (``torch_steps.place``: its enclosing loops, cadence
-    guards and function, which is all ``of_call`` reads of a call)."""
-    return model.torch_steps.of_call(place(model, _place(model, loop)))
+    guards and function, which is all ``step_of`` reads of a call)."""
+    return model.torch_steps.step_of(place(model, _place(model, loop)))
 
 
 def _place(model: SemanticModel, loop: LoopInfo) -> cst.CSTNode:
