@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
+import json
 import os
 import re
 import warnings
@@ -34,7 +35,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from tinker_lint.deps.kinds import marks_a_project
 from tinker_lint.io.files import DecodeError, decode_source
@@ -161,14 +162,25 @@ class Source:
 
 @dataclass(frozen=True)
 class _Node:
-    """A module on its way to its sketch: its bytes, its own view, CPython's tree (None: nothing
-    in it can matter, or it does not parse), and the project files it imports with the names it
-    takes from each (name, local)."""
+    """A module on its way to its sketch: its bytes, its own view, its text and what CPython's
+    tree of it imports (``_imports``, in its order; None: nothing in it can matter, or it does not
+    parse), and the project files it imports with the names it takes from each (name, local)."""
 
     source: Source
     view: FileView
-    tree: ast.Module | None
+    text: str | None
+    listed: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] | None
     imports: tuple[tuple[str, list[tuple[str, str]]], ...]
+
+
+class ModuleStore(Protocol):
+    """Where the index keeps what it made between processes and runs (``run.cache.IndexStore``):
+    plain JSON values under keys the index makes of everything a value is made from, so that a
+    value read is the one the index would make again. A value that cannot be read is None."""
+
+    def get(self, key: str) -> Any: ...
+
+    def put(self, key: str, value: Any) -> None: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -246,8 +258,12 @@ class ProjectIndex:
         self._buffers: dict[str, tuple[bytes, int]] = {}
         self._edits = 0
         # What the index did, for the tests that keep it from doing more than it must: CPython
-        # parses of modules, sketch walks, models of modules (facts).
+        # parses of modules, sketch walks, models of modules (facts); and what it read from and
+        # wrote to its store.
         self.counts: Counter[str] = Counter()
+        # Where what it makes is kept between processes (None: nowhere). Set by the front door
+        # (the runner's results cache, the flake8 plugin), for the lints that follow.
+        self.store: ModuleStore | None = None
 
     # --- what changed (a long-lived index: the language server) ------------------------------
     def set_buffer(self, path: str, raw: bytes | None) -> None:
@@ -479,7 +495,7 @@ class ProjectIndex:
             for file, _ in nodes[path].imports:
                 if file in importers and path not in importers[file]:
                     importers[file].append(path)
-        queue = deque(path for path in part if nodes[path].tree is not None)
+        queue = deque(path for path in part if nodes[path].listed is not None)
         queued = set(queue)
         walks = 0
         while queue and walks < _MAX_WALKS * len(part):
@@ -509,32 +525,76 @@ class ProjectIndex:
             self._sketches[path] = (view.stat(path), made)
 
     def _node(self, path: str, view: FileView) -> _Node:
-        """A module as its sketch needs it: CPython's tree, and the project modules it imports
-        (with the names it takes from each). None of either when nothing in it can submit or
-        wait, nor call a module that does: then it is not even parsed."""
+        """A module as its sketch needs it: what CPython's tree of it imports, and the project
+        modules those are (with the names it takes from each). None of either when nothing in it
+        can submit or wait, nor call a module that does: then it is not even parsed."""
         source = self.source(path, view)
         module_view = self.module_view(path, view.root)
         if not source.is_text or (not source.may_matter and not self.text_imports(path, view)):
-            return _Node(source, module_view, None, ())
+            return _Node(source, module_view, None, None, ())
         text = self._text(path, source)
-        if text is None:
-            return _Node(source, module_view, None, ())
-        tree = self._tree(path, text)
-        if tree is None:
-            return _Node(source, module_view, None, ())
-        return _Node(source, module_view, tree, tuple(module_view.resolved_imports(tree)))
+        if text is None or source.digest is None:
+            return _Node(source, module_view, None, None, ())
+        listed = self._listed_imports(path, source.digest, text, module_view)
+        if listed is None:
+            return _Node(source, module_view, text, None, ())
+        return _Node(source, module_view, text, listed, tuple(module_view.resolve(listed)))
 
-    @staticmethod
-    def _walked(node: _Node, sketch_of: Callable[[str], ModuleSketch]) -> ModuleSketch:
-        """One module's sketch, with what ``sketch_of`` says the modules it imports do."""
-        tree = node.tree
+    def _listed_imports(
+        self, path: str, digest: str, text: str, module_view: FileView
+    ) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...] | None:
+        """What CPython's tree of ``text`` imports (``_imports``, made absolute from the module's
+        package), None if it does not parse: from the store when it has it (a function of the
+        text and the package alone), else parsed."""
+        key = None
+        if self.store is not None and self._trees.get(path, ("",))[0] != _text_key(text):
+            key = _key("imports", digest, module_view.package_parts)
+            kept = _load(self.store, key, _listed_from_json)
+            if kept is not None:
+                self.counts["stored imports read"] += 1
+                return kept[0]
+        tree = self._tree(path, text)
+        listed = None
+        if tree is not None:
+            listed = tuple(
+                (module, tuple(names))
+                for module, names in _imports(tree, module_view.absolute_name)
+            )
+        if key is not None:
+            self._save(
+                key,
+                None if listed is None else [[m, [list(n) for n in names]] for m, names in listed],
+            )
+        return listed
+
+    def _walked(self, node: _Node, sketch_of: Callable[[str], ModuleSketch]) -> ModuleSketch:
+        """One module's sketch, with what ``sketch_of`` says the modules it imports do: from the
+        store when it has it under everything the walk reads (the module's text, its name, what
+        its imports are found to do, the project names it takes), else walked."""
+        if node.listed is None or node.text is None or node.source.digest is None:
+            return _EMPTY_SKETCH
+        module_view = node.view
+        helpers = _helper_names(node.imports, sketch_of)
+        aliases = module_view.aliases_of(node.listed)
+        module = module_view.module_name
+        key = None
+        if self.store is not None:
+            key = _key(
+                "sketch",
+                node.source.digest,
+                module,
+                [sorted(names) for names in _helper_sets(helpers)],
+                list(aliases.items()),
+            )
+            kept = _load(self.store, key, lambda data: _sketch_from_json(data, aliases))
+            if kept is not None:
+                self.counts["stored sketches read"] += 1
+                return kept
+        tree = self._tree(module_view.file, node.text)
         if tree is None:
             return _EMPTY_SKETCH
-        node.view.index.counts["sketch walks"] += 1
-        found = sketch(tree, helpers=_helper_names(node.imports, sketch_of))
-        module_view = node.view
-        aliases = module_view.project_aliases(tree)
-        module = module_view.module_name
+        self.counts["sketch walks"] += 1
+        found = sketch(tree, helpers=helpers)
         classes: dict[str, tuple[str, ...]] = {}
         for statement in tree.body:
             if isinstance(statement, ast.ClassDef):
@@ -551,14 +611,14 @@ class ProjectIndex:
                     ):
                         bases.append(f"{module}.{head}" if module else head)
                 classes[statement.name] = tuple(bases)
-        helpers = HelperNames(
+        made_helpers = HelperNames(
             found.step_functions,
             found.submit_functions,
             found.waiting_functions,
             found.blocking_functions,
         )
         callable_classes: set[str] = set()
-        if "__call__" in helpers.submits | helpers.waits:
+        if "__call__" in made_helpers.submits | made_helpers.waits:
             for statement in tree.body:
                 if isinstance(statement, ast.ClassDef) and any(
                     isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
@@ -571,7 +631,15 @@ class ProjectIndex:
                         for b in classes[statement.name]
                         if b.startswith(module)
                     )
-        return ModuleSketch(helpers, classes, aliases, frozenset(callable_classes))
+        made = ModuleSketch(made_helpers, classes, aliases, frozenset(callable_classes))
+        if key is not None:
+            self._save(key, _sketch_to_json(made))
+        return made
+
+    def _save(self, key: str, value: Any) -> None:
+        assert self.store is not None
+        self.store.put(key, value)
+        self.counts["stored"] += 1
 
     def facts(self, path: str, view: FileView) -> ModuleFacts | None:
         """The facts of the module at ``path`` (absolute) with ``view``'s budget (the module's
@@ -594,24 +662,51 @@ class ProjectIndex:
             return None, None
         digest = hashlib.sha256(raw).hexdigest()
         helper_view = FileView(self, path, path, root, budget)
+        key = None
+        if self.store is not None:
+            # Everything the facts are made of but the project's answers to the model's
+            # questions, which are asked again (``_stored_facts``).
+            key = _key(
+                "facts",
+                digest,
+                path,
+                root,
+                helper_view.module_name,
+                helper_view.package_parts,
+                budget,
+            )
+            kept = self._stored_facts(key, path, root, budget, digest)
+            if kept is not None:
+                return kept
         # Absolute: shown relative to the asking file, it would name the module from the first
         # file that asked (messages place wait sites themselves, ``WaitSite.where``).
         facts = ModuleFacts(path, depends={path: digest})
+        made = self._made_facts(path, raw, digest, helper_view, facts)
+        if key is not None:
+            asked = made.asked if isinstance(made, _Asking) else None
+            self._save(key, _facts_to_json(facts, asked))
+        return facts, (helper_view if made is not None else None)
+
+    def _made_facts(
+        self, path: str, raw: bytes, digest: str, helper_view: FileView, facts: ModuleFacts
+    ) -> _Asking | None:
+        """Fill ``facts`` (a module with no model: left empty); the view its model asked the
+        project through, with the questions and answers (None: no model was made)."""
         if len(raw) > _MAX_HELPER_BYTES:
-            return facts, None
+            return None
         try:
             text = decode_source(raw).text
         except DecodeError:
-            return facts, None
+            return None
         if _MAY_MATTER.search(text) is None:
-            return facts, None
+            return None
         tree = self._tree(path, text)
         if tree is None:
-            return facts, None
+            return None
         # CPython's tree says whether anything in it submits or waits, or calls another module
         # of the project: only then is it worth libcst's parse and a model.
         if not self._requests_or_waits(path, digest, tree):
-            return facts, None
+            return None
         from tinker_lint.model.semantic import SemanticModel
         from tinker_lint.model.summaries import located
         from tinker_lint.syntax.parse import parse_module
@@ -627,10 +722,11 @@ class ProjectIndex:
                 module = None
             self._modules[path] = (digest, module)
         if module is None:
-            return facts, None
+            return None
 
         self.counts["models"] += 1
-        model = SemanticModel(module, project=helper_view, module_name=helper_view.module_name)
+        asking = _Asking(helper_view)
+        model = SemanticModel(module, project=asking, module_name=helper_view.module_name)
         # Its wait sites' lines, found statement by statement from CPython's tree (``located``).
         model.use_positions(NodePositions(module, statement_starts(tree, module), model.parent))
         helpers = model.helpers
@@ -641,7 +737,32 @@ class ProjectIndex:
             facts.classes[name] = self._class(model, helpers, name, node)
         facts.depends.update(helper_view.received)
         facts.depends[path] = digest
-        return facts, helper_view
+        return asking
+
+    def _stored_facts(
+        self, key: str, path: str, root: str, budget: int, digest: str
+    ) -> tuple[ModuleFacts, FileView | None] | None:
+        """The facts the store keeps under ``key``, if the project still answers every question
+        their model asked as it did then (each asked again of a new view with the same budget:
+        what that view then received, needed and met is what the model's view would have)."""
+        assert self.store is not None
+        stored = _load(self.store, key, _facts_from_json)
+        if stored is None:
+            return None
+        functions, classes, asked = stored
+        view = None
+        if asked is not None:
+            view = FileView(self, path, path, root, budget)
+            for question, arguments, answer in asked:
+                if _plain(getattr(view, question)(*arguments)) != answer:
+                    self.counts["stored facts stale"] += 1
+                    return None
+        self.counts["stored facts read"] += 1
+        facts = ModuleFacts(path, functions, classes, depends={path: digest})
+        if view is not None:
+            facts.depends.update(view.received)
+            facts.depends[path] = digest
+        return facts, view
 
     def _requests_or_waits(self, path: str, digest: str, tree: ast.Module) -> bool:
         """Whether anything in the module's tree submits a request or waits (a sketch without
@@ -823,8 +944,12 @@ class FileView:
     def project_aliases(self, tree: ast.Module) -> dict[str, str]:
         """Names this module imports from the project's other modules, qualified: what a
         re-export (``from .steps import f`` in ``__init__.py``) offers, and what its bases name."""
+        return self.aliases_of(_imports(tree, self.absolute_name))
+
+    def aliases_of(self, listed: Iterable[tuple[str, Iterable[tuple[str, str]]]]) -> dict[str, str]:
+        """``project_aliases`` of a tree that imports ``listed`` (``_imports``)."""
         names: dict[str, str] = {}
-        for module, taken in _imports(tree, self.absolute_name):
+        for module, taken in listed:
             if taken and self._module_file(module) is not None:
                 for name, local in taken:
                     names[local] = f"{module}.{name}".lstrip(".")
@@ -878,11 +1003,17 @@ class FileView:
 
     def resolved_imports(self, tree: ast.Module) -> list[tuple[str, list[tuple[str, str]]]]:
         """The project files the tree imports, each with the names taken from it (name, local)."""
+        return self.resolve(_imports(tree, self.absolute_name))
+
+    def resolve(
+        self, listed: Iterable[tuple[str, Iterable[tuple[str, str]]]]
+    ) -> list[tuple[str, list[tuple[str, str]]]]:
+        """The project files of the modules ``listed`` (``_imports``), with the names taken."""
         found = []
-        for module, names in _imports(tree, self.absolute_name):
+        for module, names in listed:
             path = self._module_file(module)
             if path is not None:
-                found.append((path, names))
+                found.append((path, list(names)))
         return found
 
     def dependencies(self) -> dict[str, str]:
@@ -1108,6 +1239,225 @@ def _answer(
         view.needs = max(view.needs, needs)
     view.received.update(depends(made))
     return made
+
+
+# ==========================================================================================
+# What the store keeps (``ModuleStore``): plain JSON, read back only if it has the shape written
+# ==========================================================================================
+_STORE_FORMAT = 1  # bumped when what a key covers, or a value's shape, changes
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _key(kind: str, *parts: object) -> str:
+    """The store's key of a value made from ``parts`` (plain data, in order)."""
+    text = json.dumps([_STORE_FORMAT, kind, *parts], ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+Loaded = TypeVar("Loaded")
+
+
+def _load(store: ModuleStore, key: str, decode: Callable[[Any], Loaded]) -> Loaded | None:
+    """The value kept under ``key``, decoded; None if there is none, or it is not one the index
+    wrote (a damaged or foreign entry is a miss, never an error)."""
+    try:
+        data = store.get(key)
+        if data is None or not _plain_text(data):
+            return None
+        return decode(data)
+    except Exception:  # anything read from a file is untrusted: its shape is checked by use
+        return None
+
+
+def _plain_text(data: Any) -> bool:
+    """Whether every string in ``data`` is free of control characters (names and paths are)."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _CONTROL.search(item):
+                return False
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+    return True
+
+
+def _strings(data: Any) -> list[str]:
+    if not isinstance(data, list) or not all(isinstance(item, str) for item in data):
+        raise ValueError("not a list of strings")
+    return data
+
+
+def _pairs(data: Any) -> list[tuple[str, str]]:
+    if not isinstance(data, list):
+        raise ValueError("not a list")
+    found = []
+    for item in data:
+        first, second = _strings(item)
+        found.append((first, second))
+    return found
+
+
+def _listed_from_json(
+    data: Any,
+) -> tuple[tuple[tuple[str, tuple[tuple[str, str], ...]], ...] | None]:
+    """``_Node.listed`` as stored, in a 1-tuple (its None, "does not parse", is a value)."""
+    if data is None:
+        return (None,)
+    if not isinstance(data, list):
+        raise ValueError("not a list")
+    found = []
+    for item in data:
+        module, names = item
+        if not isinstance(module, str):
+            raise ValueError("not a module name")
+        found.append((module, tuple(_pairs(names))))
+    return (tuple(found),)
+
+
+def _helper_sets(helpers: HelperNames) -> tuple[frozenset[str], ...]:
+    return helpers.steps, helpers.submits, helpers.waits, helpers.blocks
+
+
+def _sketch_to_json(made: ModuleSketch) -> dict[str, Any]:
+    return {
+        "helpers": [sorted(names) for names in _helper_sets(made.helpers)],
+        "classes": [[name, list(bases)] for name, bases in made.classes.items()],
+        "callable": sorted(made.callable_classes),
+    }
+
+
+def _sketch_from_json(data: Any, aliases: dict[str, str]) -> ModuleSketch:
+    """A sketch as stored (its aliases are what the key was made with)."""
+    if not isinstance(data, dict) or set(data) != {"helpers", "classes", "callable"}:
+        raise ValueError("not a sketch")
+    steps, submits, waits, blocks = (frozenset(_strings(names)) for names in data["helpers"])
+    classes: dict[str, tuple[str, ...]] = {}
+    if not isinstance(data["classes"], list):
+        raise ValueError("not a list")
+    for name, bases in data["classes"]:
+        if not isinstance(name, str):
+            raise ValueError("not a class name")
+        classes[name] = tuple(_strings(bases))
+    return ModuleSketch(
+        HelperNames(steps, submits, waits, blocks),
+        classes,
+        dict(aliases),
+        frozenset(_strings(data["callable"])),
+    )
+
+
+def _plain(answer: object) -> Any:
+    """The project's answer to a model's question, as stored and compared: a summary as plain
+    data (its wait sites' lines too, which ``Summary`` equality leaves out), a bool as is."""
+    to_json = getattr(answer, "to_json", None)
+    return to_json() if to_json is not None else answer
+
+
+class _Asking:
+    """A module's view of its project (``model.summaries.ProjectView``) that notes each question
+    its model asks and the first answer, in order: what the stored facts are checked against."""
+
+    def __init__(self, view: FileView) -> None:
+        self.view = view
+        self.asked: dict[tuple[str, tuple[str, ...]], Any] = {}
+
+    @property
+    def path(self) -> str:
+        return self.view.path
+
+    def __getattr__(self, name: str) -> Any:  # what the view has beyond the protocol
+        return getattr(self.view, name)
+
+    def absolute_name(self, name: str) -> str:
+        return self.view.absolute_name(name)
+
+    def function(self, qualified: str) -> Summary | None:
+        found = self.view.function(qualified)
+        self.asked.setdefault(("function", (qualified,)), _plain(found))
+        return found
+
+    def method(self, qualified_class: str, name: str) -> Summary | None:
+        found = self.view.method(qualified_class, name)
+        self.asked.setdefault(("method", (qualified_class, name)), _plain(found))
+        return found
+
+    def is_class(self, qualified: str) -> bool:
+        found = self.view.is_class(qualified)
+        self.asked.setdefault(("is_class", (qualified,)), found)
+        return found
+
+
+_QUESTIONS = {"function": 1, "method": 2, "is_class": 1}  # what may be asked again, and its arity
+
+
+def _facts_to_json(
+    facts: ModuleFacts, asked: dict[tuple[str, tuple[str, ...]], Any] | None
+) -> dict[str, Any]:
+    """A module's facts with the questions its model asked (None: no model was made)."""
+    return {
+        "functions": [[name, summary.to_json()] for name, summary in facts.functions.items()],
+        "classes": [
+            [
+                name,
+                list(record.bases),
+                [[method, summary.to_json()] for method, summary in record.methods.items()],
+                sorted(record.abstract),
+            ]
+            for name, record in facts.classes.items()
+        ],
+        "asked": None
+        if asked is None
+        else [
+            [question, list(arguments), answer] for (question, arguments), answer in asked.items()
+        ],
+    }
+
+
+def _facts_from_json(
+    data: Any,
+) -> tuple[
+    dict[str, Summary], dict[str, ClassSummary], list[tuple[str, tuple[str, ...], Any]] | None
+]:
+    from tinker_lint.model.summaries import ClassSummary, Summary
+
+    if not isinstance(data, dict) or set(data) != {"functions", "classes", "asked"}:
+        raise ValueError("not facts")
+
+    def summary(item: Any) -> Summary:
+        made = Summary.from_json(item)
+        if made.to_json() != item:  # every field as written, nothing else
+            raise ValueError("not a summary")
+        return made
+
+    functions = {}
+    for name, item in data["functions"]:
+        if not isinstance(name, str):
+            raise ValueError("not a name")
+        functions[name] = summary(item)
+    classes = {}
+    for name, bases, methods, abstract in data["classes"]:
+        if not isinstance(name, str):
+            raise ValueError("not a name")
+        summaries = {}
+        for method, item in methods:
+            if not isinstance(method, str):
+                raise ValueError("not a name")
+            summaries[method] = summary(item)
+        classes[name] = ClassSummary(
+            name, tuple(_strings(bases)), summaries, frozenset(_strings(abstract))
+        )
+    asked = None
+    if data["asked"] is not None:
+        asked = []
+        for question, arguments, answer in data["asked"]:
+            if _QUESTIONS.get(question) != len(_strings(arguments)):
+                raise ValueError("not a question")
+            asked.append((question, tuple(arguments), answer))
+    return functions, classes, asked
 
 
 def _stat(path: str) -> Stat:

@@ -55,6 +55,10 @@ _FORMATS = "diagnostics-"  # what every format's directory is named (``diagnosti
 _PACKAGE = Path(__file__).resolve().parent.parent  # the whole tinker_lint package
 KEEP_FINGERPRINTS = 4
 MAX_ENTRIES = 5000
+# The project index's store (``IndexStore``): its own directory beside the diagnostics'.
+INDEX_FORMAT = "index-v1"
+MAX_INDEX_ENTRIES = 20000  # a few hundred per state of a project the size of tinker-cookbook
+_KEY = re.compile(r"[0-9a-f]{64}")
 _STALE_TEMPORARY_SECONDS = 3600  # a ``.tmp`` left by a killed run
 _SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55"
 # An entry is a few kilobytes; one past this is not the cache's, and is never read whole.
@@ -154,8 +158,9 @@ class Cache:
 
     def __init__(self, directory: str | Path, settings: Settings, tool: str | None = None) -> None:
         self.root = Path(directory)
+        self.tool = tool or tool_fingerprint()
         fingerprint = hashlib.sha256(
-            f"{tool or tool_fingerprint()}\0{settings_fingerprint(settings)}".encode()
+            f"{self.tool}\0{settings_fingerprint(settings)}".encode()
         ).hexdigest()
         self.directory = self.root / FORMAT / fingerprint[:32]
         self._made = False
@@ -314,27 +319,166 @@ class Cache:
             for _, path in entries[: excess + limit // 2]:
                 _unlink(path)
 
+    def index_store(self) -> IndexStore:
+        """The project index's store, beside these entries (the same root and linter)."""
+        return IndexStore(self.root, self.tool)
+
     def _make_directory(self) -> None:
-        made_root = False
-        if not os.path.lexists(self.root):
-            self.root.mkdir(parents=True, exist_ok=True)
-            made_root = True
-        for directory in (self.root / FORMAT, self.directory):
-            with contextlib.suppress(FileExistsError):
-                directory.mkdir()
+        made_root = _make_root(self.root, (self.root / FORMAT, self.directory))
         # Made here or not, each must be a real directory (mkdir accepts a link to one).
         self._checked = False
         refused = self.refusal()
         if refused is not None:
             raise OSError(f"{refused[0]}: {refused[1]}")
         if made_root:
-            # Like ruff's cache: never committed, skipped by backup tools.
-            _create(self.root / ".gitignore", "# Created by tinker-lint\n*\n")
-            _create(
-                self.root / "CACHEDIR.TAG",
-                f"{_SIGNATURE}\n# This file is a cache directory tag created by tinker-lint.\n",
-            )
+            _tag(self.root)
         self._made = True
+
+
+def _make_root(root: Path, directories: Sequence[Path]) -> bool:
+    """Make the cache's root (True if it was not there) and ``directories`` in it, in order."""
+    made_root = False
+    if not os.path.lexists(root):
+        root.mkdir(parents=True, exist_ok=True)
+        made_root = True
+    for directory in directories:
+        with contextlib.suppress(FileExistsError):
+            directory.mkdir()
+    return made_root
+
+
+def _tag(root: Path) -> None:
+    """Like ruff's cache: never committed, skipped by backup tools."""
+    _create(root / ".gitignore", "# Created by tinker-lint\n*\n")
+    _create(
+        root / "CACHEDIR.TAG",
+        f"{_SIGNATURE}\n# This file is a cache directory tag created by tinker-lint.\n",
+    )
+
+
+class IndexStore:
+    """The project index's products kept between processes and runs (``project.index``: the
+    CPython sketches of project modules, what their trees import, the facts of helper modules),
+    in ``INDEX_FORMAT/<linter>/<key>.json`` of the cache's root. The index makes each key of
+    everything its value is made from, and reads back a value only in the shape it wrote, so a
+    value read is the one it would make again; this class only keeps bytes safely, as ``Cache``
+    does (no link followed, entries of a bounded size, written atomically). Anything that goes
+    wrong is a miss: nothing here is ever an error of the run (a store that cannot be written
+    stops trying). A process that writes prunes once: the ``KEEP_FINGERPRINTS`` most recently
+    used linters' directories are kept, and past ``MAX_INDEX_ENTRIES`` the oldest entries go."""
+
+    def __init__(self, root: str | Path, tool: str | None = None) -> None:
+        self.root = Path(root)
+        self._tool = tool
+        self._directory: Path | None = None
+        self._usable: bool | None = None
+        self._made = False
+        self._failed = False
+        self._written: set[str] = set()
+
+    @property
+    def tool(self) -> str:
+        if self._tool is None:
+            self._tool = tool_fingerprint()
+        return self._tool
+
+    @property
+    def directory(self) -> Path:
+        if self._directory is None:
+            fingerprint = hashlib.sha256(f"index\0{self.tool}".encode()).hexdigest()[:32]
+            self._directory = self.root / INDEX_FORMAT / fingerprint
+        return self._directory
+
+    def usable(self) -> bool:
+        """Whether the store may be used: none of its directories is a link, another user's, or
+        not a directory (``Cache.refusal``)."""
+        if self._usable is None:
+            refusals = [
+                (path, _refusal(path))
+                for path in (self.root, self.root / INDEX_FORMAT, self.directory)
+            ]
+            # A root that is a file: nothing can be read, and writing fails (as ``Cache``).
+            self._usable = all(
+                why is None or (path == self.root and why == "it is not a directory")
+                for path, why in refusals
+            )
+        return self._usable
+
+    def get(self, key: str) -> object | None:
+        """The value stored under ``key`` (plain JSON), or None."""
+        if not _KEY.fullmatch(key) or not self.usable():
+            return None
+        data = _read_entry(self.directory / f"{key}.json")
+        if data is None:
+            return None
+        try:
+            return json.loads(data)
+        except (ValueError, RecursionError):  # RecursionError: nested too deep to parse
+            return None
+
+    def put(self, key: str, value: object) -> None:
+        """Store ``value`` under ``key``, atomically; best effort."""
+        if self._failed or not _KEY.fullmatch(key) or not self.usable():
+            return
+        try:
+            if not self._made:
+                if _make_root(self.root, (self.root / INDEX_FORMAT, self.directory)):
+                    _tag(self.root)
+                self._usable = None  # made here or not, each must be a real directory
+                if not self.usable():
+                    raise OSError("not a directory of the cache's own")
+                self._made = True
+                self._prune()
+            entry = self.directory / f"{key}.json"
+            temporary = entry.with_name(f"{entry.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+            data = json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+            fd = os.open(temporary, _CREATE, 0o644)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(data)
+                os.replace(temporary, entry)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
+                raise
+        except (OSError, ValueError):  # read-only, full, a link: no store for this process
+            self._failed = True
+            return
+        self._written.add(key)
+
+    def _prune(self) -> None:
+        """Once per process that writes: keep the most recently used linters' directories, and
+        at most ``MAX_INDEX_ENTRIES`` entries in this one (down to half, the oldest first)."""
+        with contextlib.suppress(OSError):
+            os.utime(self.directory)
+            fingerprints = sorted(
+                (
+                    d
+                    for d in _directories(self.root / INDEX_FORMAT)
+                    if _FINGERPRINT.fullmatch(d.name)
+                ),
+                key=lambda d: d.stat(follow_symlinks=False).st_mtime,
+                reverse=True,
+            )
+            for stale in fingerprints[KEEP_FINGERPRINTS:]:
+                if stale.name != self.directory.name:
+                    _remove_tree(Path(stale.path))
+            now = time.time()
+            entries: list[tuple[float, str]] = []
+            with os.scandir(self.directory) as found:
+                for item in found:
+                    if not item.is_file(follow_symlinks=False):
+                        continue
+                    mtime = item.stat(follow_symlinks=False).st_mtime
+                    if item.name.endswith(".tmp"):
+                        if now - mtime > _STALE_TEMPORARY_SECONDS:
+                            _unlink(item.path)
+                    elif _ENTRY.fullmatch(item.name):
+                        entries.append((mtime, item.path))
+            if len(entries) > MAX_INDEX_ENTRIES:
+                entries.sort()
+                for _, path in entries[: len(entries) - MAX_INDEX_ENTRIES // 2]:
+                    _unlink(path)
 
 
 def _directories(path: Path) -> list[os.DirEntry[str]]:
