@@ -36,13 +36,16 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tinker_lint import __version__
 from tinker_lint.io.config import ConfigError, parse_version
 from tinker_lint.io.settings import Settings
 from tinker_lint.prefilter.mentions import may_concern
 from tinker_lint.prefilter.needs import TextFacts
+
+if TYPE_CHECKING:
+    from tinker_lint.run.cache import IndexStore
 
 CONFIG_ERROR = "TNK004"
 
@@ -56,6 +59,8 @@ class _Options:
     enable: tuple[str, ...] = ()
     # ``--tinker-preview``.
     preview: bool = False
+    # ``--tinker-no-cache``: the project index's store is neither read nor written.
+    no_cache: bool = False
 
 
 @lru_cache(maxsize=64)
@@ -83,6 +88,30 @@ def _project_settings(directory: str, options: _Options) -> Settings | ConfigErr
         per_file_ignores=(),
         preview=settings.preview or options.preview,
     )
+
+
+@lru_cache(maxsize=64)
+def _index_store(directory: str, options: _Options) -> IndexStore | None:
+    """Where the project index of this process keeps what it makes of the project's modules
+    for the next flake8 run (each is a new process: an editor runs one per save): the store
+    beside the results cache of ``tinker-lint`` on the same files (``.tinker_lint_cache`` in the
+    project root, else the current directory), shared with it. None with ``--tinker-no-cache``
+    or a configuration that is not valid."""
+    if options.no_cache:
+        return None
+    settings = _project_settings(directory, options)
+    if isinstance(settings, ConfigError):
+        return None
+    from tinker_lint.run.cache import IndexStore, default_cache_dir
+
+    return IndexStore(default_cache_dir(settings), _tool())
+
+
+@lru_cache(maxsize=1)
+def _tool() -> str:
+    from tinker_lint.run.cache import tool_fingerprint
+
+    return tool_fingerprint()
 
 
 def _enabled_codes(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -160,6 +189,14 @@ class TinkerLintPlugin:
             "still decides what is shown",
         )
         parser.add_option(
+            "--tinker-no-cache",
+            action="store_true",
+            default=False,
+            parse_from_config=True,
+            help="tinker-lint's --no-cache: keep nothing of the project's modules between runs "
+            "(.tinker_lint_cache)",
+        )
+        parser.add_option(
             "--tinker-preview",
             action="store_true",
             default=False,
@@ -176,6 +213,7 @@ class TinkerLintPlugin:
             tinker_version=getattr(options, "tinker_version", None),
             enable=tuple(code.strip().upper() for code in enable if code.strip()),
             preview=bool(getattr(options, "tinker_preview", False)),
+            no_cache=bool(getattr(options, "tinker_no_cache", False)),
         )
         cls._not_shown = _not_shown(options)
 
@@ -189,6 +227,8 @@ class TinkerLintPlugin:
             from tinker_lint.project.index import project_index
 
             project = project_index()  # the CLI's: helpers in the project's other modules
+            # What it made of them in earlier runs (each flake8 run is a new process).
+            project.store = _index_store(directory, self._options)
         if not _may_concern(facts, directory, self._options) and (
             project is None
             or not project.view(self.filename or "stdin").imports_helpers(text, facts.identifiers)
