@@ -411,10 +411,18 @@ class IndexStore:
         data = _read_entry(self.directory / f"{key}.json")
         if data is None:
             return None
+        # An entry is the SHA-256 of the rest, a line break, and ``[key, value]``: a truncated,
+        # damaged, renamed or foreign file is a miss, however well it parses.
+        digest, _, body = data.partition(b"\n")
+        if hashlib.sha256(body).hexdigest().encode() != digest:
+            return None
         try:
-            return json.loads(data)
+            stored = json.loads(body)
         except (ValueError, RecursionError):  # RecursionError: nested too deep to parse
             return None
+        if not isinstance(stored, list) or len(stored) != 2 or stored[0] != key:
+            return None
+        return stored[1]
 
     def put(self, key: str, value: object) -> None:
         """Store ``value`` under ``key``, atomically; best effort."""
@@ -431,11 +439,11 @@ class IndexStore:
                 self._prune()
             entry = self.directory / f"{key}.json"
             temporary = entry.with_name(f"{entry.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-            data = json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+            body = json.dumps([key, value], ensure_ascii=True, separators=(",", ":")).encode()
             fd = os.open(temporary, _CREATE, 0o644)
             try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    handle.write(data)
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
                 os.replace(temporary, entry)
             except OSError:
                 with contextlib.suppress(OSError):
