@@ -58,7 +58,8 @@ if TYPE_CHECKING:
 
     from tinker_lint.deps.lint import QwenVlUse
     from tinker_lint.io.notebook import Notebook
-    from tinker_lint.run.cache import Cache
+    from tinker_lint.project.index import ProjectIndex
+    from tinker_lint.run.cache import Cache, IndexStore
 
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
@@ -252,7 +253,16 @@ def run_paths(
         where = ", ".join(directories)
         run.warnings.append(f"no Python, notebook or dependency files found under {where}")
 
-    done, run.processes = _work_all(todo, list(table), jobs, fix, progress)
+    global _index_store
+    # The project index keeps its sketches and facts beside the results cache (``--no-cache``:
+    # neither): a file linted again because it or a helper changed reads what did not.
+    _index_store = cache.index_store() if cache is not None else None
+    try:
+        done, run.processes = _work_all(todo, list(table), jobs, fix, progress)
+    finally:
+        _index_store = None
+        if "tinker_lint.project.index" in sys.modules:  # set by ``_project`` in this process
+            _project().store = None
     run.linted = len(todo)
     cache_failed = False
     for job in todo:
@@ -455,7 +465,7 @@ def _work_all_files(
             max_workers=processes,
             mp_context=_fork_context(),
             initializer=_start_worker,
-            initargs=(table, fix, os.getpid()),
+            initargs=(table, fix, os.getpid(), _index_store),
         ) as pool:
             for done in pool.map(_work_batch, batches):
                 results.update(done)
@@ -503,6 +513,9 @@ def _fork_context() -> multiprocessing.context.BaseContext | None:
 
 
 _worker: tuple[list[Settings], FixMode | None] | None = None
+# The project index's store for this run's files (None: ``--no-cache``): set by ``run_paths``,
+# handed to the processes it starts.
+_index_store: IndexStore | None = None
 # How often a process checks that the run that started it is still there (when the kernel cannot
 # be asked to end it with its parent).
 PARENT_POLL_SECONDS = 1.0
@@ -510,9 +523,12 @@ _PDEATHSIG = sys.platform.startswith("linux")  # the kernel can end a child with
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
-def _start_worker(table: list[Settings], fix: FixMode | None, parent: int) -> None:
-    global _worker
+def _start_worker(
+    table: list[Settings], fix: FixMode | None, parent: int, store: IndexStore | None = None
+) -> None:
+    global _worker, _index_store
     _worker = table, fix
+    _index_store = store
     _exit_with_parent(parent)
 
 
@@ -554,25 +570,31 @@ def _work_batch(batch: list[Job]) -> list[tuple[int, Outcome]]:
     return [(job.order, _work(job, table[job.settings], fix)) for job in batch]
 
 
+def _project() -> ProjectIndex:
+    """This process's project index, keeping what it makes in this run's store."""
+    from tinker_lint.project.index import project_index
+
+    index = project_index()
+    index.store = _index_store
+    return index
+
+
 def _work(job: Job, settings: Settings, fix: FixMode | None) -> Outcome:
     """Lint one file, or fix it (the fixed bytes are written by ``_settle``, in this process)."""
     if is_notebook(job.path):
         return _work_notebook(job, settings, fix)
-    from tinker_lint.project.index import project_index
-
+    project = _project()  # the fixer's lints take it too (``project_index``)
     if job.cached is None:
         # A file no rule reads is answered without the engine (and libcst): ``run.gate``.
         from tinker_lint.run.gate import unanalysed_bytes
 
-        found = unanalysed_bytes(job.raw, job.path, settings, project_index(), job.depends)
+        found = unanalysed_bytes(job.raw, job.path, settings, project, job.depends)
         if found is not None:
             return _unanalysed_outcome(found.diagnostics, found.warnings, found.depends, fix)
     if fix is None:
         from tinker_lint.run.engine import lint_bytes
 
-        result = lint_bytes(
-            job.raw, job.path, settings, project=project_index(), depends=job.depends
-        )
+        result = lint_bytes(job.raw, job.path, settings, project=project, depends=job.depends)
         return Outcome(result.diagnostics, result.warnings, depends=result.depends)
     from tinker_lint.run.fixer import fix_bytes
 
@@ -607,7 +629,6 @@ def _work_notebook(job: Job, settings: Settings, fix: FixMode | None) -> Outcome
     """A notebook: its code cells linted (or fixed) as one text, the findings in cell
     coordinates; fixed cells are written back into the notebook's own JSON text."""
     from tinker_lint.io.notebook import NotebookError, read_notebook
-    from tinker_lint.project.index import project_index
     from tinker_lint.run.gate import unanalysed
 
     try:
@@ -624,7 +645,7 @@ def _work_notebook(job: Job, settings: Settings, fix: FixMode | None) -> Outcome
             ]
         return Outcome(found, [], initial=found if fix is not None else None)
     # As below: the lint without the project, the fixer's first pass with it.
-    project = project_index() if fix is not None else None
+    project = _project() if fix is not None else None
     unread = unanalysed(notebook.text, job.path, settings, project)
     if unread is not None:
         warnings = _in_cells(unread.warnings, notebook, job.path)
