@@ -5,7 +5,10 @@ flake8 read, with the tree flake8 parsed (so CPython does not parse the file aga
 0-based columns (flake8 adds 1, TorchFix's off-by-one is the warning).
 
 The engine, and libcst with it (about 0.3 s), is imported only for a file whose text names Tinker:
-editors run flake8 on every save, mostly on files that never do.
+editors run flake8 on every save, mostly on files that never do. Each run is a new process: what
+the project index makes of the project's other modules (their sketches, the helpers' facts) is
+kept between runs in the store beside the command's results cache (``_index_store``;
+``--tinker-no-cache``: none), so a run reads it back for every module whose bytes did not change.
 
 Settings are the command's (``run.resolve``): the nearest ``[tool.tinker-lint]`` above the file, and
 the same tinker version (flake8's ``--tinker-version``, else ``tinker-version`` there, else the
@@ -91,7 +94,7 @@ def _project_settings(directory: str, options: _Options) -> Settings | ConfigErr
 
 
 @lru_cache(maxsize=64)
-def _index_store(directory: str, options: _Options) -> IndexStore | None:
+def _index_store(directory: str, options: _Options) -> _Store | None:
     """Where the project index of this process keeps what it makes of the project's modules
     for the next flake8 run (each is a new process: an editor runs one per save): the store
     beside the results cache of ``tinker-lint`` on the same files (``.tinker_lint_cache`` in the
@@ -102,16 +105,30 @@ def _index_store(directory: str, options: _Options) -> IndexStore | None:
     settings = _project_settings(directory, options)
     if isinstance(settings, ConfigError):
         return None
-    from tinker_lint.run.cache import IndexStore, default_cache_dir
-
-    return IndexStore(default_cache_dir(settings), _tool())
+    return _Store(settings)
 
 
-@lru_cache(maxsize=1)
-def _tool() -> str:
-    from tinker_lint.run.cache import tool_fingerprint
+class _Store:
+    """``run.cache.IndexStore`` for ``settings``, made when the index first asks: a file whose
+    imports name no module of its project (most files) imports no cache and reads no linter
+    fingerprint."""
 
-    return tool_fingerprint()
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._store: IndexStore | None = None
+
+    def _made(self) -> IndexStore:
+        if self._store is None:
+            from tinker_lint.run.cache import IndexStore, default_cache_dir
+
+            self._store = IndexStore(default_cache_dir(self.settings))
+        return self._store
+
+    def get(self, key: str) -> object | None:
+        return self._made().get(key)
+
+    def put(self, key: str, value: object) -> None:
+        self._made().put(key, value)
 
 
 def _enabled_codes(values: tuple[str, ...]) -> tuple[str, ...]:
