@@ -16,6 +16,7 @@ import pytest
 
 from tests.checkout import checkout_env
 from tests.fixture_expectations import FIXTURES_ROOT, ROOT
+from tinker_lint.io.files import is_listing_key
 from tinker_lint.io.settings import Settings
 from tinker_lint.project.index import ProjectIndex
 from tinker_lint.rules import PYTHON_RULES
@@ -89,7 +90,11 @@ def test_the_gate_answers_plain_python_with_the_engines_findings_and_warnings():
     found = {text: gate.unanalysed(text, path, Settings(), ProjectIndex()) for text in CRAFTED}
     for text, answer in found.items():
         assert answer is None or answer == _engine(text, path, Settings()), text
-    assert found[PLAIN] == gate.Unanalysed([], [])
+    plain = found[PLAIN]
+    assert plain is not None and (plain.diagnostics, plain.warnings) == ([], [])
+    # What it depends on: where its imports were looked for in the project (none is there).
+    assert plain.depends and all(is_listing_key(key) for key in plain.depends)
+    assert set(plain.depends.values()) == {"listed:"}
     broken = found["def f(:\n    pass\n"]
     assert broken is not None and [d.code for d in broken.diagnostics] == ["TNK001"]
     typo = found["x = 1  # noqa: TNK1O1\n"]

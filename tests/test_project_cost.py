@@ -5,12 +5,14 @@ for what it already knows."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from packaging.version import Version
 
+from tinker_lint.io.files import is_listing_key, listing_directory
 from tinker_lint.io.settings import Settings
 from tinker_lint.project import index as index_module
 from tinker_lint.run.runner import run_paths
@@ -137,3 +139,85 @@ def test_what_a_file_without_tinker_reaches_is_among_its_cached_dependencies(tmp
         encoding="utf-8",
     )
     assert run() == ([("a.py", "TNK104", 5, 5)], 0)
+
+
+@pytest.mark.parametrize("where", ["b.py", "b/__init__.py", "src/b.py"])
+def test_a_module_that_appears_lints_the_files_that_import_it_again(tmp_path, fresh_index, where):
+    """An import that named no module of the project when a file was cached is among what its
+    entry depends on: the module appearing (beside it, as a package, under ``src/``) lints the file
+    again, as a run without the cache would."""
+    from tinker_lint.run.cache import Cache
+
+    root = tmp_path / "p"
+    paths = _write(
+        root,
+        {
+            "pyproject.toml": '[project]\nname = "p"\n',
+            "a.py": "from b import step\n\n\nasync def go(client, batch):\n    step(client, batch)\n",
+        },
+    )
+
+    def run(cache: bool = True) -> tuple[list[tuple[str, str, int, int]], int]:
+        index_module._SHARED = None
+        done = run_paths(
+            [str(p) for p in paths],
+            SETTINGS,
+            jobs=1,
+            cache=Cache(tmp_path / "c", SETTINGS) if cache else None,
+        )
+        return sorted(
+            (Path(d.path).name, d.code, d.line, d.col) for d in done.diagnostics
+        ), done.cached
+
+    assert run() == ([], 0)
+    assert run() == ([], 1)
+    _write(
+        root,
+        {
+            where: "def step(training_client, batch):\n"
+            '    return training_client.forward_backward(batch, loss_fn="cross_entropy").result()\n'
+        },
+    )
+    assert run(cache=False) == ([("a.py", "TNK104", 5, 5)], 0)
+    assert run() == ([("a.py", "TNK104", 5, 5)], 0)
+    assert run() == ([("a.py", "TNK104", 5, 5)], 1)
+
+
+def test_where_a_helpers_imports_were_looked_for_is_among_its_importers_dependencies(
+    tmp_path, fresh_index
+):
+    """``a`` calls ``lib/b.py``'s helper, whose own import of ``c`` names no module yet: the
+    listing of ``lib/`` (read only to look for ``b``'s imports) is among what ``a``'s entry
+    depends on, through ``b``'s answers, so that ``lib/c.py`` appearing lints ``a`` again."""
+    import json
+
+    from tinker_lint.run.cache import Cache
+
+    root = tmp_path / "p"
+    helper = (
+        "import tinker\n\nfrom c import step\n\n\n"
+        "def go(training_client: tinker.TrainingClient, batch):\n"
+        '    training_client.forward_backward(batch, loss_fn="cross_entropy").result()\n'
+        "    return step(batch)\n"
+    )
+    user = "from lib.b import go\n\n\nasync def run(client, batch):\n    go(client, batch)\n"
+    _write(
+        root,
+        {"pyproject.toml": '[project]\nname = "p"\n', "lib/b.py": helper, "a.py": user},
+    )
+    index_module._SHARED = None
+    cache = Cache(tmp_path / "c", SETTINGS)
+    done = run_paths([str(root / "a.py")], SETTINGS, jobs=1, cache=cache)
+    assert [(d.code, d.line) for d in done.diagnostics] == [("TNK104", 5)]
+    (entry,) = [json.loads(p.read_text()) for p in cache.directory.glob("*.json")]
+    lib = str(root / "lib")
+    assert entry["depends"][str(root / "lib" / "b.py")]  # the helper's bytes
+    # Where its imports were looked for: ``lib/`` held neither ``c.py`` nor ``c/`` (one entry for
+    # the directory, whatever was looked for in it).
+    (key,) = [k for k in entry["depends"] if is_listing_key(k) and listing_directory(k) == lib]
+    assert {"c.py", "c" + os.sep} <= set(key.split("\0")[1:])
+    assert "c.py" not in entry["depends"][key]
+    (root / "lib" / "c.py").write_text("def step(batch):\n    return batch\n")
+    index_module._SHARED = None
+    again = run_paths([str(root / "a.py")], SETTINGS, jobs=1, cache=Cache(tmp_path / "c", SETTINGS))
+    assert again.cached == 0 and [(d.code, d.line) for d in again.diagnostics] == [("TNK104", 5)]

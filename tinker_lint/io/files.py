@@ -358,3 +358,66 @@ def read_utf8(path: str | Path) -> str:
 
 def read_source(path: str | Path) -> SourceFile:
     return decode_source(read_bytes(path))
+
+
+def list_directory(directory: str) -> frozenset[str]:
+    """The names of the files in ``directory``, and of its directories followed by a separator;
+    none if it cannot be listed (or is no directory)."""
+    names = []
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.is_file():
+                    names.append(entry.name)
+                elif entry.is_dir():
+                    names.append(entry.name + os.sep)
+    except OSError:
+        pass
+    return frozenset(names)
+
+
+# In a dependency's key, what stands between a directory and the names looked for in it
+# (``<directory>/\0<name>\0<name>``): no file path holds it, so the key names no file.
+_LISTED = "\0"
+
+
+def listing_key(directory: str, names: Iterable[str]) -> str:
+    """The key of "which of ``names`` are in ``directory``" among a file's dependencies (where a
+    module was looked for: ``steps.py`` and ``steps/`` beside the file, say)."""
+    return directory.rstrip(os.sep) + os.sep + _LISTED + _LISTED.join(sorted(set(names)))
+
+
+def is_listing_key(key: str) -> bool:
+    return _LISTED in key
+
+
+def listing_answer(listing: frozenset[str], key: str) -> str:
+    """Which of the names of ``key`` ``listing`` (of its directory) holds: a module appearing
+    there, or going, changes it; another file does not."""
+    names = key.partition(_LISTED)[2].split(_LISTED)
+    return "listed:" + _LISTED.join(name for name in names if name in listing)
+
+
+def listing_directory(key: str) -> str:
+    """The directory of a ``listing_key``."""
+    return key.partition(_LISTED)[0].rstrip(os.sep) or os.sep
+
+
+def merged_listings(depends: dict[str, str]) -> dict[str, str]:
+    """``depends`` with the ``listing_key`` entries of each directory made one (all the names
+    looked for there, and which it held): what many lookups read, said once per directory."""
+    names: dict[str, set[str]] = {}
+    held: dict[str, set[str]] = {}
+    merged: dict[str, str] = {}
+    for key, answer in depends.items():
+        if not is_listing_key(key):
+            merged[key] = answer
+            continue
+        directory = listing_directory(key)
+        names.setdefault(directory, set()).update(key.partition(_LISTED)[2].split(_LISTED))
+        found = answer.removeprefix("listed:")
+        held.setdefault(directory, set()).update(found.split(_LISTED) if found else ())
+    for directory, looked_for in names.items():
+        key = listing_key(directory, looked_for)
+        merged[key] = listing_answer(frozenset(held[directory]), key)
+    return merged

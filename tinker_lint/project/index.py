@@ -38,7 +38,15 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from tinker_lint.deps.kinds import marks_a_project
-from tinker_lint.io.files import DecodeError, decode_source
+from tinker_lint.io.files import (
+    DecodeError,
+    decode_source,
+    is_listing_key,
+    list_directory,
+    listing_answer,
+    listing_key,
+    merged_listings,
+)
 from tinker_lint.model.sdk import Role
 from tinker_lint.prefilter.mentions import may_concern_tinker
 from tinker_lint.prefilter.needs import TextFacts
@@ -251,7 +259,8 @@ class ProjectIndex:
         self._trees: dict[str, tuple[str, ast.Module | None]] = {}
         self._modules: dict[str, tuple[str, Module | None]] = {}
         self._requests: dict[str, tuple[str, bool]] = {}
-        self._files: dict[tuple[str, str], str | None] = {}  # (directory, module) -> file
+        # (directory, module) -> its file, and the listings read to find it (``_find_module_file``)
+        self._files: dict[tuple[str, str], tuple[str | None, tuple[tuple[str, str], ...]]] = {}
         self._listings: dict[str, frozenset[str]] = {}  # directory -> its files and folders/
         # An editor's unsaved text of a file (the language server), read in place of its bytes on
         # disk: absolute path -> (the bytes, a number that changes with each new text).
@@ -316,17 +325,7 @@ class ProjectIndex:
         them)."""
         found = self._listings.get(directory)
         if found is None:
-            names = []
-            try:
-                with os.scandir(directory) as entries:
-                    for entry in entries:
-                        if entry.is_file():
-                            names.append(entry.name)
-                        elif entry.is_dir():
-                            names.append(entry.name + os.sep)
-            except OSError:
-                pass
-            found = self._listings[directory] = frozenset(names)
+            found = self._listings[directory] = list_directory(directory)
         return found
 
     def look_again(self) -> None:
@@ -444,6 +443,8 @@ class ProjectIndex:
                     made = Reach(True)
                 else:
                     own = {m: s.digest for m, s in zip(part, sources, strict=True) if s.digest}
+                    for member in part:  # where their imports were looked for
+                        own.update(_listings(self.module_view(member, view.root).received))
                     made = Reach(False, own, tuple(below.values()))
                 for member in part:
                     self._reaches[member] = (view.stat(member), made)
@@ -514,6 +515,7 @@ class ProjectIndex:
             node = nodes[path]
             if node.source.digest is not None:
                 depends[path] = node.source.digest
+            depends.update(_listings(node.view.received))  # where its imports were looked for
             for file, _ in node.imports:
                 depends.update(sketch_of(file).depends)
         for path in part:
@@ -1022,8 +1024,10 @@ class FileView:
         # answers it got, not whatever else the index holds of the modules it asked about.
         found = dict(self.received)
         Reach.read(self.reached, found)
+        # Where its own text's imports were looked for (``reaches_tinker``, through its module view).
+        found.update(_listings(self.index.module_view(self.file, self.root).received))
         found.pop(self.file, None)
-        return dict(sorted(found.items()))
+        return dict(sorted(merged_listings(found).items()))
 
     def _lookup(self, qualified: str) -> tuple[str, ModuleSketch, str] | None:
         """The module a qualified name's longest prefix names (its path and sketch), and the
@@ -1042,30 +1046,56 @@ class FileView:
             self.consulted.append(path)
 
     def _module_file(self, module: str) -> str | None:
+        """The project file ``module`` names, looked for from this view's directory. Where it
+        was looked for counts among what this view's answers were made from (each directory
+        whose listing was read, with which of the names looked for it held: ``listing_key``):
+        a module appearing there, or going, may change them."""
         key = (self.directory, module)
         files = self.index._files
-        if key not in files:
-            files[key] = self._find_module_file(module)
-        return files[key]
+        found = files.get(key)
+        if found is None:
+            found = files[key] = self._find_module_file(module)
+        self.received.update(found[1])
+        return found[0]
 
-    def _find_module_file(self, module: str) -> str | None:
+    def _find_module_file(self, module: str) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+        """The file, and what the listings read to find it said (``listing_key`` ->
+        ``listing_answer``): which of the names looked for each directory holds."""
         # ``tinker`` is the SDK, never the project's (a checkout of the SDK is not linted for this).
         if not module or module.split(".")[0] == "tinker":
-            return None
+            return None, ()
         relative = module.replace(".", os.sep)
         index = self.index
-        is_file = index.is_file
         head = module.partition(".")[0]
+        asked: dict[str, str] = {}
+
+        def holds(directory: str, *names: str) -> frozenset[str]:
+            listing = index.listing(directory or os.sep)
+            key = listing_key(directory or os.sep, names)
+            asked[key] = listing_answer(listing, key)
+            return listing
+
+        *packages, last = module.split(".")
         for prefix in self.search_prefixes:
             # Most names are of no module of the project: their first part says so at once.
-            names = index.listing(prefix[:-1] or os.sep)
+            names = holds(prefix[:-1], head + ".py", head + os.sep)
             if head + ".py" not in names and head + os.sep not in names:
                 continue
-            for candidate in (relative + ".py", relative + os.sep + "__init__.py"):
-                path = prefix + candidate
-                if is_file(path):
-                    return path
-        return None
+            # Down its packages, each a directory its parent's listing shows (a directory that is
+            # not there is not listed: the parent's answer says so).
+            directory = prefix[:-1]
+            for package in packages:
+                if package + os.sep not in holds(directory, package + os.sep):
+                    break
+                directory += os.sep + package
+            else:
+                names = holds(directory, last + ".py", last + os.sep)
+                if last + ".py" in names:
+                    return prefix + relative + ".py", tuple(asked.items())
+                package = directory + os.sep + last
+                if last + os.sep in names and "__init__.py" in holds(package, "__init__.py"):
+                    return prefix + relative + os.sep + "__init__.py", tuple(asked.items())
+        return None, tuple(asked.items())
 
     @cached_property
     def search_prefixes(self) -> list[str]:
@@ -1191,6 +1221,12 @@ def _own_or_overrides(
     if overrides and all(s.waits for s in overrides):
         return sorted(overrides, key=lambda s: s.name)[0]
     return None
+
+
+def _listings(received: dict[str, str]) -> dict[str, str]:
+    """What the directory listings read for a view said (``listing_key`` -> ``listing_answer``):
+    where the modules it asked for were looked for."""
+    return {key: value for key, value in received.items() if is_listing_key(key)}
 
 
 def _depends(made: object) -> dict[str, str]:

@@ -45,7 +45,13 @@ from pathlib import Path
 
 from tinker_lint import __version__
 from tinker_lint.diagnostics import Diagnostic, Edit, Fix
-from tinker_lint.io.files import read_bytes
+from tinker_lint.io.files import (
+    is_listing_key,
+    list_directory,
+    listing_answer,
+    listing_directory,
+    read_bytes,
+)
 from tinker_lint.io.settings import Settings
 
 CACHE_DIR_NAME = ".tinker_lint_cache"
@@ -168,6 +174,7 @@ class Cache:
         self._written = 0
         self._fingerprints: dict[Settings, str] = {}  # each file's settings, fingerprinted once
         self._digests: dict[str, str | None] = {}  # helper modules' bytes, hashed once a run
+        self._listings: dict[str, frozenset[str]] = {}  # directories where imports were looked for
         self._refused: tuple[Path, str] | None = None
         self._checked = False
 
@@ -200,7 +207,13 @@ class Cache:
 
     def _digest(self, path: str) -> str | None:
         if path not in self._digests:
-            self._digests[path] = _digest_of(path)
+            if is_listing_key(path):  # each directory listed once a run, whatever is asked of it
+                directory = listing_directory(path)
+                if directory not in self._listings:
+                    self._listings[directory] = list_directory(directory)
+                self._digests[path] = listing_answer(self._listings[directory], path)
+            else:
+                self._digests[path] = _digest_of(path)
         return self._digests[path]
 
     def entry(self, key: str) -> Path:
