@@ -1,15 +1,26 @@
 """The semantic model of one module: what is a Tinker client, a future, a submit, a wait, a hot loop.
 
-A thin facade: it holds what the one pass (``collect.py``) recorded, and hands each question to
-the module that owns it:
+A facade: it holds what the one pass recorded and hands each question to the module that owns it.
+Every module of ``model/``, by what it is:
 
-- ``tree.py``: children and parents of nodes, walks;
-- ``scopes.py``: the records (scopes, bindings, functions, loops, call sites, SDK calls) and names;
-- ``infer.py``: the types of expressions and bindings (``annotations.py``: of annotations);
-- ``sdk_calls.py``: which calls are Tinker SDK calls;
-- ``submits.py``: what a call, a function or a loop submits;
-- ``steps.py``: which loop is the step loop and what runs on every step (``model.steps``), with
-  ``batches.py`` for the loops over a batch inside a step.
+- Facts, recorded once, no analysis: ``collect.py`` (the one pass), ``tree.py`` (children,
+  parents, walks), ``scopes.py`` (scopes, bindings, functions, loops, call sites), ``imports.py``
+  (import aliases), ``cadence.py`` (cadence guards); the tables ``sdk.py`` (what each SDK method
+  does), ``names.py`` (names the model and the tree pre-filter share), ``types.py`` (the types
+  tracked).
+- Resolution, one cluster that asks itself (types, SDK calls, call targets, summaries):
+  ``infer.py`` and ``annotations.py`` (types), ``sdk_calls.py`` (which calls are the SDK's),
+  ``submits.py`` (what a call, a function or a loop submits), ``helpers.py`` (which project
+  function a call runs), ``summaries.py`` (what calling a function does), ``arguments.py`` and
+  ``bindings.py`` (what a call passes, what a region binds).
+- Analyses, each the owner of one question: ``dataflow.py`` (def-use: statements, targets, later
+  reads), ``flow.py`` (submits, waits and data dependencies along statements), ``pipeline.py``
+  (after a wait, what is submitted next), ``concurrency.py`` (can other coroutines run here),
+  ``steps.py`` and ``batches.py`` (what runs on every step, loops over a batch), ``cost.py`` (how
+  many times per step, over what), ``training_kind.py`` (supervised, RL or DPO),
+  ``model_input.py`` (a ``ModelInput`` built token by token), and for PyTorch loops
+  ``torch_steps.py``, ``tensors.py``, ``tensor_loops.py``, ``datasets.py``.
+- Kept across an editor's lints of one file: ``reuse.py``.
 
 No libcst metadata provider besides positions is used: see ``shared/performance-notes.md``.
 """
