@@ -237,7 +237,8 @@ class ProjectIndex:
         self._text_imports: dict[tuple[str, str], tuple[Source, tuple[str, ...]]] = {}
         # Each module's trees (CPython's, libcst's), by path, with the SHA-256 of what was parsed.
         self._trees: dict[str, tuple[str, ast.Module | None]] = {}
-        self._modules: dict[str, tuple[str, Module | None]] = {}
+        # libcst's, with the SHA-256 of the bytes and of the text (``kept_module``) parsed.
+        self._modules: dict[str, tuple[str, str, Module | None]] = {}
         self._requests: dict[str, tuple[str, bool]] = {}
         self._files: dict[tuple[str, str], str | None] = {}  # (directory, module) -> file
         self._listings: dict[str, frozenset[str]] = {}  # directory -> its files and folders/
@@ -619,13 +620,13 @@ class ProjectIndex:
 
         kept = self._modules.get(path)
         if kept is not None and kept[0] == digest:
-            module = kept[1]
+            module = kept[2]
         else:
             try:
                 module = parse_module(text)
             except Exception:  # a helper libcst cannot parse offers nothing
                 module = None
-            self._modules[path] = (digest, module)
+            self._modules[path] = (digest, _text_key(text), module)
         if module is None:
             return facts, None
 
@@ -678,6 +679,14 @@ class ProjectIndex:
         run sketches its helper modules before it lints them: the lint need not parse again)."""
         kept = self._trees.get(os.path.abspath(path))
         return kept[1] if kept is not None and kept[0] == _text_key(text) else None
+
+    def kept_module(self, path: str, text: str) -> Module | None:
+        """libcst's tree of the module at ``path`` if its facts were made from this very
+        ``text`` (a helper module linted after another file asked for its facts: the lint need
+        not parse it again; libcst's trees are immutable, so its model and the lint's can share
+        one)."""
+        kept = self._modules.get(os.path.abspath(path))
+        return kept[2] if kept is not None and kept[1] == _text_key(text) else None
 
     @staticmethod
     def _class(model: object, helpers: Helpers, name: str, node: object) -> ClassSummary:
