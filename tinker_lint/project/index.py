@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import hashlib
 import os
 import re
@@ -131,10 +132,14 @@ class ModuleSketch:
     def matters(self) -> bool:
         return bool(self.helpers)
 
-    def may_matter(self, name: str) -> bool:
+    def may_matter(self, name: str, budget: int = MAX_DEPTH) -> bool:
         """Whether the function or method ``name`` may submit or wait (then its summary is worth
-        libcst's parse of the module)."""
-        return name in self.helpers.submits or name in self.helpers.waits
+        libcst's parse of the module) with ``budget`` modules to see into, this one first (a
+        view's ``budget``): a model made with less cannot meet the submit or wait nearest to it
+        (``HelperNames.depth``), and its summary then says neither, as of a function that makes
+        none."""
+        helpers = self.helpers
+        return (name in helpers.submits or name in helpers.waits) and helpers.depth(name) <= budget
 
 
 _EMPTY_SKETCH = ModuleSketch(HelperNames())
@@ -494,6 +499,15 @@ class ProjectIndex:
                     if importer not in queued:
                         queued.add(importer)
                         queue.append(importer)
+        if queue:
+            # Taken as they stand before they settled: their depths may not be the least yet, and
+            # a depth is worth nothing unless it is (``may_matter``): none is kept.
+            for path in part:
+                made = current[path]
+                if made.helpers.deep:
+                    current[path] = dataclasses.replace(
+                        made, helpers=dataclasses.replace(made.helpers, deep=frozenset())
+                    )
         depends: dict[str, str] = {}
         for path in part:
             node = nodes[path]
@@ -557,6 +571,7 @@ class ProjectIndex:
             found.submit_functions,
             found.waiting_functions,
             found.blocking_functions,
+            found.deep_functions,
         )
         callable_classes: set[str] = set()
         if "__call__" in helpers.submits | helpers.waits:
@@ -788,8 +803,10 @@ class FileView:
             if not rest:
                 return None  # a constructor: its ``__init__`` is setup, not a step
             return self.method(f"{_module_name(path, self.root)}.{head}", rest, seen)
-        if rest or not shape.may_matter(head):
-            return None  # by its module's sketch, it neither submits nor waits: no libcst needed
+        if rest or not shape.may_matter(head, self.budget):
+            # By its module's sketch, it neither submits nor waits, or not as near as the budget
+            # reaches: no libcst needed.
+            return None
         facts = self.index.facts(path, self)
         return facts.functions.get(head) if facts is not None else None
 
@@ -1035,12 +1052,15 @@ def _helper_names(
     submits: set[str] = set()
     waits: set[str] = set()
     blocks: set[str] = set()
+    depths: dict[str, int] = {}  # of the names of submits and waits: the nearest module's
     for path, names in imports:
         found = sketch_of(path).helpers
         steps |= found.steps
         submits |= found.submits
         waits |= found.waits
         blocks |= found.blocks
+        for name in found.submits | found.waits:
+            _nearest(depths, name, found.depth(name))
         for name, local in names:
             if name in found.steps:
                 steps.add(local)
@@ -1050,7 +1070,20 @@ def _helper_names(
                 waits.add(local)
             if name in found.blocks:
                 blocks.add(local)
-    return HelperNames(frozenset(steps), frozenset(submits), frozenset(waits), frozenset(blocks))
+            if name in found.submits or name in found.waits:
+                _nearest(depths, local, found.depth(name))
+    return HelperNames(
+        frozenset(steps),
+        frozenset(submits),
+        frozenset(waits),
+        frozenset(blocks),
+        frozenset((name, far) for name, far in depths.items() if far > 1),
+    )
+
+
+def _nearest(depths: dict[str, int], name: str, far: int) -> None:
+    if far < depths.get(name, far + 1):
+        depths[name] = far
 
 
 def _own_or_overrides(
