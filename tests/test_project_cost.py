@@ -221,3 +221,70 @@ def test_where_a_helpers_imports_were_looked_for_is_among_its_importers_dependen
     index_module._SHARED = None
     again = run_paths([str(root / "a.py")], SETTINGS, jobs=1, cache=Cache(tmp_path / "c", SETTINGS))
     assert again.cached == 0 and [(d.code, d.line) for d in again.diagnostics] == [("TNK104", 5)]
+
+
+def _chain_module(number: int) -> str:
+    """``pkg/cN.py``: ``f`` waits for a request ``6 - N`` modules away (c5's own)."""
+    if number == 5:
+        return (
+            "def f(training_client, batch):\n"
+            '    return training_client.forward_backward(batch, loss_fn="cross_entropy").result()\n'
+        )
+    if number == 2:  # the module imported whole, its function called as an attribute
+        return (
+            "from pkg import c3\n\n\ndef f(training_client, batch):\n"
+            "    return c3.f(training_client, batch)\n\n\ndef wait(future):\n"
+            "    return future.result()\n"
+        )
+    if number == 3:  # through a function of its own: a call within a module costs none
+        return (
+            "from pkg.c4 import f as g\n\n\ndef f(training_client, batch):\n"
+            "    return h(training_client, batch)\n\n\ndef h(training_client, batch):\n"
+            "    return g(training_client, batch)\n\n\ndef wait(future):\n"
+            "    return future.result()\n"
+        )
+    # A wait of its own elsewhere: a module that neither submits nor waits itself offers the
+    # others no summary at all (``ProjectIndex._requests_or_waits``).
+    return (
+        f"from pkg.c{number + 1} import f as g\n\n\ndef f(training_client, batch):\n"
+        "    return g(training_client, batch)\n\n\ndef wait(future):\n    return future.result()\n"
+    )
+
+
+def _loop_calling(module: str) -> str:
+    return (
+        f"import tinker\n\nfrom pkg.{module} import f\n\n\n"
+        "def train(training_client: tinker.TrainingClient, batches, adam):\n"
+        "    for batch in batches:\n"
+        "        f(training_client, batch)\n"
+        "        training_client.optim_step(adam)\n"
+    )
+
+
+CHAIN = {
+    "pyproject.toml": '[project]\nname = "p"\n',
+    "pkg/__init__.py": "",
+    **{f"pkg/c{n}.py": _chain_module(n) for n in range(1, 6)},
+}
+
+
+def test_a_helper_is_summarised_only_where_the_budget_reaches_its_wait(tmp_path, fresh_index):
+    """The sketches say how many modules away each function's nearest submit or wait is (c1's
+    ``f`` five, c2's four): a file's model sees ``MAX_DEPTH`` (4) modules deep, so c2's wait is
+    found through four models, and c1's, which no model could reach, makes none."""
+    assert index_module.MAX_DEPTH == 4
+    root = tmp_path / "p"
+    _write(root, {**CHAIN, "near.py": _loop_calling("c2"), "far.py": _loop_calling("c1")})
+    counts, found = _counts([root / "near.py"])
+    assert found == [("near.py", "TNK101", 8, 9)]
+    assert counts["models"] == 4  # c2, c3, c4, c5
+    counts, found = _counts([root / "far.py"])
+    assert found == []
+    assert counts.get("models", 0) == 0
+    index = index_module.project_index()
+    view = index.view(str(root / "far.py"))
+    depths = [
+        index.module_sketch(str(root / "pkg" / f"c{n}.py"), view).helpers.depth("f")
+        for n in range(1, 6)
+    ]
+    assert depths == [5, 4, 3, 2, 1]

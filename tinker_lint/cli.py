@@ -7,6 +7,7 @@ Exit codes, as ruff's: 0 nothing found (with ``--fix``: nothing left), 1 somethi
 from __future__ import annotations
 
 import argparse
+import gc
 import io
 import os
 import sys
@@ -563,6 +564,10 @@ def entry() -> int:
     try:
         code = main()
         sys.stdout.flush()
+        # The process ends: its last collection (when the interpreter shuts down) need not walk
+        # what the run kept (the project index's trees): about 0.4 s of CPU on the cookbook.
+        # Everything is still freed as the modules are torn down.
+        gc.freeze()
         return code
     except KeyboardInterrupt:
         sys.stderr.write("tinker-lint: interrupted\n")

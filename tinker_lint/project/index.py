@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -140,10 +141,14 @@ class ModuleSketch:
     def matters(self) -> bool:
         return bool(self.helpers)
 
-    def may_matter(self, name: str) -> bool:
+    def may_matter(self, name: str, budget: int = MAX_DEPTH) -> bool:
         """Whether the function or method ``name`` may submit or wait (then its summary is worth
-        libcst's parse of the module)."""
-        return name in self.helpers.submits or name in self.helpers.waits
+        libcst's parse of the module) with ``budget`` modules to see into, this one first (a
+        view's ``budget``): a model made with less cannot meet the submit or wait nearest to it
+        (``HelperNames.depth``), and its summary then says neither, as of a function that makes
+        none."""
+        helpers = self.helpers
+        return (name in helpers.submits or name in helpers.waits) and helpers.depth(name) <= budget
 
 
 _EMPTY_SKETCH = ModuleSketch(HelperNames())
@@ -257,7 +262,8 @@ class ProjectIndex:
         self._text_imports: dict[tuple[str, str], tuple[Source, tuple[str, ...]]] = {}
         # Each module's trees (CPython's, libcst's), by path, with the SHA-256 of what was parsed.
         self._trees: dict[str, tuple[str, ast.Module | None]] = {}
-        self._modules: dict[str, tuple[str, Module | None]] = {}
+        # libcst's, with the SHA-256 of the bytes and of the text (``kept_module``) parsed.
+        self._modules: dict[str, tuple[str, str, Module | None]] = {}
         self._requests: dict[str, tuple[str, bool]] = {}
         # (directory, module) -> its file, and the listings read to find it (``_find_module_file``)
         self._files: dict[tuple[str, str], tuple[str | None, tuple[tuple[str, str], ...]]] = {}
@@ -510,6 +516,15 @@ class ProjectIndex:
                     if importer not in queued:
                         queued.add(importer)
                         queue.append(importer)
+        if queue:
+            # Taken as they stand before they settled: their depths may not be the least yet, and
+            # a depth is worth nothing unless it is (``may_matter``): none is kept.
+            for path in part:
+                made = current[path]
+                if made.helpers.deep:
+                    current[path] = dataclasses.replace(
+                        made, helpers=dataclasses.replace(made.helpers, deep=frozenset())
+                    )
         depends: dict[str, str] = {}
         for path in part:
             node = nodes[path]
@@ -586,6 +601,7 @@ class ProjectIndex:
                 node.source.digest,
                 module,
                 [sorted(names) for names in _helper_sets(helpers)],
+                sorted(helpers.deep),  # how far its imports' helpers are from their requests
                 list(aliases.items()),
             )
             kept = _load(self.store, key, lambda data: _sketch_from_json(data, aliases))
@@ -618,6 +634,7 @@ class ProjectIndex:
             found.submit_functions,
             found.waiting_functions,
             found.blocking_functions,
+            found.deep_functions,
         )
         callable_classes: set[str] = set()
         if "__call__" in made_helpers.submits | made_helpers.waits:
@@ -716,13 +733,13 @@ class ProjectIndex:
 
         kept = self._modules.get(path)
         if kept is not None and kept[0] == digest:
-            module = kept[1]
+            module = kept[2]
         else:
             try:
                 module = parse_module(text)
             except Exception:  # a helper libcst cannot parse offers nothing
                 module = None
-            self._modules[path] = (digest, module)
+            self._modules[path] = (digest, _text_key(text), module)
         if module is None:
             return None
 
@@ -801,6 +818,14 @@ class ProjectIndex:
         run sketches its helper modules before it lints them: the lint need not parse again)."""
         kept = self._trees.get(os.path.abspath(path))
         return kept[1] if kept is not None and kept[0] == _text_key(text) else None
+
+    def kept_module(self, path: str, text: str) -> Module | None:
+        """libcst's tree of the module at ``path`` if its facts were made from this very
+        ``text`` (a helper module linted after another file asked for its facts: the lint need
+        not parse it again; libcst's trees are immutable, so its model and the lint's can share
+        one)."""
+        kept = self._modules.get(os.path.abspath(path))
+        return kept[2] if kept is not None and kept[1] == _text_key(text) else None
 
     @staticmethod
     def _class(model: object, helpers: Helpers, name: str, node: object) -> ClassSummary:
@@ -902,8 +927,10 @@ class FileView:
             if not rest:
                 return None  # a constructor: its ``__init__`` is setup, not a step
             return self.method(f"{_module_name(path, self.root)}.{head}", rest, seen)
-        if rest or not shape.may_matter(head):
-            return None  # by its module's sketch, it neither submits nor waits: no libcst needed
+        if rest or not shape.may_matter(head, self.budget):
+            # By its module's sketch, it neither submits nor waits, or not as near as the budget
+            # reaches: no libcst needed.
+            return None
         facts = self.index.facts(path, self)
         return facts.functions.get(head) if facts is not None else None
 
@@ -1187,12 +1214,15 @@ def _helper_names(
     submits: set[str] = set()
     waits: set[str] = set()
     blocks: set[str] = set()
+    depths: dict[str, int] = {}  # of the names of submits and waits: the nearest module's
     for path, names in imports:
         found = sketch_of(path).helpers
         steps |= found.steps
         submits |= found.submits
         waits |= found.waits
         blocks |= found.blocks
+        for name in found.submits | found.waits:
+            _nearest(depths, name, found.depth(name))
         for name, local in names:
             if name in found.steps:
                 steps.add(local)
@@ -1202,7 +1232,20 @@ def _helper_names(
                 waits.add(local)
             if name in found.blocks:
                 blocks.add(local)
-    return HelperNames(frozenset(steps), frozenset(submits), frozenset(waits), frozenset(blocks))
+            if name in found.submits or name in found.waits:
+                _nearest(depths, local, found.depth(name))
+    return HelperNames(
+        frozenset(steps),
+        frozenset(submits),
+        frozenset(waits),
+        frozenset(blocks),
+        frozenset((name, far) for name, far in depths.items() if far > 1),
+    )
+
+
+def _nearest(depths: dict[str, int], name: str, far: int) -> None:
+    if far < depths.get(name, far + 1):
+        depths[name] = far
 
 
 def _own_or_overrides(
@@ -1363,13 +1406,26 @@ def _sketch_to_json(made: ModuleSketch) -> dict[str, Any]:
         "helpers": [sorted(names) for names in _helper_sets(made.helpers)],
         "classes": [[name, list(bases)] for name, bases in made.classes.items()],
         "callable": sorted(made.callable_classes),
+        "deep": sorted([name, depth] for name, depth in made.helpers.deep),
     }
 
 
 def _sketch_from_json(data: Any, aliases: dict[str, str]) -> ModuleSketch:
     """A sketch as stored (its aliases are what the key was made with)."""
-    if not isinstance(data, dict) or set(data) != {"helpers", "classes", "callable"}:
+    if not isinstance(data, dict) or set(data) != {"helpers", "classes", "callable", "deep"}:
         raise ValueError("not a sketch")
+    deep: set[tuple[str, int]] = set()
+    if not isinstance(data["deep"], list):
+        raise ValueError("not a list")
+    for item in data["deep"]:
+        if not (
+            isinstance(item, list)
+            and len(item) == 2
+            and isinstance(item[0], str)
+            and type(item[1]) is int
+        ):
+            raise ValueError("not a depth")
+        deep.add((item[0], item[1]))
     steps, submits, waits, blocks = (frozenset(_strings(names)) for names in data["helpers"])
     classes: dict[str, tuple[str, ...]] = {}
     if not isinstance(data["classes"], list):
@@ -1379,7 +1435,7 @@ def _sketch_from_json(data: Any, aliases: dict[str, str]) -> ModuleSketch:
             raise ValueError("not a class name")
         classes[name] = tuple(_strings(bases))
     return ModuleSketch(
-        HelperNames(steps, submits, waits, blocks),
+        HelperNames(steps, submits, waits, blocks, frozenset(deep)),
         classes,
         dict(aliases),
         frozenset(_strings(data["callable"])),

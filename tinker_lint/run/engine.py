@@ -273,8 +273,12 @@ def _analyse(
     ``tree``, CPython's tree of the same text if there is one, tells where each statement starts
     when positions are needed (a file with findings), so that they are worked out statement by
     statement."""
+    # A helper module whose facts were made from the same text has libcst's tree already.
+    kept = None
+    if view is not None and not buffers.keeps(parse_key):
+        kept = view.index.kept_module(view.file, text)
     try:
-        module = parse_module(text, key=parse_key)
+        module = kept if kept is not None else parse_module(text, key=parse_key)
     except cst.ParserSyntaxError as error:
         # CPython compiled this text: libcst's grammar (or its parser's limits) is the one lagging.
         where = f"{error.raw_line}:{error.raw_column + 1}"

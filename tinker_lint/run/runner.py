@@ -28,11 +28,13 @@ from the cache, or whose files no rule can read (``run.gate``), does not pay for
 from __future__ import annotations
 
 import difflib
+import gc
 import os
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -445,9 +447,11 @@ def _work_all_files(
     if processes <= 1 or len(todo) < MIN_FILES_FOR_PROCESSES or size < MIN_BYTES_FOR_PROCESSES:
         # The engine is imported by the first file that needs it (``_work``), if one does.
         results: dict[int, Outcome] = {}
-        for job in todo:
-            results[job.order] = _work(job, table[job.settings], fix)
-            tell(len(results), len(todo))
+        with _collected_between_files() as collect:
+            for job in todo:
+                results[job.order] = _work(job, table[job.settings], fix)
+                collect()
+                tell(len(results), len(todo))
         return results, 1
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -480,6 +484,41 @@ def _work_all_files(
 
 
 def _no_progress(done: int, total: int) -> None:
+    pass
+
+
+@contextmanager
+def _collected_between_files() -> Iterator[Callable[[], None]]:
+    """The cyclic garbage collector in a run over many files: off while a file is worked, then
+    one collection of what is new since the last (the file's cycles: its model, its trees), and
+    what survives it frozen (``gc.freeze``), so that no later collection walks it again.
+
+    Left to itself, the collector walks the whole heap each time it has grown by a quarter, and
+    what a run keeps grows it file by file (the project index's CPython trees of every module it
+    sketched, the libcst trees and facts of the helper modules): 1.2 s of 7.4 s of CPU on the
+    cookbook in one process (``gc.callbacks``), nearly all of it walking what stays alive to the
+    end. Frozen objects are still freed by reference counting; the run unfreezes them when it
+    ends. Nothing is changed when the collector is off already, or when something else froze
+    objects (the language server manages its own: ``server/memory.py``). What is alive before
+    the first file (the imports) is frozen at the start."""
+    if not gc.isenabled() or gc.get_freeze_count():
+        yield _nothing
+        return
+    gc.disable()
+    gc.freeze()  # what is there before the first file (the imports) is no file's to walk
+    try:
+        yield _collect_and_freeze
+    finally:
+        gc.unfreeze()
+        gc.enable()
+
+
+def _collect_and_freeze() -> None:
+    gc.collect()
+    gc.freeze()
+
+
+def _nothing() -> None:
     pass
 
 
@@ -530,6 +569,11 @@ def _start_worker(
     _worker = table, fix
     _index_store = store
     _exit_with_parent(parent)
+    # As ``_collected_between_files``, for the process's life: each file is followed by one
+    # collection (``_work_batch``), whose survivors are frozen; what the process inherited is
+    # frozen at once (no collection walks it, nor copies its pages by touching them).
+    gc.disable()
+    gc.freeze()
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -567,7 +611,11 @@ def _watch_parent(parent: int) -> None:
 def _work_batch(batch: list[Job]) -> list[tuple[int, Outcome]]:
     assert _worker is not None
     table, fix = _worker
-    return [(job.order, _work(job, table[job.settings], fix)) for job in batch]
+    done = []
+    for job in batch:
+        done.append((job.order, _work(job, table[job.settings], fix)))
+        _collect_and_freeze()
+    return done
 
 
 def _project() -> ProjectIndex:
