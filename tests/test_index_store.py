@@ -181,7 +181,7 @@ def test_a_second_run_over_an_unchanged_project_makes_nothing_again(project):
     assert cold_counts["stored"] == len(_entries(project)) > 0
     warm, warm_counts = _plugin(loop)
     assert warm == cold
-    assert _made() == made  # what was read back is what was made (the sketches' depths too)
+    assert _made() == made  # what was read back is what was made
     assert _work(warm_counts) == {"sketch walks": 0, "trees": 0, "models": 0}
     assert "stored" not in warm_counts  # a warm run writes nothing
     assert warm_counts["stored facts read"] > 0 and warm_counts["stored sketches read"] > 0
@@ -382,36 +382,3 @@ def test_what_is_stored_is_plain_json_under_the_cache_tag(project):
         _, body = entry.read_text(encoding="ascii").split("\n")
         assert json.loads(body)[0] == entry.stem
         assert not any(name.endswith(".tmp") for name in os.listdir(entry.parent))
-
-
-def test_a_sketchs_depths_come_back_from_the_store(project):
-    """A helper that only calls another module's helper is two modules from its request: the
-    depth its sketch says (``HelperNames.deep``) is kept and read back with it."""
-    relay = project / "pkg" / "relay.py"
-    relay.write_text(
-        "from pkg.steps import step\n\n\ndef relay(training_client, batch):\n"
-        "    return step(training_client, batch)\n",
-        encoding="utf-8",
-    )
-    user = project / "pkg" / "user.py"
-    user.write_text(
-        "import tinker\n\nfrom pkg.relay import relay\n\n\n"
-        "def train(training_client: tinker.TrainingClient, batches):\n"
-        "    for batch in batches:\n        relay(training_client, batch)\n",
-        encoding="utf-8",
-    )
-    cold, _ = _plugin(user)
-    made = _made()
-    assert ["relay", 2] in made[f"sketch {relay}"][0]["deep"]
-    warm, counts = _plugin(user)
-    assert (warm, _made()) == (cold, made)
-    assert counts["stored sketches read"] > 0
-    # ``step`` moves its request a module further: ``relay``'s text is the same, its depth is not.
-    (project / "pkg" / "deeper.py").write_text(STEPS.replace("def step(", "def step2("))
-    (project / "pkg" / "steps.py").write_text(
-        "from pkg.deeper import step2\n\n\ndef step(training_client, batch):\n"
-        "    return step2(training_client, batch)\n",
-        encoding="utf-8",
-    )
-    _same_as_without_store(user)
-    assert ["relay", 3] in _made()[f"sketch {relay}"][0]["deep"]

@@ -23,7 +23,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field as data_field
-from functools import cached_property
 from typing import NamedTuple
 
 from tinker_lint.model import sdk
@@ -108,9 +107,6 @@ class Sketch:
     waiting_functions: frozenset[str] = frozenset()
     # Of those that wait, the plain ``def``s: calling one blocks the calling thread.
     blocking_functions: frozenset[str] = frozenset()
-    # Of those that submit or wait, the ones whose nearest submit or wait is more than one module
-    # away, with how many (``HelperNames.deep``).
-    deep_functions: frozenset[tuple[str, int]] = frozenset()
     # Some place may run on every step of a PyTorch training loop (``model/torch_steps.py``, the
     # TNK4xx rules): a loop that makes a torch step call (``.backward()``, ``optimizer.step()``,
     # ``scaler.step(opt)``), directly or through a function of the module (by name); a per-step
@@ -133,27 +129,9 @@ class HelperNames:
     submits: frozenset[str] = frozenset()
     waits: frozenset[str] = frozenset()
     blocks: frozenset[str] = frozenset()  # of ``waits``, the sync ones
-    # Of ``submits`` and ``waits``, those whose nearest submit or wait is more than one module
-    # away, with how many modules at least (the module's own is the first; ``depth``).
-    deep: frozenset[tuple[str, int]] = frozenset()
 
     def __bool__(self) -> bool:
         return bool(self.submits or self.waits)
-
-    @cached_property
-    def _depths(self) -> dict[str, int]:
-        return dict(self.deep)
-
-    def depth(self, name: str, as_object: bool = False) -> int:
-        """How many modules a call of ``name`` must see into at least, this one first, to meet
-        a submit or a wait (1: a function of this module makes one itself), for a name of
-        ``submits`` or ``waits``; as ``submits_by``, an object called counts as its
-        ``__call__``. A lower bound: the fewest along any chain of names the sketches see."""
-        depths = self._depths
-        found = depths.get(name, 1) if name in self.submits or name in self.waits else _FAR
-        if as_object and ("__call__" in self.submits or "__call__" in self.waits):
-            found = min(found, depths.get("__call__", 1))
-        return found
 
     # An instance called as a function (``self.preference_model(c)``, ``policy(ob)``) runs its
     # class's ``__call__``, whatever the name it is called by: when one submits or waits, such a
@@ -169,9 +147,6 @@ class HelperNames:
 
 
 _NO_HELPERS = HelperNames()
-# Farther than any budget a model is given (``project.index.MAX_DEPTH``): depths are counted no
-# further.
-_FAR = 8
 _FAN_INS = frozenset({"gather", "wait", "as_completed", "wait_for", "shield", "run"})
 _BUILTINS = frozenset(dir(builtins))
 
@@ -305,9 +280,6 @@ class _Part:
     # wait, to be matched once all the walks have seen them all.
     named_calls: list[tuple[str, int, tuple[int, int], bool]] = data_field(default_factory=list)
     waiting: set[str] = data_field(default_factory=set)
-    # Of the functions that submit or wait, the fewest modules away each one's nearest submit
-    # or wait is (1: in its own body; a helper's depth plus one).
-    depth: dict[str, int] = data_field(default_factory=dict)
 
 
 class _Kept(NamedTuple):
@@ -348,7 +320,6 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
     called_in_loops = found.called_in_loops
     named_calls = found.named_calls
     waiting = found.waiting
-    depth = found.depth
     task_arguments = found.task_arguments
     async_functions = found.async_functions
     sync_functions = found.sync_functions
@@ -377,8 +348,7 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
         if where.in_loop and not row_access and type(node) is ast.Subscript:
             # ``ds["text"][i]``, or ``ds[i]`` in a loop in a loop (TNK402).
             row_access = where.in_nested_loop or type(node.value) is ast.Subscript
-        is_wait = direct_wait = isinstance(node, ast.Await)
-        helper_wait = _FAR
+        is_wait = isinstance(node, ast.Await)
         if isinstance(node, ast.Call):
             func = node.func
             name: str | None = (
@@ -391,7 +361,6 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
                 step = helpers.steps_by(name, as_object)
                 methods.update(_HELPER_METHODS if step else ())
                 submitting_any.update(where.functions)
-                _nearer(depth, where.functions, helpers.depth(name, as_object) + 1)
                 submit_in_loop = submit_in_loop or where.in_loop
                 if step:
                     # Its own wait (below) comes after its requests, never before them.
@@ -408,12 +377,10 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
                     submits.append((where.owner, where.in_loop, end, where.waits_around))
                 if method_roles & _SUBMIT_ROLES:
                     submitting_any.update(where.functions)
-                    _nearer(depth, where.functions, 1)
                     submit_in_loop = submit_in_loop or where.in_loop
                 if name in _CLIENT_FUTURE_METHODS and not _waited_where_made(parent):
                     unwaited_client_future = True
                 is_wait = name in _WAIT_METHODS
-                direct_wait = is_wait
                 if name == "result" and where.in_async:
                     blocks_in_async = True
                 if name in _TORCH_STEP_METHODS and _ends_torch_step(func):
@@ -423,12 +390,10 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
                     row_access = True  # ``ds.map(f)`` (TNK402)
             if name is not None and helpers and helpers.waits_by(name, as_object):
                 is_wait = True
-                helper_wait = helpers.depth(name, as_object) + 1
                 if name in helpers.blocks and not isinstance(parent, ast.Await):
                     blocks_in_async = blocks_in_async or where.in_async
             if name in blocking_names:
                 is_wait = True
-                direct_wait = True
                 if where.in_async:
                     blocks_in_async = True
             if name in task_names and (node.args or node.keywords):
@@ -452,7 +417,6 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
                 # ``.result()``, an awaited future or SDK call), not ``await fn(*args)`` of a
                 # function passed in (a decorator's wrapper), whose callee nothing says.
                 waiting.update(where.functions)
-                _nearer(depth, where.functions, 1 if direct_wait else helper_wait)
             start = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
             waits_in.setdefault(where.owner, []).append((start, id(node)))
             where = where._replace(waits_around=(*where.waits_around, id(node)))
@@ -501,7 +465,6 @@ def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
     torch_stepping: set[str] = set()
     named_calls: list[tuple[str, int, tuple[int, int], bool]] = []
     waiting: set[str] = set()
-    depth: dict[str, int] = {}
     for part, moved in parts:
         methods |= part.methods
         waits = waits or part.waits
@@ -533,14 +496,10 @@ def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
                 line += moved
             named_calls.append((name, owner, (line, column), in_async))
         waiting |= part.waiting
-        for function, far in part.depth.items():
-            if far < depth.get(function, _FAR):
-                depth[function] = far
 
     _close_over_calls(submitting, calls_by_function)
     _close_over_calls(submitting_any, calls_by_function)
     _close_over_calls(waiting, calls_by_function)
-    _close_over_depths(depth, calls_by_function)
     if torch_stepping:
         _close_over_calls(torch_stepping, calls_by_function)
     for index, (name, owner, start, in_async) in enumerate(named_calls):
@@ -570,11 +529,6 @@ def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
         submit_functions=frozenset(submitting_any),
         waiting_functions=frozenset(waiting),
         blocking_functions=frozenset(waiting & sync_functions),
-        deep_functions=frozenset(
-            (name, depth.get(name, 1))
-            for name in submitting_any | waiting
-            if depth.get(name, 1) > 1
-        ),
         torch_step=torch_step_in_loop
         or not called_in_loops.isdisjoint(torch_stepping)
         or not TORCH_STEP_HOOKS.isdisjoint(torch_stepping)
@@ -680,26 +634,6 @@ def _child_fields(cls: type) -> tuple[str, ...]:
             f for f in getattr(cls, "_fields", ()) if f not in _NO_CHILDREN
         )
     return fields
-
-
-def _nearer(depth: dict[str, int], functions: Iterable[str], far: int) -> None:
-    """Each of ``functions`` is at most ``far`` modules from a submit or a wait."""
-    for function in functions:
-        if far < depth.get(function, _FAR):
-            depth[function] = far
-
-
-def _close_over_depths(depth: dict[str, int], calls_by_function: dict[str, set[str]]) -> None:
-    """A function that calls one of the module's (by name) is at most as far from a submit or
-    a wait as it is (a call within the module costs a model no module)."""
-    changed = True
-    while changed:
-        changed = False
-        for function, called in calls_by_function.items():
-            nearest = min((depth[c] for c in called if c in depth), default=_FAR)
-            if nearest < depth.get(function, _FAR):
-                depth[function] = nearest
-                changed = True
 
 
 def _close_over_calls(submitting: set[str], calls_by_function: dict[str, set[str]]) -> None:

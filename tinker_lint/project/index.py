@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import dataclasses
 import hashlib
 import json
 import os
@@ -141,14 +140,10 @@ class ModuleSketch:
     def matters(self) -> bool:
         return bool(self.helpers)
 
-    def may_matter(self, name: str, budget: int = MAX_DEPTH) -> bool:
+    def may_matter(self, name: str) -> bool:
         """Whether the function or method ``name`` may submit or wait (then its summary is worth
-        libcst's parse of the module) with ``budget`` modules to see into, this one first (a
-        view's ``budget``): a model made with less cannot meet the submit or wait nearest to it
-        (``HelperNames.depth``), and its summary then says neither, as of a function that makes
-        none."""
-        helpers = self.helpers
-        return (name in helpers.submits or name in helpers.waits) and helpers.depth(name) <= budget
+        libcst's parse of the module)."""
+        return name in self.helpers.submits or name in self.helpers.waits
 
 
 _EMPTY_SKETCH = ModuleSketch(HelperNames())
@@ -516,15 +511,6 @@ class ProjectIndex:
                     if importer not in queued:
                         queued.add(importer)
                         queue.append(importer)
-        if queue:
-            # Taken as they stand before they settled: their depths may not be the least yet, and
-            # a depth is worth nothing unless it is (``may_matter``): none is kept.
-            for path in part:
-                made = current[path]
-                if made.helpers.deep:
-                    current[path] = dataclasses.replace(
-                        made, helpers=dataclasses.replace(made.helpers, deep=frozenset())
-                    )
         depends: dict[str, str] = {}
         for path in part:
             node = nodes[path]
@@ -601,7 +587,6 @@ class ProjectIndex:
                 node.source.digest,
                 module,
                 [sorted(names) for names in _helper_sets(helpers)],
-                sorted(helpers.deep),  # how far its imports' helpers are from their requests
                 list(aliases.items()),
             )
             kept = _load(self.store, key, lambda data: _sketch_from_json(data, aliases))
@@ -634,7 +619,6 @@ class ProjectIndex:
             found.submit_functions,
             found.waiting_functions,
             found.blocking_functions,
-            found.deep_functions,
         )
         callable_classes: set[str] = set()
         if "__call__" in made_helpers.submits | made_helpers.waits:
@@ -927,10 +911,8 @@ class FileView:
             if not rest:
                 return None  # a constructor: its ``__init__`` is setup, not a step
             return self.method(f"{_module_name(path, self.root)}.{head}", rest, seen)
-        if rest or not shape.may_matter(head, self.budget):
-            # By its module's sketch, it neither submits nor waits, or not as near as the budget
-            # reaches: no libcst needed.
-            return None
+        if rest or not shape.may_matter(head):
+            return None  # by its module's sketch, it neither submits nor waits: no libcst needed
         facts = self.index.facts(path, self)
         return facts.functions.get(head) if facts is not None else None
 
@@ -1214,15 +1196,12 @@ def _helper_names(
     submits: set[str] = set()
     waits: set[str] = set()
     blocks: set[str] = set()
-    depths: dict[str, int] = {}  # of the names of submits and waits: the nearest module's
     for path, names in imports:
         found = sketch_of(path).helpers
         steps |= found.steps
         submits |= found.submits
         waits |= found.waits
         blocks |= found.blocks
-        for name in found.submits | found.waits:
-            _nearest(depths, name, found.depth(name))
         for name, local in names:
             if name in found.steps:
                 steps.add(local)
@@ -1232,20 +1211,7 @@ def _helper_names(
                 waits.add(local)
             if name in found.blocks:
                 blocks.add(local)
-            if name in found.submits or name in found.waits:
-                _nearest(depths, local, found.depth(name))
-    return HelperNames(
-        frozenset(steps),
-        frozenset(submits),
-        frozenset(waits),
-        frozenset(blocks),
-        frozenset((name, far) for name, far in depths.items() if far > 1),
-    )
-
-
-def _nearest(depths: dict[str, int], name: str, far: int) -> None:
-    if far < depths.get(name, far + 1):
-        depths[name] = far
+    return HelperNames(frozenset(steps), frozenset(submits), frozenset(waits), frozenset(blocks))
 
 
 def _own_or_overrides(
@@ -1406,26 +1372,13 @@ def _sketch_to_json(made: ModuleSketch) -> dict[str, Any]:
         "helpers": [sorted(names) for names in _helper_sets(made.helpers)],
         "classes": [[name, list(bases)] for name, bases in made.classes.items()],
         "callable": sorted(made.callable_classes),
-        "deep": sorted([name, depth] for name, depth in made.helpers.deep),
     }
 
 
 def _sketch_from_json(data: Any, aliases: dict[str, str]) -> ModuleSketch:
     """A sketch as stored (its aliases are what the key was made with)."""
-    if not isinstance(data, dict) or set(data) != {"helpers", "classes", "callable", "deep"}:
+    if not isinstance(data, dict) or set(data) != {"helpers", "classes", "callable"}:
         raise ValueError("not a sketch")
-    deep: set[tuple[str, int]] = set()
-    if not isinstance(data["deep"], list):
-        raise ValueError("not a list")
-    for item in data["deep"]:
-        if not (
-            isinstance(item, list)
-            and len(item) == 2
-            and isinstance(item[0], str)
-            and type(item[1]) is int
-        ):
-            raise ValueError("not a depth")
-        deep.add((item[0], item[1]))
     steps, submits, waits, blocks = (frozenset(_strings(names)) for names in data["helpers"])
     classes: dict[str, tuple[str, ...]] = {}
     if not isinstance(data["classes"], list):
@@ -1435,7 +1388,7 @@ def _sketch_from_json(data: Any, aliases: dict[str, str]) -> ModuleSketch:
             raise ValueError("not a class name")
         classes[name] = tuple(_strings(bases))
     return ModuleSketch(
-        HelperNames(steps, submits, waits, blocks, frozenset(deep)),
+        HelperNames(steps, submits, waits, blocks),
         classes,
         dict(aliases),
         frozenset(_strings(data["callable"])),
