@@ -57,6 +57,7 @@ if TYPE_CHECKING:  # libcst is imported only when a helper module is summarised
     from libcst import Module
 
     from tinker_lint.model.helpers import Helpers
+    from tinker_lint.model.reuse import RecordingView
     from tinker_lint.model.summaries import ClassSummary, Summary
 
 MAX_DEPTH = 4
@@ -686,13 +687,13 @@ class ProjectIndex:
         facts = ModuleFacts(path, depends={path: digest})
         made = self._made_facts(path, raw, digest, helper_view, facts)
         if key is not None:
-            asked = made.asked if isinstance(made, _Asking) else None
+            asked = made.asked if made is not None else None
             self._save(key, _facts_to_json(facts, asked))
         return facts, (helper_view if made is not None else None)
 
     def _made_facts(
         self, path: str, raw: bytes, digest: str, helper_view: FileView, facts: ModuleFacts
-    ) -> _Asking | None:
+    ) -> RecordingView | None:
         """Fill ``facts`` (a module with no model: left empty); the view its model asked the
         project through, with the questions and answers (None: no model was made)."""
         if len(raw) > _MAX_HELPER_BYTES:
@@ -710,6 +711,7 @@ class ProjectIndex:
         # of the project: only then is it worth libcst's parse and a model.
         if not self._requests_or_waits(path, digest, tree):
             return None
+        from tinker_lint.model.reuse import RecordingView
         from tinker_lint.model.semantic import SemanticModel
         from tinker_lint.model.summaries import located
         from tinker_lint.syntax.parse import parse_module
@@ -728,7 +730,7 @@ class ProjectIndex:
             return None
 
         self.counts["models"] += 1
-        asking = _Asking(helper_view)
+        asking = RecordingView(helper_view)
         model = SemanticModel(module, project=asking, module_name=helper_view.module_name)
         # Its wait sites' lines, found statement by statement from CPython's tree (``located``).
         model.use_positions(NodePositions(module, statement_starts(tree, module), model.parent))
@@ -756,10 +758,14 @@ class ProjectIndex:
         view = None
         if asked is not None:
             view = FileView(self, path, path, root, budget)
-            for question, arguments, answer in asked:
-                if _plain(getattr(view, question)(*arguments)) != answer:
-                    self.counts["stored facts stale"] += 1
-                    return None
+            from tinker_lint.model.reuse import answers_same
+
+            questions = {
+                (question, tuple(arguments)): answer for question, arguments, answer in asked
+            }
+            if not answers_same(view, questions):
+                self.counts["stored facts stale"] += 1
+                return None
         self.counts["stored facts read"] += 1
         facts = ModuleFacts(path, functions, classes, depends={path: digest})
         if view is not None:
@@ -1393,47 +1399,6 @@ def _sketch_from_json(data: Any, aliases: dict[str, str]) -> ModuleSketch:
         dict(aliases),
         frozenset(_strings(data["callable"])),
     )
-
-
-def _plain(answer: object) -> Any:
-    """The project's answer to a model's question, as stored and compared: a summary as plain
-    data (its wait sites' lines too, which ``Summary`` equality leaves out), a bool as is."""
-    to_json = getattr(answer, "to_json", None)
-    return to_json() if to_json is not None else answer
-
-
-class _Asking:
-    """A module's view of its project (``model.summaries.ProjectView``) that notes each question
-    its model asks and the first answer, in order: what the stored facts are checked against."""
-
-    def __init__(self, view: FileView) -> None:
-        self.view = view
-        self.asked: dict[tuple[str, tuple[str, ...]], Any] = {}
-
-    @property
-    def path(self) -> str:
-        return self.view.path
-
-    def __getattr__(self, name: str) -> Any:  # what the view has beyond the protocol
-        return getattr(self.view, name)
-
-    def absolute_name(self, name: str) -> str:
-        return self.view.absolute_name(name)
-
-    def function(self, qualified: str) -> Summary | None:
-        found = self.view.function(qualified)
-        self.asked.setdefault(("function", (qualified,)), _plain(found))
-        return found
-
-    def method(self, qualified_class: str, name: str) -> Summary | None:
-        found = self.view.method(qualified_class, name)
-        self.asked.setdefault(("method", (qualified_class, name)), _plain(found))
-        return found
-
-    def is_class(self, qualified: str) -> bool:
-        found = self.view.is_class(qualified)
-        self.asked.setdefault(("is_class", (qualified,)), found)
-        return found
 
 
 _QUESTIONS = {"function": 1, "method": 2, "is_class": 1}  # what may be asked again, and its arity
