@@ -62,11 +62,46 @@ def test_example(rule: type[Rule], kind: str, index: int, example: Example):
     found = sorted((d.line, d.col) for d in result.diagnostics if d.code == rule.code)
     assert [d for d in result.diagnostics if d.code != rule.code] == []
     assert found == sorted(example.expect)
-    pattern = template_pattern(rule.message)
-    help_pattern = template_pattern(rule.help)
     for d in result.diagnostics:
-        assert pattern.fullmatch(d.message), (d.message, rule.message)
-        assert help_pattern.fullmatch(d.help), (d.help, rule.help)
+        assert any(
+            template_pattern(message).fullmatch(d.message)
+            and template_pattern(help).fullmatch(d.help)
+            for message, help in rule.templates()
+        ), (d.message, d.help, rule.templates())
+
+
+# Templates whose prose is still built by the check (issue 31: a rule's declaration is what it
+# reports): each should become ``variants``, and leave this list. No other may join it.
+PROSE_IN_CODE = {
+    ("TNK103", "help"),
+    ("TNK104", "help"),
+    ("TNK203", "message"),
+    ("TNK203", "help"),
+    ("TNK401", "help"),
+    ("TNK402", "message"),
+    ("TNK402", "help"),
+    ("TNK404", "message"),
+    ("TNK404", "help"),
+}
+
+
+@pytest.mark.parametrize("rule", PYTHON_RULES, ids=lambda rule: rule.code)
+def test_a_template_says_what_the_finding_says(rule: type[Rule]):
+    """A template with the words of its message, not only fields the check fills with prose:
+    at least 15 literal characters (`` `{call}` reads the same file {in_step}``)."""
+    for message, help in rule.templates():
+        for kind, template in (("message", message), ("help", help)):
+            literal = sum(len(text) for text, _, _, _ in string.Formatter().parse(template))
+            if (rule.code, kind) not in PROSE_IN_CODE:
+                assert literal >= 15, (rule.code, kind, template)
+
+
+def test_the_prose_list_holds_only_what_still_needs_it():
+    for code, kind in PROSE_IN_CODE:
+        rule = next(r for r in PYTHON_RULES if r.code == code)
+        template = rule.message if kind == "message" else rule.help
+        literal = sum(len(text) for text, _, _, _ in string.Formatter().parse(template))
+        assert literal < 15, (code, kind)
 
 
 def test_a_fixable_rule_declares_what_its_fix_makes_of_each_bad_example():

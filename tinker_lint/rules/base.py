@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import string
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -133,6 +133,11 @@ class Rule:
     # The finding's help: why it matters, the evidence and the fix; a template filled with the
     # same fields (the ``text`` report's ``= help:`` line, and the docs page's examples).
     help: ClassVar[str] = ""
+    # For a rule whose findings say different things (TNK205: a file read again, per-step data
+    # dumped), each kind's message and help templates by name: ``self.finding(node,
+    # variant="read", ...)``. The prose is declared here, not built by the check: the fields are
+    # what the code shows (a call, a name, a line). ``message`` and ``help`` are then the first's.
+    variants: ClassVar[Mapping[str, tuple[str, str]]] = {}
     # Markdown for the docs page: why it matters, with evidence, and what is not reported.
     why: ClassVar[str]
     # Markdown for the docs page's "Fix" section: how to fix it by hand (and what ``--fix`` does).
@@ -192,16 +197,25 @@ class Rule:
         ``submit``)."""
         fields = (
             f
-            for template in (cls.message, cls.help)
+            for pair in cls.templates()
+            for template in pair
             for _, f, _, _ in string.Formatter().parse(template)
             if f is not None
         )
         return tuple(dict.fromkeys(fields))
 
-    def finding(self, node: cst.CSTNode, fix: FindingFix = None, **fields: object) -> Finding:
-        """A finding at ``node``, its message and help the rule's templates filled with
-        ``fields``."""
-        return Finding(node, self.message.format(**fields), fix, self.help.format(**fields))
+    @classmethod
+    def templates(cls) -> list[tuple[str, str]]:
+        """Every (message, help) pair a finding of the rule may be made from."""
+        return list(cls.variants.values()) or [(cls.message, cls.help)]
+
+    def finding(
+        self, node: cst.CSTNode, fix: FindingFix = None, variant: str = "", **fields: object
+    ) -> Finding:
+        """A finding at ``node``, its message and help the rule's templates (``variant``'s, for
+        a rule with ``variants``) filled with ``fields``."""
+        message, help = self.variants[variant] if variant else (self.message, self.help)
+        return Finding(node, message.format(**fields), fix, help.format(**fields))
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         """The findings in ``ctx``'s file; dependency-file rules have none here (see the module

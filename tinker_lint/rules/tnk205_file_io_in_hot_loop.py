@@ -92,9 +92,19 @@ class FileIoInHotLoop(Rule):
         "Load before the loop; write on a cadence: file I/O in the loop that submits Tinker "
         "requests stalls the SDK's thread"
     )
-    # ``what``: "reads the same file" or "dumps per-step data (`batch`)"; ``remedy`` to match.
-    message = "`{call}` {what} {in_step}"
-    help = "It runs {every_step}{remedy}"
+    variants = {
+        "read": (
+            "`{call}` reads the same file {in_step}",
+            "It runs {every_step}: nothing its path depends on changes in the loop; load it "
+            "once before it",
+        ),
+        "dump": (
+            "`{call}` dumps per-step data (`{dumped}`) {in_step}",
+            "It runs {every_step}, outside a cadence guard: write it on a cadence "
+            "(`if step % N == 0:`) or from a background thread",
+        ),
+    }
+    message, help = variants["read"]
     why = (
         WHY_GIL
         + """
@@ -182,29 +192,23 @@ for step, batch in enumerate(batches):
         for site, hot in calls_in_hot_loops(model, lambda m, s: file_op(m, s) is not None):
             op = file_op(model, site)
             assert op is not None
+            dumped = None
             if op.reads:
                 if not invariant(model, op.path, site, hot) or made_in_iteration(
                     model, op.path, hot
                 ):
                     continue
-                what = "reads the same file"
-                remedy = ": nothing its path depends on changes in the loop; load it once before it"
             else:
                 dumped = dumped_payload(model, site, op, hot)
                 if dumped is None:
                     continue
-                what = f"dumps per-step data (`{code_of(model, dumped)}`)"
-                remedy = (
-                    ", outside a cadence guard: write it on a cadence (`if step % N == 0:`) or "
-                    "from a background thread"
-                )
             yield self.finding(
                 site.node,
+                variant="read" if dumped is None else "dump",
                 call=callee(model, site.node),
-                what=what,
+                dumped="" if dumped is None else code_of(model, dumped),
                 in_step=in_step(ctx, hot),
                 every_step=every_step(ctx, hot),
-                remedy=remedy,
             )
 
 
