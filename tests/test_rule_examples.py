@@ -75,8 +75,6 @@ def test_example(rule: type[Rule], kind: str, index: int, example: Example):
 PROSE_IN_CODE = {
     ("TNK103", "help"),
     ("TNK104", "help"),
-    ("TNK203", "message"),
-    ("TNK203", "help"),
     ("TNK401", "help"),
     ("TNK402", "message"),
     ("TNK402", "help"),

@@ -44,10 +44,38 @@ class PerElementArrayWork(Rule):
         "Vectorize per example: numpy/torch work per token or position of each example, in the "
         "loop that submits Tinker requests, stalls the SDK's thread"
     )
-    # ``what``: "`torch.tensor()` runs once per element of `positions` (line 12)", or "Loop on
-    # line 5 goes through the tensor `w` per element"; ``detail``: the loops around it.
-    message = "{what} {in_step}"
-    help = "{detail}{every_step}: vectorize {how}"
+    # Array work per element, a loop through a tensor, a ``ModelInput`` built token by token.
+    variants = {
+        "element": (
+            "`{call}` runs once per element of `{iterable}` (line {line}) {in_step}",
+            "It runs {cost}, {every_step}: vectorize it once per example",
+        ),
+        "loop": (
+            "Loop on line {line} goes through the tensor `{array}` per element {in_step}",
+            "The Python loop over `{iterable}` runs {cost}, {every_step}: vectorize it with a "
+            "mask or an index tensor",
+        ),
+        "chunks": (
+            "`{call}` makes one chunk per token {in_step}",
+            "It makes one chunk per token {where}, so every request carries one chunk per token, "
+            "{every_step}: vectorize the build with one chunk of all of them "
+            "(`EncodedTextChunk(tokens=tokens)` or `ModelInput.from_ints(tokens)`)",
+        ),
+        "append": (
+            "`{receiver}.{method}()` copies the `ModelInput` per token {in_step}",
+            "Each `{method}()` of a one-token chunk copies the whole `ModelInput`, once per "
+            "token {where}, quadratic in their number, {every_step}: vectorize the build with "
+            "whole chunks (`ModelInput.from_ints(tokens)` or one "
+            "`append(EncodedTextChunk(tokens=...))`)",
+        ),
+        "append_int": (
+            "`{receiver}.{method}()` copies the `ModelInput` per token {in_step}",
+            "Each `{method}()` copies the whole `ModelInput`, once per token {where}, quadratic "
+            "in their number, {every_step}: vectorize the build with whole chunks "
+            "(`ModelInput.from_ints(tokens)` or one `append(EncodedTextChunk(tokens=...))`)",
+        ),
+    }
+    message, help = variants["element"]
     why = (
         WHY_GIL
         + """
@@ -162,12 +190,13 @@ for batch in batches:
             assert element is not None  # kept above: only the work run per element
             yield self.finding(
                 site.node,
-                what=f"`{callee(model, site.node)}` runs once per element of "
-                f"`{code_of(model, element.iterable)}` (line {ctx.line_of(element.loop.node)})",
+                variant="element",
+                call=callee(model, site.node),
+                iterable=code_of(model, element.iterable),
+                line=ctx.line_of(element.loop.node),
                 in_step=in_step_of(ctx, shape),
-                detail=f"It runs {cost_shape(ctx, shape)}, ",
+                cost=cost_shape(ctx, shape),
                 every_step=per_step(ctx, shape),
-                how="it once per example",
             )
         for loop in model.loops:
             if loop in with_findings:
@@ -179,19 +208,20 @@ for batch in batches:
             iterable = next(loop_iterables(loop))
             yield self.finding(
                 iterable,
-                what=f"Loop on line {ctx.line_of(loop.node)} goes through the tensor "
-                f"`{code_of(model, array)}` per element",
+                variant="loop",
+                line=ctx.line_of(loop.node),
+                array=code_of(model, array),
                 in_step=in_step_of(ctx, shape),
-                detail=f"The Python loop over `{code_of(model, iterable)}` runs "
-                f"{cost_shape(ctx, shape)}, ",
+                iterable=code_of(model, iterable),
+                cost=cost_shape(ctx, shape),
                 every_step=per_step(ctx, shape),
-                how="it with a mask or an index tensor",
             )
         # A ``ModelInput`` built one token per iteration (``model/model_input.py``).
         for build in token_by_token_builds(model):
             step = model.steps.step_of(build.site)
             if step is not None:
-                yield self.finding(build.site.node, None, **_token_build_fields(ctx, build, step))
+                variant, fields = _token_build_fields(ctx, build, step)
+                yield self.finding(build.site.node, None, variant, **fields)
 
 
 def is_array_work(model: SemanticModel, site: CallSite) -> bool:
@@ -238,31 +268,17 @@ def _is_array(model: SemanticModel, expr: cst.BaseExpression, loop: LoopInfo) ->
     return any(t.kind is Kind.ARRAY for t in model.types(expr, loop.scope))
 
 
-def _token_build_fields(ctx: Context, build: TokenBuild, step: StepContext) -> dict[str, str]:
-    """The rule's fields for a token-by-token build."""
+def _token_build_fields(
+    ctx: Context, build: TokenBuild, step: StepContext
+) -> tuple[str, dict[str, object]]:
+    """The rule's variant and fields for a token-by-token build."""
     model = ctx.model
     if build.iterable is not None:
         where = f"of `{code_of(model, build.iterable)}` (line {ctx.line_of(build.loop.node)})"
     else:
         where = f"in the `while` loop on line {ctx.line_of(build.loop.node)}"
-    fields = {"in_step": in_step(ctx, step), "every_step": every_step(ctx, step)}
+    fields = {"in_step": in_step(ctx, step), "every_step": every_step(ctx, step), "where": where}
     if build.receiver is None:
-        call = callee(model, build.site.node)
-        return {
-            **fields,
-            "what": f"`{call}` makes one chunk per token",
-            "detail": f"It makes one chunk per token {where}, so every request carries one "
-            "chunk per token, ",
-            "how": "the build with one chunk of all of them (`EncodedTextChunk(tokens=tokens)` "
-            "or `ModelInput.from_ints(tokens)`)",
-        }
-    chunk = "of a one-token chunk " if build.how == "append" else ""
-    return {
-        **fields,
-        "what": f"`{code_of(model, build.receiver, 30)}.{build.how}()` copies the `ModelInput` "
-        "per token",
-        "detail": f"Each `{build.how}()` {chunk}copies the whole `ModelInput`, once per token "
-        f"{where}, quadratic in their number, ",
-        "how": "the build with whole chunks (`ModelInput.from_ints(tokens)` or one "
-        "`append(EncodedTextChunk(tokens=...))`)",
-    }
+        return "chunks", {**fields, "call": callee(model, build.site.node)}
+    variant = "append" if build.how == "append" else "append_int"
+    return variant, {**fields, "receiver": code_of(model, build.receiver, 30), "method": build.how}
