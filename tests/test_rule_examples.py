@@ -78,8 +78,6 @@ PROSE_IN_CODE = {
     ("TNK401", "help"),
     ("TNK402", "message"),
     ("TNK402", "help"),
-    ("TNK404", "message"),
-    ("TNK404", "help"),
 }
 
 

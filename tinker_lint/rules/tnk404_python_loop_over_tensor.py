@@ -49,12 +49,11 @@ _FIX = (
 
 @dataclass(frozen=True)
 class _Found:
-    """A finding's node and its fields (the rule's templates)."""
+    """A finding's node, its kind (the rule's ``variants``) and their fields."""
 
     node: cst.CSTNode
-    what: str
-    cost: str
-    remedy: str
+    variant: str
+    fields: dict[str, object]
 
 
 class PythonLoopOverTensor(Rule):
@@ -67,10 +66,37 @@ class PythonLoopOverTensor(Rule):
         "Vectorize tensor work: a Python loop that indexes or iterates a tensor element by "
         "element on every training step makes one torch call (and on a GPU one kernel) per element"
     )
-    # ``what``: "Loop on line 12 indexes the tensor `w` per element"; ``cost``
-    # and ``remedy`` depend on what the loop does.
-    message = "{what} {in_step}"
-    help = "It runs {every_torch_step}: {cost}: {remedy}"
+    # What the loop does decides the message, the cost and the remedy.
+    variants = {
+        "indexes": (
+            "Loop on line {line} indexes the tensor `{tensor}` per element {in_step}",
+            "It runs {every_torch_step}: `{access}` is " + _COST + ": " + _FIX,
+        ),
+        "rows": (
+            "Loop on line {line} goes through the tensor `{tensor}` one row at a time {in_step}",
+            "It runs {every_torch_step}: " + _COST + ": " + _FIX,
+        ),
+        "host_read": (
+            "`{call}` per element of the tensor `{tensor}` (loop on line {line}) {in_step}",
+            "It runs {every_torch_step}: a host sync and a Python object per element (62-226x "
+            "one `.tolist()` on the CPU, docs/torch-costs.md): read the tensor once with "
+            "`.tolist()`, or vectorize",
+        ),
+        "log_softmax": (
+            "Loop on line {line} computes `log_softmax` one row of `{tensor}` at a time {in_step}",
+            "It runs {every_torch_step}: the Python loop over `{iterable}` makes one "
+            "`log_softmax` per row: if it is there to save memory, keep it; otherwise gather the "
+            "targets' logits and subtract `torch.logsumexp(logits, -1)` over the whole batch (a "
+            "fused gather - logsumexp)",
+        ),
+        "parameters": (
+            "Loop on line {line} updates one parameter tensor per iteration {in_step}",
+            "It runs {every_torch_step}: `{call}` per parameter tensor is 2-3 kernel launches, "
+            "hundreds per step for a large model: use `torch._foreach_mul_/_foreach_add_` (or "
+            "`torch._foreach_lerp_`)",
+        ),
+    }
+    message, help = variants["indexes"]
     why = """
 Each Python-level torch operation costs microseconds of argument parsing and dispatch with the GIL
 held (PyTorch's bindings release the GIL only around the kernel itself), and on a GPU one kernel
@@ -181,11 +207,11 @@ for batch in loader:
             reported.add(loop)
             yield self.finding(
                 found.node,
-                what=found.what,
+                None,
+                found.variant,
                 in_step=in_torch_step(ctx, step),
                 every_torch_step=every_torch_step(ctx, step),
-                cost=found.cost,
-                remedy=found.remedy,
+                **found.fields,
             )
 
 
@@ -199,13 +225,7 @@ def _judge(ctx: Context, tensors: Tensors, loop: LoopInfo, step: TorchStep) -> _
     if parameters is not None:
         if not ctx.preview:
             return None
-        return _Found(
-            iterable,
-            f"Loop on line {line} updates one parameter tensor per iteration",
-            f"`{callee(model, parameters)}` per parameter tensor is 2-3 kernel launches, hundreds "
-            "per step for a large model",
-            "use `torch._foreach_mul_/_foreach_add_` (or `torch._foreach_lerp_`)",
-        )
+        return _Found(iterable, "parameters", {"line": line, "call": callee(model, parameters)})
     if _calls_foreach(model, loop):
         return None
     scope = loop.scope
@@ -259,29 +279,16 @@ def _judge(ctx: Context, tensors: Tensors, loop: LoopInfo, step: TorchStep) -> _
         # lists for reward functions after ``generate``): not a sync per element.
         return None
     if read is not None and not on_cpu:
-        return _Found(
-            read,
-            f"`{callee(model, read)}` per element of the tensor `{tensor}` (loop on line {line})",
-            "a host sync and a Python object per element (62-226x one `.tolist()` on the CPU, "
-            "docs/torch-costs.md)",
-            "read the tensor once with `.tolist()`, or vectorize",
-        )
+        fields = {"call": callee(model, read), "tensor": tensor, "line": line}
+        return _Found(read, "host_read", fields)
     if _calls_log_softmax(model, loop):
-        return _Found(
-            iterable,
-            f"Loop on line {line} computes `log_softmax` one row of `{tensor}` at a time",
-            f"the Python loop over `{code_of(model, iterable)}` makes one `log_softmax` per row",
-            "if it is there to save memory, keep it; otherwise gather the targets' logits and "
-            "subtract `torch.logsumexp(logits, -1)` over the whole batch (a fused gather - "
-            "logsumexp)",
-        )
+        fields = {"line": line, "tensor": tensor, "iterable": code_of(model, iterable)}
+        return _Found(iterable, "log_softmax", fields)
     if iterated:
-        what = f"Loop on line {line} goes through the tensor `{tensor}` one row at a time"
-    else:
-        what = f"Loop on line {line} indexes the tensor `{tensor}` per element"
-        # The access itself is the evidence: the help shows it.
-        return _Found(iterable, what, f"`{code_of(model, accesses[0].node)}` is {_COST}", _FIX)
-    return _Found(iterable, what, _COST, _FIX)
+        return _Found(iterable, "rows", {"line": line, "tensor": tensor})
+    # The access itself is the evidence: the help shows it.
+    fields = {"line": line, "tensor": tensor, "access": code_of(model, accesses[0].node)}
+    return _Found(iterable, "indexes", fields)
 
 
 def _leaves_torch(
