@@ -76,8 +76,6 @@ PROSE_IN_CODE = {
     ("TNK103", "help"),
     ("TNK104", "help"),
     ("TNK401", "help"),
-    ("TNK402", "message"),
-    ("TNK402", "help"),
 }
 
 

@@ -58,9 +58,34 @@ class PerRowDatasetAccess(Rule):
         "data-generation loop, `ds[col][i]` in any loop, and `ds.map(f)` calling a model per row "
         "each pay Arrow's per-access cost again and again"
     )
-    # ``where``: empty, or " in the loop on line 4" and the like.
-    message = "{what}{where}"
-    help = "{cost}: {remedy}"
+    # A row read on every training step, in a data-generation loop, a column materialized per
+    # row, a model run per row by ``map``.
+    variants = {
+        "step": (
+            "`{read}` reads one dataset row at a time {in_step}",
+            "It runs {every_step}: " + _ROW_COST + ": " + _ROW_FIX,
+        ),
+        "generation": (
+            "`{read}` reads one dataset row at a time in the generation loop on line {line}",
+            "The loop runs the model under `torch.no_grad()` on every iteration, and "
+            + _ROW_COST
+            + ": "
+            + _ROW_FIX,
+        ),
+        "column": (
+            "`{read}` reads the column `{column}` for one row in the loop on line {line}",
+            "In `datasets` < 4.0 that materializes the whole column on every access (36 ms an "
+            "access on 1000 rows, measured), and it still costs ~0.5-1.5 ms a row after: read "
+            "the rows at once (`{table}[indices][{key}]`) or pull the column into a list once "
+            "before the loop",
+        ),
+        "map": (
+            "`{call}` calls `{forward}()` on one row at a time",
+            "`batched=False` (the default) runs the model on one example per forward pass: pass "
+            "`batched=True` (and a `batch_size`) with a function that takes a batch of rows",
+        ),
+    }
+    message, help = variants["step"]
     why = """
 A `datasets.Dataset` is an Arrow table on disk: every `ds[i]` looks the row up, copies it out of
 Arrow and converts it to Python objects (or tensors, with `with_format`). Measured here
@@ -155,8 +180,8 @@ for step in range(1000):
                 yield finding
 
 
-def _finding(node: cst.CSTNode, **fields: str) -> Finding:
-    return PerRowDatasetAccess().finding(node, None, **fields)
+def _finding(node: cst.CSTNode, variant: str, **fields: object) -> Finding:
+    return PerRowDatasetAccess().finding(node, None, variant, **fields)
 
 
 def _column_read(ctx: Context, node: cst.Subscript) -> Finding | None:
@@ -174,13 +199,12 @@ def _column_read(ctx: Context, node: cst.Subscript) -> Finding | None:
     loop = where.loops[-1]
     return _finding(
         node,
-        what=f"`{code_of(model, node)}` reads the column `{code_of(model, column)}` for one row",
-        where=f" in the loop on line {ctx.line_of(loop.node)}",
-        cost="In `datasets` < 4.0 that materializes the whole column on every access (36 ms an "
-        "access on 1000 rows, measured), and it still costs ~0.5-1.5 ms a row after",
-        remedy="read the rows at once "
-        f"(`{code_of(model, column.value)}[indices][{code_of(model, key.value)}]`) or pull the "
-        "column into a list once before the loop",
+        "column",
+        read=code_of(model, node),
+        column=code_of(model, column),
+        line=ctx.line_of(loop.node),
+        table=code_of(model, column.value),
+        key=code_of(model, key.value),
     )
 
 
@@ -200,7 +224,7 @@ def _row_read(ctx: Context, node: cst.Subscript) -> Finding | None:
         return None
     if not _one_row(model, index, where.scope):
         return None
-    what = f"`{code_of(model, node)}` reads one dataset row at a time"
+    read = code_of(model, node)
     step = model.torch_steps.step_of(where)
     if step is not None:
         if step.loop is not None and _generates(model, step.loop):
@@ -209,21 +233,14 @@ def _row_read(ctx: Context, node: cst.Subscript) -> Finding | None:
             return None  # one row per step: the step's own work dwarfs the read
         return _finding(
             node,
-            what=what,
-            where=f" {in_torch_step(ctx, step)}",
-            cost=f"It runs {every_torch_step(ctx, step)}: {_ROW_COST}",
-            remedy=_ROW_FIX,
+            "step",
+            read=read,
+            in_step=in_torch_step(ctx, step),
+            every_step=every_torch_step(ctx, step),
         )
     generation = _generation_loop(model, where)
     if generation is not None:
-        return _finding(
-            node,
-            what=what,
-            where=f" in the generation loop on line {ctx.line_of(generation.node)}",
-            cost="The loop runs the model under `torch.no_grad()` on every iteration, and "
-            f"{_ROW_COST}",
-            remedy=_ROW_FIX,
-        )
+        return _finding(node, "generation", read=read, line=ctx.line_of(generation.node))
     return None
 
 
@@ -393,12 +410,7 @@ def _map_per_row(ctx: Context, site: CallSite) -> Finding | None:
     if forward is None:
         return None
     return _finding(
-        site.node,
-        what=f"`{code_of(model, site.node)}` calls `{code_of(model, forward.func)}()` on one row "
-        "at a time",
-        where="",
-        cost="`batched=False` (the default) runs the model on one example per forward pass",
-        remedy="pass `batched=True` (and a `batch_size`) with a function that takes a batch of rows",
+        site.node, "map", call=code_of(model, site.node), forward=code_of(model, forward.func)
     )
 
 
