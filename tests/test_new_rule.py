@@ -34,7 +34,7 @@ class SyncInHotLoop(Rule):
     name = "sync-in-hot-loop"
     level = "note"
     summary = "Do not flush the file system on every step"
-    message = "`os.sync()` {in_step}"
+    message = "`os.sync()` flushes every file system {in_step}"
     help = "`os.sync()` writes every dirty page of the machine {every_step}: call it once, after"
     why = """
 `os.sync()` waits for every file system of the machine to write its dirty pages.
