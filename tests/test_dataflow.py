@@ -101,3 +101,22 @@ def test_the_statement_of_a_node() -> None:
 def test_chain_root(source: str, attributes: bool, root: str) -> None:
     found = chain_root(cst.parse_expression(source), attributes=attributes)
     assert cst.Module([]).code_for_node(found) == root
+
+
+def test_up_to_the_statement() -> None:
+    model = _model()
+    function = model.functions[0].node
+    read = function.body.body[1].body[0]  # value = loss.item()
+    assert isinstance(read, cst.Assign)
+    call = read.value
+    assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+    receiver = call.func.value  # loss
+    assert [type(parent).__name__ for _, parent in model.dataflow.up_to_statement(receiver)] == [
+        "Attribute",
+        "Call",
+    ]
+    # From a small statement, up to the compound one around its line (a line is no statement).
+    assert [type(parent).__name__ for _, parent in model.dataflow.up_to_statement(read)] == [
+        "SimpleStatementLine",
+        "IndentedBlock",
+    ]

@@ -8,6 +8,7 @@ not a copy of its own (issue 31). Names only, no types: what a read means is the
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -82,6 +83,15 @@ class Dataflow:
         while parent is not None and not isinstance(parent, STATEMENT):
             parent = self.model.parent(parent)
         return parent
+
+    def up_to_statement(self, node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode]]:
+        """Each (child, parent) from ``node`` up to, not including, its statement: the
+        expressions a value goes through inside the statement that holds it."""
+        child = node
+        parent = self.model.parent(node)
+        while parent is not None and not isinstance(parent, STATEMENT):
+            yield child, parent
+            child, parent = parent, self.model.parent(parent)
 
     def references(self, scope_node: cst.CSTNode) -> References:
         """The nodes of ``scope_node`` (a function, or the module) in source order: walked once."""

@@ -460,21 +460,17 @@ def _reported(model: SemanticModel, site: CallSite) -> bool:
     """Not a value the program needs on the host: the next call's argument
     (``env.step(action.cpu().numpy())``), an index or slice bound (``x[t.item():]``,
     ``range(n.item())``), or a value the code branches on later (``if n_tokens != expected:``)."""
-    child: cst.CSTNode = site.node
-    node: cst.CSTNode | None = model.parent(site.node)
-    while node is not None and not isinstance(
-        node, cst.BaseSmallStatement | cst.BaseCompoundStatement
-    ):
+    for child, parent in model.dataflow.up_to_statement(site.node):
         if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
-            and node.func.attr.value == "step"
-            and node.args
+            isinstance(parent, cst.Call)
+            and isinstance(parent.func, cst.Attribute)
+            and parent.func.attr.value == "step"
+            and parent.args
         ):
             return False
-        if _indexes(model, node, child, site):
+        if _indexes(model, parent, child, site):
             return False
-        child, node = node, model.parent(node)
+    node = model.dataflow.statement_of(site.node)
     if node is not None and _needed_on_host(model, node, site):
         return False
     if _is_sync(model, site) and _copies_to_host_async(site):
@@ -628,10 +624,7 @@ def _length_only(model: SemanticModel, parent: cst.CSTNode) -> bool:
 
 def _appended_to(model: SemanticModel, node: cst.CSTNode) -> str | None:
     """``xs`` when ``node`` is (inside) the argument of ``xs.append(...)`` / ``xs.extend(...)``."""
-    parent = model.parent(node)
-    while parent is not None and not isinstance(
-        parent, cst.BaseSmallStatement | cst.BaseCompoundStatement
-    ):
+    for _, parent in model.dataflow.up_to_statement(node):
         if isinstance(parent, cst.Arg):
             call = model.parent(parent)
             if (
@@ -641,20 +634,14 @@ def _appended_to(model: SemanticModel, node: cst.CSTNode) -> str | None:
                 and isinstance(call.func.value, cst.Name)
             ):
                 return call.func.value.value
-        parent = model.parent(parent)
     return None
 
 
 def _in_index(model: SemanticModel, site: CallSite) -> bool:
-    child: cst.CSTNode = site.node
-    node = model.parent(child)
-    while node is not None and not isinstance(
-        node, cst.BaseSmallStatement | cst.BaseCompoundStatement
-    ):
-        if _indexes(model, node, child, site):
-            return True
-        child, node = node, model.parent(node)
-    return False
+    return any(
+        _indexes(model, node, child, site)
+        for child, node in model.dataflow.up_to_statement(site.node)
+    )
 
 
 def _how(model: SemanticModel, site: CallSite) -> str:
