@@ -1,5 +1,5 @@
 """The model's pass kept per top-level statement from one lint of a buffer to the next
-(``model/collect.py``: the server's lint on every edit): after each edit, the index made from the
+(``model/facts/collect.py``: the server's lint on every edit): after each edit, the index made from the
 kept records must be the one a fresh pass makes, table by table, to the order of the call sites."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from tests.fixture_expectations import FIXTURES_ROOT
-from tinker_lint.model.collect import ModuleIndex, collect
-from tinker_lint.model.scopes import Binding, FunctionInfo, LoopInfo, Scope
+from tinker_lint.model.facts.collect import ModuleIndex, collect
+from tinker_lint.model.facts.scopes import Binding, FunctionInfo, LoopInfo, Scope
 from tinker_lint.syntax.parse import parse_module
 
 pytestmark = pytest.mark.usefixtures("fresh_buffers")
@@ -254,7 +254,7 @@ def test_fixtures_with_a_line_added_to_a_function(name: str) -> None:
 def test_a_pass_that_fails_keeps_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     """A walk that fails (too deep for the stack) after some records were added again leaves them
     pointing at its own module scope: the next pass must not take them over."""
-    from tinker_lint.model import collect as collect_module
+    from tinker_lint.model.facts import collect as collect_module
 
     collect(parse_module(PROGRAM, key=KEY), None, key=KEY)
     failing = PROGRAM.replace("    return results\n", "    return results  # changed\n")

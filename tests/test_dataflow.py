@@ -1,4 +1,4 @@
-"""The model's def-use questions (``model/dataflow.py``): the statement of a node, the names a
+"""The model's def-use questions (``model/analyses/dataflow.py``): the statement of a node, the names a
 target binds, the reads of names after a statement."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from tinker_lint.model.dataflow import assigned_names, chain_root, target_names
-from tinker_lint.model.semantic import SemanticModel
+from tinker_lint.model.analyses.dataflow import assigned_names, chain_root, target_names
+from tinker_lint.model.query import SemanticModel
 
 
 def _statement(source: str) -> cst.BaseSmallStatement:

@@ -1,4 +1,4 @@
-"""What ``model.datasets`` says a dataset is (``tinker_lint/model/datasets.py``): Hugging Face
+"""What ``model.datasets`` says a dataset is (``tinker_lint/model/analyses/datasets.py``): Hugging Face
 datasets by dataflow, torch datasets by what their ``__getitem__`` does, DataLoaders and the loops
 reading them."""
 
@@ -9,8 +9,8 @@ import textwrap
 import libcst as cst
 import pytest
 
-from tinker_lint.model.datasets import HF
-from tinker_lint.model.semantic import SemanticModel
+from tinker_lint.model.analyses.datasets import HF
+from tinker_lint.model.query import SemanticModel
 
 
 def model_of(source: str) -> SemanticModel:

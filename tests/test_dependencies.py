@@ -8,8 +8,8 @@ import textwrap
 
 import libcst as cst
 
-from tinker_lint.model.flow import callable_reads, exact_paths, read_keys, write_keys
-from tinker_lint.model.semantic import SemanticModel
+from tinker_lint.model.analyses.flow import callable_reads, exact_paths, read_keys, write_keys
+from tinker_lint.model.query import SemanticModel
 
 
 def _reads_of_last_call(source: str, function: str) -> set[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tinker_lint.cli import main
-from tinker_lint.model.sdk import NEWEST_KNOWN_TINKER
+from tinker_lint.model.facts.sdk import NEWEST_KNOWN_TINKER
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,7 @@ import pytest
 
 from tests.snippets import TRAIN_FUNCTION
 from tinker_lint.io.settings import Settings
-from tinker_lint.model.semantic import SemanticModel
+from tinker_lint.model.query import SemanticModel
 from tinker_lint.rules.fixes import names
 from tinker_lint.run.engine import lint_text
 

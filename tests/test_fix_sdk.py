@@ -14,8 +14,8 @@ import libcst as cst
 import pytest
 
 from tests.fix_programs import FUTURE_AFTER_AWAIT
-from tinker_lint.model.sdk import METHODS, Client, Returns
-from tinker_lint.model.semantic import SdkCall, SemanticModel
+from tinker_lint.model.facts.sdk import METHODS, Client, Returns
+from tinker_lint.model.query import SdkCall, SemanticModel
 from tinker_lint.rules.fixes.tnk105 import plan_plain_method
 
 tinker = pytest.importorskip("tinker")

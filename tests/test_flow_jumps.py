@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tinker_lint.model.flow import has_jump, leaves_loop
-from tinker_lint.model.semantic import SemanticModel
+from tinker_lint.model.analyses.flow import has_jump, leaves_loop
+from tinker_lint.model.query import SemanticModel
 
 PROGRAM = """\
 for item in items:

@@ -10,8 +10,8 @@ import libcst as cst
 import pytest
 
 from tests.served import served_and_fresh
-from tinker_lint.model import flow
-from tinker_lint.model.semantic import SemanticModel
+from tinker_lint.model.analyses import flow
+from tinker_lint.model.query import SemanticModel
 from tinker_lint.syntax import buffers, parse
 
 _keys = itertools.count()

@@ -153,7 +153,7 @@ HEAVY = (
     "libcst",
     "tinker_lint.run.engine",
     "tinker_lint.rules",
-    "tinker_lint.model.semantic",
+    "tinker_lint.model.query",
     "tinker_lint.run.fixer",
     "concurrent.futures.process",
 )

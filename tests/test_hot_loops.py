@@ -1,4 +1,4 @@
-"""One owner for "runs every step" (model/steps.py): TNK107 and TNK201-TNK205 agree on epoch-level
+"""One owner for "runs every step" (model/analyses/steps.py): TNK107 and TNK201-TNK205 agree on epoch-level
 work, and TNK201 sees calls of the tokenizer held in ``self.tokenizer``."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from libcst.metadata import PositionProvider
 
 from tinker_lint.io.settings import Settings
-from tinker_lint.model.semantic import SemanticModel
-from tinker_lint.model.steps import StepContext
+from tinker_lint.model.analyses.steps import StepContext
+from tinker_lint.model.query import SemanticModel
 from tinker_lint.run.engine import lint_text
 
 HOT_RULES = Settings(select=("TNK107", "TNK2"))

@@ -1,11 +1,11 @@
-"""What a call passes (``model/arguments.py``), the one owner the rules and the model ask."""
+"""What a call passes (``model/facts/arguments.py``), the one owner the rules and the model ask."""
 
 from __future__ import annotations
 
 import libcst as cst
 import pytest
 
-from tinker_lint.model.arguments import has_keyword, passed
+from tinker_lint.model.facts.arguments import has_keyword, passed
 
 
 def call(text: str) -> cst.Call:

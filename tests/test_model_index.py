@@ -8,7 +8,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from tinker_lint.model.semantic import _TRIVIA, SemanticModel
+from tinker_lint.model.query import _TRIVIA, SemanticModel
 from tinker_lint.rules import PYTHON_RULES
 
 # Every kind of statement and expression the index must get right (not run, only parsed).

@@ -1,4 +1,4 @@
-"""A ``tinker.ModelInput`` built token by token (``model/model_input.py``, reported by TNK203):
+"""A ``tinker.ModelInput`` built token by token (``model/analyses/model_input.py``, reported by TNK203):
 which values are a ``ModelInput`` by dataflow, and which loops build one a token at a time. (Exact
 diagnostics on fixtures/tnk2xx/tnk203_model_input_by_token.py: tests/test_fixtures.py.)"""
 
@@ -8,9 +8,9 @@ import libcst as cst
 import pytest
 
 from tinker_lint.io.settings import Settings
-from tinker_lint.model.model_input import token_by_token_builds
-from tinker_lint.model.semantic import SemanticModel
-from tinker_lint.model.types import Kind
+from tinker_lint.model.analyses.model_input import token_by_token_builds
+from tinker_lint.model.facts.types import Kind
+from tinker_lint.model.query import SemanticModel
 from tinker_lint.run.engine import lint_text
 
 ONLY_TNK203 = Settings(select=("TNK203",))

@@ -12,8 +12,8 @@ import pytest
 from tinker_lint.diagnostics import Diagnostic
 from tinker_lint.io.settings import Settings
 from tinker_lint.model import reuse
-from tinker_lint.model.semantic import SemanticModel
-from tinker_lint.model.summaries import LineOf
+from tinker_lint.model.analyses.summaries import LineOf
+from tinker_lint.model.query import SemanticModel
 from tinker_lint.project.index import ProjectIndex
 from tinker_lint.run.engine import lint_text
 from tinker_lint.syntax import buffers, parse

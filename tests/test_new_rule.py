@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tinker_lint.model.semantic import CallSite, SemanticModel
+from tinker_lint.model.query import CallSite, SemanticModel
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import calls_in_hot_loops, every_step, in_step

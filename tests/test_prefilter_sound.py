@@ -22,8 +22,8 @@ from packaging.version import Version
 from tinker_lint.codes import opt_in_codes
 from tinker_lint.flake8_plugin import TinkerLintPlugin
 from tinker_lint.io.settings import Settings
-from tinker_lint.model import infer
-from tinker_lint.model import names as model_names
+from tinker_lint.model.analyses import infer
+from tinker_lint.model.facts import names as model_names
 from tinker_lint.prefilter.mentions import (
     TINKER_EVIDENCE,
     TINKER_NAMES,

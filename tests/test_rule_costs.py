@@ -13,9 +13,9 @@ import pytest
 
 from tests.served import served_and_fresh
 from tinker_lint.io.settings import Settings
-from tinker_lint.model import steps, tensor_loops
-from tinker_lint.model.flow import events_in_order, linear_steps
-from tinker_lint.model.semantic import LoopInfo, SemanticModel
+from tinker_lint.model.analyses import steps, tensor_loops
+from tinker_lint.model.analyses.flow import events_in_order, linear_steps
+from tinker_lint.model.query import LoopInfo, SemanticModel
 from tinker_lint.rules.base import Context
 from tinker_lint.rules.tnk203_per_element_array_work import PerElementArrayWork
 from tinker_lint.syntax import parse

@@ -1,4 +1,4 @@
-"""The SDK tables in ``tinker_lint/model/sdk.py`` agree with the installed, pinned ``tinker``.
+"""The SDK tables in ``tinker_lint/model/facts/sdk.py`` agree with the installed, pinned ``tinker``.
 
 The linter never imports the code it reads, but this test may import the SDK itself: it is a test
 dependency (``tinker==0.38.0`` in the ``test`` extra). A new, renamed or re-typed SDK method makes
@@ -17,14 +17,14 @@ import textwrap
 import pytest
 from packaging.version import Version
 
-from tinker_lint.model.sdk import METHODS, NEWEST_KNOWN_TINKER, Client, Returns, SdkMethod
+from tinker_lint.model.facts.sdk import METHODS, NEWEST_KNOWN_TINKER, Client, Returns, SdkMethod
 
 tinker = pytest.importorskip(
     "tinker", reason="tinker is a test dependency: pip install -e '.[test]'"
 )
 
 PINNED_TINKER = "0.38.0"
-TABLE = "tinker_lint/model/sdk.py"
+TABLE = "tinker_lint/model/facts/sdk.py"
 
 # Names in a return annotation that say which client the (awaited) value is.
 CLIENT_IN_ANNOTATION = {

@@ -18,7 +18,7 @@ from packaging.version import Version
 
 from tests.tinker_programs import BODIES, SHAPES
 from tinker_lint.io.settings import Settings
-from tinker_lint.model.sdk import Role
+from tinker_lint.model.facts.sdk import Role
 from tinker_lint.prefilter.mentions import may_concern_tinker, may_concern_torch
 from tinker_lint.prefilter.sketch import sketch
 from tinker_lint.rules import PYTHON_RULES

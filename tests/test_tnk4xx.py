@@ -491,7 +491,7 @@ def test_a_hook_is_a_step_in_a_module_with_no_step_call() -> None:
 def test_a_module_with_no_torch_step_is_not_searched_for_one() -> None:
     from pathlib import Path
 
-    from tinker_lint.model.semantic import SemanticModel
+    from tinker_lint.model.query import SemanticModel
     from tinker_lint.syntax.parse import parse_module
 
     tinker_loop = Path(__file__).parent.parent / "fixtures" / "tnk1xx" / "tnk101_bad.py"

@@ -214,7 +214,7 @@ def test_flake8_select_tnk101_still_gets_the_wait(tmp_path, argv, want):
 
 # --- TNK104: the message says what is true where the wait is -------------------------------------
 # Every blocking wait in ``async def`` is reported. It freezes other work only where other coroutines
-# can run beside it (``model/concurrency.py``); elsewhere it blocks the loop for its round trip.
+# can run beside it (``model/analyses/concurrency.py``); elsewhere it blocks the loop for its round trip.
 ENTRY = """\
 import asyncio
 

@@ -33,11 +33,11 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from tinker_lint.model.tree import child_nodes
+from tinker_lint.model.facts.tree import child_nodes
 from tinker_lint.syntax.buffers import BufferStore
 
 if TYPE_CHECKING:
-    from tinker_lint.model.summaries import ProjectView, Summary
+    from tinker_lint.model.analyses.summaries import ProjectView, Summary
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,5 +1,5 @@
 """The vocabulary of the text pre-filter: what a file must contain for the model to see a Tinker call,
-a step, a tokenizer, built from the SDK tables (``model/sdk.py``) the model matches on. Rules build
+a step, a tokenizer, built from the SDK tables (``model/facts/sdk.py``) the model matches on. Rules build
 their declarations (``prefilter/needs.py``) from these; the first, cheapest pre-filter, run on every
 file before anything is parsed (the second is ``prefilter/sketch.py``).
 
@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 
-from tinker_lint.model import sdk
-from tinker_lint.model.names import (
+from tinker_lint.model.facts import sdk
+from tinker_lint.model.facts.names import (
     TORCH_BACKWARD_METHOD,
     TORCH_STEP_HOOKS_ALONE,
     TORCH_STEP_METHOD,
     TORCH_STEP_RECEIVER_PARTS,
 )
-from tinker_lint.model.sdk import METHODS, Role, SdkMethod
+from tinker_lint.model.facts.sdk import METHODS, Role, SdkMethod
 from tinker_lint.prefilter.needs import AnyOf, Needs, TextFacts, parts, words
 
 _ALL_METHODS = tuple(method for table in METHODS.values() for method in table.values())
@@ -101,7 +101,7 @@ def mentions_tinker(text: str) -> bool:
     return TINKER.admits_text(TextFacts(text))
 
 
-# What makes a loop a PyTorch training step (``model/torch_steps.py``), in the text: a ``backward``
+# What makes a loop a PyTorch training step (``model/analyses/torch_steps.py``), in the text: a ``backward``
 # call; a ``step`` call on a receiver named like an optimizer, an engine or a grad scaler (every
 # name ``names.torch_step_receiver`` takes holds one of ``TORCH_STEP_RECEIVER_PARTS``); the name
 # of a per-step hook. Both clauses: every TNK4xx rule's declaration but TNK402's asks for them, so
@@ -115,7 +115,7 @@ TORCH_STEP = AnyOf(
 )
 TORCH_STEP_RECEIVER = AnyOf(words=_STEP_WORDS, parts=TORCH_STEP_RECEIVER_PARTS)
 
-# What shows a Hugging Face ``datasets`` object (``model/datasets.py``): its import. TNK402 reads
+# What shows a Hugging Face ``datasets`` object (``model/analyses/datasets.py``): its import. TNK402 reads
 # them in data-generation loops and ``map`` calls, which need no training step.
 DATASETS = words({"datasets"})
 # What the PyTorch rules' declarations ask: every clause of one of these at least (a torch step's

@@ -3,7 +3,7 @@
 A rule declares ``prefilter = Needs(...)``: text clauses, each a set of identifiers (or parts of
 identifiers) one of which must occur, and tree clauses on CPython's tree (``prefilter/sketch.py``).
 Its words come from the tables its ``check`` matches on (``prefilter/mentions.py`` builds them from
-``model/sdk.py`` and ``model/names.py``), never from a hand-written pattern. Words are matched as
+``model/facts/sdk.py`` and ``model/facts/names.py``), never from a hand-written pattern. Words are matched as
 whole identifiers, so spacing cannot hide one: ``len (tokenizer)`` holds the identifiers ``len`` and
 ``tokenizer`` as ``len(tokenizer)`` does.
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from dataclasses import field as data_field
 from typing import NamedTuple
 
-from tinker_lint.model import sdk
-from tinker_lint.model.names import (
+from tinker_lint.model.facts import sdk
+from tinker_lint.model.facts.names import (
     BLOCKING_WAIT_FUNCTIONS,
     CONTAINER_GETS,
     CONTAINER_VIEWS,
@@ -37,7 +37,7 @@ from tinker_lint.model.names import (
     names_hot_call,
     torch_step_receiver,
 )
-from tinker_lint.model.sdk import Role
+from tinker_lint.model.facts.sdk import Role
 from tinker_lint.syntax.buffers import BufferStore
 
 _ROLES: dict[str, frozenset[Role]] = {}
@@ -107,7 +107,7 @@ class Sketch:
     waiting_functions: frozenset[str] = frozenset()
     # Of those that wait, the plain ``def``s: calling one blocks the calling thread.
     blocking_functions: frozenset[str] = frozenset()
-    # Some place may run on every step of a PyTorch training loop (``model/torch_steps.py``, the
+    # Some place may run on every step of a PyTorch training loop (``model/analyses/torch_steps.py``, the
     # TNK4xx rules): a loop that makes a torch step call (``.backward()``, ``optimizer.step()``,
     # ``scaler.step(opt)``), directly or through a function of the module (by name); a per-step
     # hook ``def`` (``train_step``, ``update``, ...) that makes one; or a ``def training_step`` or

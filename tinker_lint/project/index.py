@@ -1,5 +1,5 @@
 """The project a file belongs to: its modules, found from import names, and what their functions
-do (``model/summaries.py``), each module summarised once per process.
+do (``model/analyses/summaries.py``), each module summarised once per process.
 
 A module of the project is a file under the project root (the nearest directory above the linted
 file with ``pyproject.toml``, ``setup.cfg``, ``setup.py``, ``.git`` or requirements; else the
@@ -47,7 +47,7 @@ from tinker_lint.io.files import (
     listing_key,
     merged_listings,
 )
-from tinker_lint.model.sdk import Role
+from tinker_lint.model.facts.sdk import Role
 from tinker_lint.prefilter.mentions import may_concern_tinker
 from tinker_lint.prefilter.needs import TextFacts
 from tinker_lint.prefilter.sketch import HelperNames, sketch
@@ -56,9 +56,9 @@ from tinker_lint.prefilter.sketch import dotted as dotted_name
 if TYPE_CHECKING:  # libcst is imported only when a helper module is summarised
     from libcst import Module
 
-    from tinker_lint.model.helpers import Helpers
+    from tinker_lint.model.analyses.helpers import Helpers
+    from tinker_lint.model.analyses.summaries import ClassSummary, Summary
     from tinker_lint.model.reuse import RecordingView
-    from tinker_lint.model.summaries import ClassSummary, Summary
 
 MAX_DEPTH = 4
 _REQUESTS = frozenset({Role.TRAIN, Role.SAMPLE, Role.SAVE})
@@ -711,9 +711,9 @@ class ProjectIndex:
         # of the project: only then is it worth libcst's parse and a model.
         if not self._requests_or_waits(path, digest, tree):
             return None
+        from tinker_lint.model.analyses.summaries import located
+        from tinker_lint.model.query import SemanticModel
         from tinker_lint.model.reuse import RecordingView
-        from tinker_lint.model.semantic import SemanticModel
-        from tinker_lint.model.summaries import located
         from tinker_lint.syntax.parse import parse_module
         from tinker_lint.syntax.positions import NodePositions, statement_starts
 
@@ -819,8 +819,8 @@ class ProjectIndex:
 
     @staticmethod
     def _class(model: object, helpers: Helpers, name: str, node: object) -> ClassSummary:
-        from tinker_lint.model.semantic import SemanticModel
-        from tinker_lint.model.summaries import ClassSummary, is_abstract, located
+        from tinker_lint.model.analyses.summaries import ClassSummary, is_abstract, located
+        from tinker_lint.model.query import SemanticModel
 
         assert isinstance(model, SemanticModel)
         bases: list[str] = []
@@ -1432,7 +1432,7 @@ def _facts_from_json(
 ) -> tuple[
     dict[str, Summary], dict[str, ClassSummary], list[tuple[str, tuple[str, ...], Any]] | None
 ]:
-    from tinker_lint.model.summaries import ClassSummary, Summary
+    from tinker_lint.model.analyses.summaries import ClassSummary, Summary
 
     if not isinstance(data, dict) or set(data) != {"functions", "classes", "asked"}:
         raise ValueError("not facts")

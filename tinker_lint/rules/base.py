@@ -21,7 +21,7 @@ from packaging.version import Version
 from tinker_lint.codes import Level
 from tinker_lint.deps.known_bad import BY_CODE, KnownBad
 from tinker_lint.fix.plan import FixPlan
-from tinker_lint.model.semantic import SemanticModel
+from tinker_lint.model.query import SemanticModel
 from tinker_lint.prefilter.mentions import HOT_LOOP, TINKER
 from tinker_lint.prefilter.needs import Needs, TextFacts
 from tinker_lint.prefilter.sketch import Sketch

@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator
 
 import libcst as cst
 
-from tinker_lint.model.batches import loop_iterables
-from tinker_lint.model.cost import CostShape
-from tinker_lint.model.semantic import CallSite, SemanticModel
-from tinker_lint.model.steps import StepContext
+from tinker_lint.model.analyses.batches import loop_iterables
+from tinker_lint.model.analyses.cost import CostShape
+from tinker_lint.model.analyses.steps import StepContext
+from tinker_lint.model.query import CallSite, SemanticModel
 from tinker_lint.rules.base import Context
 
 WHY_GIL = """\

@@ -7,8 +7,8 @@ from functools import partial
 
 import libcst as cst
 
-from tinker_lint.model.flow import Submit, Wait, helper_wait_text, waited_text
-from tinker_lint.model.pipeline import (
+from tinker_lint.model.analyses.flow import Submit, Wait, helper_wait_text, waited_text
+from tinker_lint.model.analyses.pipeline import (
     WaitThenSubmit,
     accumulation_waits,
     is_save,
@@ -17,8 +17,8 @@ from tinker_lint.model.pipeline import (
     separate_clients,
     waits_and_next_submits,
 )
-from tinker_lint.model.sdk import Role
-from tinker_lint.model.semantic import Scope
+from tinker_lint.model.facts.sdk import Role
+from tinker_lint.model.query import Scope
 from tinker_lint.prefilter.mentions import STEP_METHODS, TINKER
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule

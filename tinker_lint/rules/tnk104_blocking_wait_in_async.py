@@ -6,17 +6,17 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.concurrency import Concurrency
-from tinker_lint.model.flow import (
+from tinker_lint.model.analyses.concurrency import Concurrency
+from tinker_lint.model.analyses.flow import (
     Wait,
     events_in_order,
     exact_paths,
     may_block,
     names_read,
 )
-from tinker_lint.model.names import BLOCKING_WAIT_FUNCTIONS
-from tinker_lint.model.semantic import CallSite, SemanticModel
-from tinker_lint.model.types import Kind
+from tinker_lint.model.facts.names import BLOCKING_WAIT_FUNCTIONS
+from tinker_lint.model.facts.types import Kind
+from tinker_lint.model.query import CallSite, SemanticModel
 from tinker_lint.prefilter.mentions import TINKER
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.cost import CostShape
-from tinker_lint.model.sdk import Role
-from tinker_lint.model.semantic import CallSite, SemanticModel
+from tinker_lint.model.analyses.cost import CostShape
+from tinker_lint.model.facts.sdk import Role
+from tinker_lint.model.query import CallSite, SemanticModel
 from tinker_lint.prefilter.mentions import TOKENIZER
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Context, Example, Finding, Rule

@@ -6,18 +6,22 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.batches import loop_iterables
-from tinker_lint.model.cost import CostShape, Scale, bases
-from tinker_lint.model.model_input import TOKEN_BUILD_WORDS, TokenBuild, token_by_token_builds
-from tinker_lint.model.semantic import CallSite, LoopInfo, SemanticModel
-from tinker_lint.model.steps import StepContext
-from tinker_lint.model.tensor_loops import (
+from tinker_lint.model.analyses.batches import loop_iterables
+from tinker_lint.model.analyses.cost import CostShape, Scale, bases
+from tinker_lint.model.analyses.model_input import (
+    TOKEN_BUILD_WORDS,
+    TokenBuild,
+    token_by_token_builds,
+)
+from tinker_lint.model.analyses.steps import StepContext
+from tinker_lint.model.analyses.tensor_loops import (
     ElementAccess,
     element_subscripts,
     reads_another_element,
     stored_subscript_values,
 )
-from tinker_lint.model.types import Kind
+from tinker_lint.model.facts.types import Kind
+from tinker_lint.model.query import CallSite, LoopInfo, SemanticModel
 from tinker_lint.prefilter.needs import Needs, parts, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import (
@@ -216,7 +220,7 @@ for batch in batches:
                 cost=cost_shape(ctx, shape),
                 every_step=per_step(ctx, shape),
             )
-        # A ``ModelInput`` built one token per iteration (``model/model_input.py``).
+        # A ``ModelInput`` built one token per iteration (``model/analyses/model_input.py``).
         for build in token_by_token_builds(model):
             step = model.steps.step_of(build.site)
             if step is not None:

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tinker_lint.model.batches import is_payload, loop_iterables
-from tinker_lint.model.bindings import argument as argument_of
-from tinker_lint.model.bindings import bound_in, parameters
-from tinker_lint.model.flow import NESTED_CODE, exact_paths, names_read
-from tinker_lint.model.semantic import CallSite, SemanticModel
-from tinker_lint.model.steps import StepContext
+from tinker_lint.model.analyses.batches import is_payload, loop_iterables
+from tinker_lint.model.analyses.bindings import argument as argument_of
+from tinker_lint.model.analyses.bindings import bound_in, parameters
+from tinker_lint.model.analyses.flow import NESTED_CODE, exact_paths, names_read
+from tinker_lint.model.analyses.steps import StepContext
+from tinker_lint.model.query import CallSite, SemanticModel
 from tinker_lint.prefilter.needs import Needs, parts, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import (

@@ -6,12 +6,12 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.arguments import has_keyword, passed
-from tinker_lint.model.datasets import DATASET_ORIGINS, HF
-from tinker_lint.model.imports import dotted_name
-from tinker_lint.model.scopes import Binding, CallSite, LoopInfo, Scope
-from tinker_lint.model.semantic import SemanticModel
-from tinker_lint.model.torch_steps import place
+from tinker_lint.model.analyses.datasets import DATASET_ORIGINS, HF
+from tinker_lint.model.analyses.torch_steps import place
+from tinker_lint.model.facts.arguments import has_keyword, passed
+from tinker_lint.model.facts.imports import dotted_name
+from tinker_lint.model.facts.scopes import Binding, CallSite, LoopInfo, Scope
+from tinker_lint.model.query import SemanticModel
 from tinker_lint.prefilter.mentions import DATASETS
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
@@ -154,7 +154,7 @@ for step in range(1000):
     )
 
     # The import, and a name one of the model's origins of a ``datasets.Dataset`` starts from
-    # (``model/datasets.py``: the loaders, the classes and their ``from_*`` constructors). In the
+    # (``model/analyses/datasets.py``: the loaders, the classes and their ``from_*`` constructors). In the
     # tree, one of the forms ``check`` reads: a read on every torch step (``_row_read``), or with
     # no step at all a ``.map`` call, a column read in a loop, or a row read in a loop inside a
     # ``for``/``while`` loop (``_generation_loop``).

@@ -7,17 +7,17 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tinker_lint.model.batches import loop_iterables, small
-from tinker_lint.model.imports import dotted_name
-from tinker_lint.model.semantic import CallSite, LoopInfo, Scope, SemanticModel
-from tinker_lint.model.tensor_loops import (
+from tinker_lint.model.analyses.batches import loop_iterables, small
+from tinker_lint.model.analyses.tensor_loops import (
     ElementAccess,
     carries_a_value,
     element_subscripts,
     loop_targets,
 )
-from tinker_lint.model.tensors import Tensors, iterated_part
-from tinker_lint.model.torch_steps import TorchStep
+from tinker_lint.model.analyses.tensors import Tensors, iterated_part
+from tinker_lint.model.analyses.torch_steps import TorchStep
+from tinker_lint.model.facts.imports import dotted_name
+from tinker_lint.model.query import CallSite, LoopInfo, Scope, SemanticModel
 from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Context, Example, Finding, Rule

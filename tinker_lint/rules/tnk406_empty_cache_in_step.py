@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.semantic import CallSite, SemanticModel
+from tinker_lint.model.query import CallSite, SemanticModel
 from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule

@@ -7,8 +7,8 @@ from functools import partial
 
 import libcst as cst
 
-from tinker_lint.model.arguments import has_keyword
-from tinker_lint.model.semantic import CallSite, SemanticModel
+from tinker_lint.model.facts.arguments import has_keyword
+from tinker_lint.model.query import CallSite, SemanticModel
 from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule

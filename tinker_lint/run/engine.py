@@ -24,7 +24,7 @@ from tinker_lint.fix.plan import FixPlan
 from tinker_lint.guard import run_deep
 from tinker_lint.io.files import DecodeError, SourceFile, decode_source
 from tinker_lint.io.settings import MAX_FILE_CHARS, Settings
-from tinker_lint.model.semantic import SemanticModel
+from tinker_lint.model.query import SemanticModel
 from tinker_lint.noqa import Suppression, directive_problems, file_exemptions, is_exempt
 from tinker_lint.prefilter.mentions import hot_loop_names, may_concern_tinker
 from tinker_lint.prefilter.needs import TextFacts

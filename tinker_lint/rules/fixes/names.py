@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, cast
 import libcst as cst
 
 if TYPE_CHECKING:  # the rules import the fixes
-    from tinker_lint.model.semantic import SemanticModel
+    from tinker_lint.model.query import SemanticModel
     from tinker_lint.rules.base import Context
 
 # Code with its own local names, run at another time than the statements around it.

@@ -25,7 +25,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tinker_lint.fix.plan import SAFE, UNSAFE, FixPlan
-from tinker_lint.model.semantic import CallSite, SemanticModel
+from tinker_lint.model.query import CallSite, SemanticModel
 
 _RANDOM = frozenset({"torch.rand", "torch.randn", "torch.randint"})
 _EXACT = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.eye"})

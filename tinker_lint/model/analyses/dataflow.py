@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 if TYPE_CHECKING:
-    from tinker_lint.model.semantic import SemanticModel
+    from tinker_lint.model.query import SemanticModel
 
 STATEMENT = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
 

@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
-from tinker_lint.model.scopes import CallSite, FunctionInfo, Scope
+from tinker_lint.model.facts.scopes import CallSite, FunctionInfo, Scope
 
 if TYPE_CHECKING:
-    from tinker_lint.model.semantic import SemanticModel
+    from tinker_lint.model.query import SemanticModel
 
 # Calls that start coroutines running beside the caller. Threads (``to_thread``,
 # ``run_in_executor``) are left out: a blocked event loop does not stop them.

@@ -12,8 +12,8 @@ from typing import cast
 
 import libcst as cst
 
-from tinker_lint.model.imports import ImportMap, dotted_name
-from tinker_lint.model.sdk import SdkMethod
+from tinker_lint.model.facts.imports import ImportMap, dotted_name
+from tinker_lint.model.facts.sdk import SdkMethod
 
 FunctionNode = cst.FunctionDef
 LoopNode = cst.For | cst.While

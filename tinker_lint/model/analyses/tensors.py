@@ -27,15 +27,15 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tinker_lint.model.arguments import has_keyword
-from tinker_lint.model.bindings import argument, parameters
-from tinker_lint.model.imports import dotted_name
-from tinker_lint.model.names import ARRAY_SCALAR_METHODS
-from tinker_lint.model.scopes import Binding, Scope
-from tinker_lint.model.types import Kind
+from tinker_lint.model.analyses.bindings import argument, parameters
+from tinker_lint.model.facts.arguments import has_keyword
+from tinker_lint.model.facts.imports import dotted_name
+from tinker_lint.model.facts.names import ARRAY_SCALAR_METHODS
+from tinker_lint.model.facts.scopes import Binding, Scope
+from tinker_lint.model.facts.types import Kind
 
 if TYPE_CHECKING:
-    from tinker_lint.model.semantic import SemanticModel
+    from tinker_lint.model.query import SemanticModel
 
 _MODULE_METHODS = frozenset(
     {"parameters", "named_parameters", "train", "eval", "zero_grad", "state_dict", "modules"}

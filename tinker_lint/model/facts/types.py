@@ -7,7 +7,7 @@ from enum import Enum
 
 from libcst import CSTNode
 
-from tinker_lint.model.sdk import Client, SdkMethod
+from tinker_lint.model.facts.sdk import Client, SdkMethod
 
 
 class Kind(str, Enum):

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tinker_lint.model import sdk
-from tinker_lint.model.annotations import annotation_types
-from tinker_lint.model.collect import ModuleIndex
-from tinker_lint.model.imports import dotted_name
-from tinker_lint.model.names import (
+from tinker_lint.model.analyses.annotations import annotation_types
+from tinker_lint.model.analyses.summaries import Summary
+from tinker_lint.model.facts import sdk
+from tinker_lint.model.facts.collect import ModuleIndex
+from tinker_lint.model.facts.imports import dotted_name
+from tinker_lint.model.facts.names import (
     ARRAY_SCALAR_METHODS,
     CONTAINER_GETS,
     CONTAINER_VIEWS,
@@ -29,7 +30,7 @@ from tinker_lint.model.names import (
     TOKENIZER_FACTORIES,
     array_function,
 )
-from tinker_lint.model.scopes import (
+from tinker_lint.model.facts.scopes import (
     Binding,
     FunctionInfo,
     Scope,
@@ -39,9 +40,8 @@ from tinker_lint.model.scopes import (
     resolve_function,
     self_attribute_bindings,
 )
-from tinker_lint.model.sdk import Returns, SdkMethod
-from tinker_lint.model.summaries import Summary
-from tinker_lint.model.types import (
+from tinker_lint.model.facts.sdk import Returns, SdkMethod
+from tinker_lint.model.facts.types import (
     ARRAY,
     MODEL_INPUT,
     TOKENIZER,
@@ -54,7 +54,7 @@ from tinker_lint.model.types import (
 )
 
 if TYPE_CHECKING:
-    from tinker_lint.model.helpers import Helpers
+    from tinker_lint.model.analyses.helpers import Helpers
 
 # Builtins that keep a sequence's elements.
 _SEQUENCE_BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "iter"})

@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import libcst as cst
 
-from tinker_lint.model.sdk import Client, Role, SdkMethod, lookup
+from tinker_lint.model.facts.sdk import Client, Role, SdkMethod, lookup
 
 if TYPE_CHECKING:
+    from tinker_lint.model.facts.scopes import FunctionInfo
+    from tinker_lint.model.facts.types import TType
+    from tinker_lint.model.query import SemanticModel
     from tinker_lint.model.reuse import KeptModel, StatementFacts
-    from tinker_lint.model.scopes import FunctionInfo
-    from tinker_lint.model.semantic import SemanticModel
-    from tinker_lint.model.types import TType
 
 
 @dataclass(frozen=True)
@@ -572,7 +572,7 @@ class Summaries:
         return self._functions.get(id(summary))
 
     def _summarise(self, function: FunctionInfo, name: str) -> Summary:
-        from tinker_lint.model.flow import Submit, Wait, linear_steps
+        from tinker_lint.model.analyses.flow import Submit, Wait, linear_steps
 
         model = self.model
         body = function.node.body
@@ -669,7 +669,7 @@ class Summaries:
         """Whether the function can be anything but plain Python to the pipelining rules: it
         awaits, calls the SDK, waits, or calls a project function (most functions do none, and
         are not walked statement by statement)."""
-        from tinker_lint.model.flow import may_block
+        from tinker_lint.model.analyses.flow import may_block
 
         model = self.model
         for site in function.calls:
@@ -686,7 +686,7 @@ class Summaries:
 
     def _mutates_self(self, function: FunctionInfo) -> bool:
         """A method that changes its object (``self.history.append(m)``, ``self.n += 1``)."""
-        from tinker_lint.model.flow import linear_steps
+        from tinker_lint.model.analyses.flow import linear_steps
 
         if function.self_name is None or not isinstance(function.node.body, cst.IndentedBlock):
             return False
@@ -719,7 +719,7 @@ class Summaries:
         return False
 
     def _returned(self, function: FunctionInfo) -> tuple[tuple[MethodRef, ...], frozenset[Client]]:
-        from tinker_lint.model.types import Kind
+        from tinker_lint.model.facts.types import Kind
 
         futures: dict[MethodRef, None] = {}
         clients: set[Client] = set()
@@ -758,7 +758,7 @@ class Summaries:
 
 
 def _flatten(types: frozenset[Any]) -> Iterator[Any]:
-    from tinker_lint.model.types import Kind
+    from tinker_lint.model.facts.types import Kind
 
     for t in types:
         if t.kind is Kind.TUPLE:

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
-from tinker_lint.model.flow import NESTED_CODE, names_mutated, target_keys
-from tinker_lint.model.scopes import CallSite, FunctionInfo
+from tinker_lint.model.analyses.flow import NESTED_CODE, names_mutated, target_keys
+from tinker_lint.model.facts.scopes import CallSite, FunctionInfo
 
 if TYPE_CHECKING:
-    from tinker_lint.model.semantic import SemanticModel
+    from tinker_lint.model.query import SemanticModel
 
 
 def target_names(target: cst.CSTNode) -> set[str]:

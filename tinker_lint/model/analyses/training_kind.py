@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tinker_lint.model.sdk import Role
+from tinker_lint.model.facts.sdk import Role
 
 if TYPE_CHECKING:
-    from tinker_lint.model.semantic import SemanticModel
+    from tinker_lint.model.query import SemanticModel
 
 # The SDK's losses for policy-gradient training: tinker 0.38.0's ``LossFnType`` (types/loss_fn_type.py)
 # is these, "cross_entropy" and "custom".

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model import sdk
-from tinker_lint.model.imports import ImportMap, dotted_name
-from tinker_lint.model.scopes import Scope, is_tinker_name, qualify
-from tinker_lint.model.types import ARRAY, MODEL_INPUT, TOKENIZER, Kind, TType, client
+from tinker_lint.model.facts import sdk
+from tinker_lint.model.facts.imports import ImportMap, dotted_name
+from tinker_lint.model.facts.scopes import Scope, is_tinker_name, qualify
+from tinker_lint.model.facts.types import ARRAY, MODEL_INPUT, TOKENIZER, Kind, TType, client
 
 
 def annotation_types(

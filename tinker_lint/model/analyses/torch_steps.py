@@ -24,18 +24,18 @@ from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
-from tinker_lint.model.imports import dotted_name
-from tinker_lint.model.names import (
+from tinker_lint.model.facts.imports import dotted_name
+from tinker_lint.model.facts.names import (
     TORCH_BACKWARD_METHOD,
     TORCH_STEP_HOOKS,
     TORCH_STEP_HOOKS_ALONE,
     TORCH_STEP_METHOD,
     torch_step_receiver,
 )
-from tinker_lint.model.scopes import CallSite, FunctionInfo, LoopInfo, functions_reaching
+from tinker_lint.model.facts.scopes import CallSite, FunctionInfo, LoopInfo, functions_reaching
 
 if TYPE_CHECKING:
-    from tinker_lint.model.semantic import SemanticModel
+    from tinker_lint.model.query import SemanticModel
 
 # ``.step()`` ends a step on an optimizer or a DeepSpeed engine; ``scheduler.step()`` and
 # ``env.step(action)`` do not. Receivers are known by name here: the spec's own test. The names

@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tinker_lint.model.arguments import passed
-from tinker_lint.model.bindings import argument, parameters
-from tinker_lint.model.imports import dotted_name
-from tinker_lint.model.scopes import (
+from tinker_lint.model.analyses.bindings import argument, parameters
+from tinker_lint.model.facts.arguments import passed
+from tinker_lint.model.facts.imports import dotted_name
+from tinker_lint.model.facts.scopes import (
     Binding,
     CallSite,
     FunctionInfo,
@@ -42,7 +42,7 @@ from tinker_lint.model.scopes import (
 )
 
 if TYPE_CHECKING:
-    from tinker_lint.model.semantic import SemanticModel
+    from tinker_lint.model.query import SemanticModel
 
 
 class HF(Enum):

@@ -19,22 +19,22 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tinker_lint.model.batches import dict_view, loop_iterables, names_batch, small
-from tinker_lint.model.bindings import argument, bound_in, parameters
-from tinker_lint.model.flow import _kept_walk, names_read, target_keys
-from tinker_lint.model.imports import dotted_name
-from tinker_lint.model.names import names_hot_call
-from tinker_lint.model.scopes import (
+from tinker_lint.model.analyses.batches import dict_view, loop_iterables, names_batch, small
+from tinker_lint.model.analyses.bindings import argument, bound_in, parameters
+from tinker_lint.model.analyses.flow import _kept_walk, names_read, target_keys
+from tinker_lint.model.facts.imports import dotted_name
+from tinker_lint.model.facts.names import names_hot_call
+from tinker_lint.model.facts.scopes import (
     CallSite,
     FunctionInfo,
     LoopInfo,
     functions_reaching,
     resolve_function,
 )
-from tinker_lint.model.sdk import Role
+from tinker_lint.model.facts.sdk import Role
 
 if TYPE_CHECKING:
-    from tinker_lint.model.semantic import SemanticModel
+    from tinker_lint.model.query import SemanticModel
 
 
 @dataclass(frozen=True)

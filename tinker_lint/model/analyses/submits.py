@@ -11,11 +11,11 @@ from functools import cached_property
 
 import libcst as cst
 
-from tinker_lint.model.collect import ModuleIndex
-from tinker_lint.model.scopes import FunctionInfo, LoopInfo, Scope, resolve_function
-from tinker_lint.model.sdk import Role
-from tinker_lint.model.sdk_calls import SdkCalls
-from tinker_lint.model.summaries import Summary
+from tinker_lint.model.analyses.sdk_calls import SdkCalls
+from tinker_lint.model.analyses.summaries import Summary
+from tinker_lint.model.facts.collect import ModuleIndex
+from tinker_lint.model.facts.scopes import FunctionInfo, LoopInfo, Scope, resolve_function
+from tinker_lint.model.facts.sdk import Role
 
 
 class Submits:

@@ -16,7 +16,7 @@ from typing import cast
 
 import libcst as cst
 
-from tinker_lint.model.flow import (
+from tinker_lint.model.analyses.flow import (
     NESTED_CODE,
     Step,
     Submit,
@@ -32,10 +32,10 @@ from tinker_lint.model.flow import (
     submit_reads,
     target_keys,
 )
-from tinker_lint.model.imports import dotted_name
-from tinker_lint.model.sdk import Client, Returns, Role
-from tinker_lint.model.semantic import LoopInfo, Scope, SemanticModel
-from tinker_lint.model.types import Kind
+from tinker_lint.model.facts.imports import dotted_name
+from tinker_lint.model.facts.sdk import Client, Returns, Role
+from tinker_lint.model.facts.types import Kind
+from tinker_lint.model.query import LoopInfo, Scope, SemanticModel
 
 
 # ==========================================================================================

@@ -33,12 +33,14 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from tinker_lint.model.collect import collect
-from tinker_lint.model.helpers import Helpers
-from tinker_lint.model.infer import TypeInference
-from tinker_lint.model.names import array_function
-from tinker_lint.model.reuse import RecordingView
-from tinker_lint.model.scopes import (
+from tinker_lint.model.analyses.helpers import Helpers
+from tinker_lint.model.analyses.infer import TypeInference
+from tinker_lint.model.analyses.sdk_calls import SdkCalls
+from tinker_lint.model.analyses.submits import Submits
+from tinker_lint.model.analyses.summaries import ProjectView
+from tinker_lint.model.facts.collect import collect
+from tinker_lint.model.facts.names import array_function
+from tinker_lint.model.facts.scopes import (
     Binding,
     CallSite,
     CompNode,
@@ -51,25 +53,23 @@ from tinker_lint.model.scopes import (
     is_tinker_name,
     resolve_function,
 )
-from tinker_lint.model.sdk_calls import SdkCalls
-from tinker_lint.model.submits import Submits
-from tinker_lint.model.summaries import ProjectView
-from tinker_lint.model.tree import TRIVIA as _TRIVIA  # noqa: F401 - tests/test_model_index.py
-from tinker_lint.model.tree import child_fields
-from tinker_lint.model.types import TType
+from tinker_lint.model.facts.tree import TRIVIA as _TRIVIA  # noqa: F401 - tests/test_model_index.py
+from tinker_lint.model.facts.tree import child_fields
+from tinker_lint.model.facts.types import TType
+from tinker_lint.model.reuse import RecordingView
 from tinker_lint.syntax import buffers
 from tinker_lint.syntax.positions import NodePositions
 
 if TYPE_CHECKING:
-    from tinker_lint.model.cost import CostShapes
-    from tinker_lint.model.dataflow import Dataflow
-    from tinker_lint.model.datasets import Datasets
-    from tinker_lint.model.flow import Event
-    from tinker_lint.model.pipeline import LoopWait
-    from tinker_lint.model.sdk import Role
-    from tinker_lint.model.steps import Steps
-    from tinker_lint.model.torch_steps import TorchSteps
-    from tinker_lint.model.training_kind import TrainingKinds
+    from tinker_lint.model.analyses.cost import CostShapes
+    from tinker_lint.model.analyses.dataflow import Dataflow
+    from tinker_lint.model.analyses.datasets import Datasets
+    from tinker_lint.model.analyses.flow import Event
+    from tinker_lint.model.analyses.pipeline import LoopWait
+    from tinker_lint.model.analyses.steps import Steps
+    from tinker_lint.model.analyses.torch_steps import TorchSteps
+    from tinker_lint.model.analyses.training_kind import TrainingKinds
+    from tinker_lint.model.facts.sdk import Role
 
 __all__ = [
     "Binding",
@@ -142,7 +142,7 @@ class SemanticModel:
         tree = index.tree
         self.children_of = tree.children_of
         self.parent_of = tree.parent_of
-        # Memos for the flow questions (tinker_lint.model.flow), keyed by node id.
+        # Memos for the flow questions (tinker_lint.model.analyses.flow), keyed by node id.
         self.events_cache: dict[tuple[int, int], list[Event]] = {}
         self.reads_cache: dict[int, set[str]] = {}
         self.run_reads_cache: dict[tuple[int, int], set[str]] = {}  # flow.reads_when_run
@@ -274,21 +274,21 @@ class SemanticModel:
     def dataflow(self) -> Dataflow:
         """Def-use: the statement of a node, the names a target binds, later reads of names
         (``dataflow.py``)."""
-        from tinker_lint.model.dataflow import Dataflow
+        from tinker_lint.model.analyses.dataflow import Dataflow
 
         return Dataflow(self)
 
     @cached_property
     def steps(self) -> Steps:
         """Which loop is the step loop, and what runs on every step (``steps.py``)."""
-        from tinker_lint.model.steps import Steps
+        from tinker_lint.model.analyses.steps import Steps
 
         return Steps(self)
 
     @cached_property
     def torch_steps(self) -> TorchSteps:
         """What runs on every step of a PyTorch training loop (``torch_steps.py``, TNK4xx)."""
-        from tinker_lint.model.torch_steps import TorchSteps
+        from tinker_lint.model.analyses.torch_steps import TorchSteps
 
         return TorchSteps(self)
 
@@ -296,7 +296,7 @@ class SemanticModel:
     def datasets(self) -> Datasets:
         """What a dataset is: a ``datasets.Dataset``, a torch dataset doing per-sample I/O, the
         module's ``DataLoader`` calls (``datasets.py``, TNK402/TNK405)."""
-        from tinker_lint.model.datasets import Datasets
+        from tinker_lint.model.analyses.datasets import Datasets
 
         return Datasets(self)
 
@@ -304,13 +304,13 @@ class SemanticModel:
     def training_kinds(self) -> TrainingKinds:
         """Supervised, RL or DPO: what each function's Tinker calls train, and the cookbook
         trainer that pipelines it (``training_kind.py``)."""
-        from tinker_lint.model.training_kind import TrainingKinds
+        from tinker_lint.model.analyses.training_kind import TrainingKinds
 
         return TrainingKinds(self)
 
     @cached_property
     def costs(self) -> CostShapes:
         """How many times a place runs per step, over what (``cost.py``)."""
-        from tinker_lint.model.cost import CostShapes
+        from tinker_lint.model.analyses.cost import CostShapes
 
         return CostShapes(self)

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tinker_lint.model.batches import (
+from tinker_lint.model.analyses.batches import (
     EXAMPLE_WORDS,
     dict_view,
     loop_iterables,
@@ -38,14 +38,14 @@ from tinker_lint.model.batches import (
     names_collection,
     small,
 )
-from tinker_lint.model.bindings import argument, parameters, target_names
-from tinker_lint.model.scopes import CallSite, FunctionInfo, LoopInfo, Scope
-from tinker_lint.model.sdk import Role
-from tinker_lint.model.types import Kind
+from tinker_lint.model.analyses.bindings import argument, parameters, target_names
+from tinker_lint.model.facts.scopes import CallSite, FunctionInfo, LoopInfo, Scope
+from tinker_lint.model.facts.sdk import Role
+from tinker_lint.model.facts.types import Kind
 
 if TYPE_CHECKING:
-    from tinker_lint.model.semantic import SemanticModel
-    from tinker_lint.model.steps import StepContext
+    from tinker_lint.model.analyses.steps import StepContext
+    from tinker_lint.model.query import SemanticModel
 
 
 class Scale(Enum):

@@ -15,18 +15,18 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import libcst as cst
 
-from tinker_lint.model.imports import dotted_name
-from tinker_lint.model.names import BLOCKING_WAIT_FUNCTIONS
-from tinker_lint.model.scopes import FunctionInfo, Scope, SdkCall, resolve_function
-from tinker_lint.model.sdk import Client, Returns, Role
-from tinker_lint.model.summaries import MethodRef, Summary
-from tinker_lint.model.types import Kind, TType, future
+from tinker_lint.model.analyses.summaries import MethodRef, Summary
+from tinker_lint.model.facts.imports import dotted_name
+from tinker_lint.model.facts.names import BLOCKING_WAIT_FUNCTIONS
+from tinker_lint.model.facts.scopes import FunctionInfo, Scope, SdkCall, resolve_function
+from tinker_lint.model.facts.sdk import Client, Returns, Role
+from tinker_lint.model.facts.types import Kind, TType, future
 from tinker_lint.syntax.buffers import BufferStore
 
 _Walk = TypeVar("_Walk", bound=Callable[..., Any])
 
 if TYPE_CHECKING:
-    from tinker_lint.model.semantic import SemanticModel
+    from tinker_lint.model.query import SemanticModel
 
 # Methods that store their arguments in the receiver (``history.append(reply)``): the receiver then
 # carries the value. Other method calls (``renderer.parse_response(r)``) are taken not to.

@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tinker_lint.model.batches import loop_iterables
-from tinker_lint.model.flow import names_read, names_written, target_keys
-from tinker_lint.model.names import MODEL_INPUT_COPIES
-from tinker_lint.model.scopes import CallSite, LoopInfo, is_tinker_name
-from tinker_lint.model.types import Kind
+from tinker_lint.model.analyses.batches import loop_iterables
+from tinker_lint.model.analyses.flow import names_read, names_written, target_keys
+from tinker_lint.model.facts.names import MODEL_INPUT_COPIES
+from tinker_lint.model.facts.scopes import CallSite, LoopInfo, is_tinker_name
+from tinker_lint.model.facts.types import Kind
 
 if TYPE_CHECKING:
-    from tinker_lint.model.semantic import SemanticModel
+    from tinker_lint.model.query import SemanticModel
 
 # What a file must name for a token-by-token build to be in it (TNK203's pre-filter).
 TOKEN_BUILD_WORDS = frozenset({"append_int", "EncodedTextChunk"})

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tinker_lint.model.flow import names_read
-from tinker_lint.model.imports import dotted_name
-from tinker_lint.model.scopes import CallSite, LoopInfo
-from tinker_lint.model.types import Kind
+from tinker_lint.model.analyses.flow import names_read
+from tinker_lint.model.facts.imports import dotted_name
+from tinker_lint.model.facts.scopes import CallSite, LoopInfo
+from tinker_lint.model.facts.types import Kind
 
 if TYPE_CHECKING:
-    from tinker_lint.model.semantic import SemanticModel
-    from tinker_lint.model.steps import StepContext
+    from tinker_lint.model.analyses.steps import StepContext
+    from tinker_lint.model.query import SemanticModel
 
 # What one example is called (``datum``, ``sequence``, ``prompt``); the cost shape (``cost.py``)
 # tells a loop over examples from one over the tokens of one example with it, names last.

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tinker_lint.model import sdk
-from tinker_lint.model.collect import ModuleIndex
-from tinker_lint.model.imports import dotted_name
-from tinker_lint.model.infer import TypeInference
-from tinker_lint.model.scopes import Scope, SdkCall, is_tinker_name
-from tinker_lint.model.sdk import SdkMethod
-from tinker_lint.model.types import Kind, TType
+from tinker_lint.model.analyses.infer import TypeInference
+from tinker_lint.model.facts import sdk
+from tinker_lint.model.facts.collect import ModuleIndex
+from tinker_lint.model.facts.imports import dotted_name
+from tinker_lint.model.facts.scopes import Scope, SdkCall, is_tinker_name
+from tinker_lint.model.facts.sdk import SdkMethod
+from tinker_lint.model.facts.types import Kind, TType
 
 
 class SdkCalls:

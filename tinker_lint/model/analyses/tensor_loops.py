@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
-from tinker_lint.model.flow import _kept_walk
-from tinker_lint.model.scopes import LoopInfo
-from tinker_lint.model.tree import child_nodes
+from tinker_lint.model.analyses.flow import _kept_walk
+from tinker_lint.model.facts.scopes import LoopInfo
+from tinker_lint.model.facts.tree import child_nodes
 
 if TYPE_CHECKING:
-    from tinker_lint.model.semantic import SemanticModel
+    from tinker_lint.model.query import SemanticModel
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tinker_lint.model.imports import dotted_name
-from tinker_lint.model.summaries import ProjectView, Summaries, Summary, is_abstract
-from tinker_lint.model.types import Kind
+from tinker_lint.model.analyses.summaries import ProjectView, Summaries, Summary, is_abstract
+from tinker_lint.model.facts.imports import dotted_name
+from tinker_lint.model.facts.types import Kind
 
 if TYPE_CHECKING:
-    from tinker_lint.model.scopes import FunctionInfo, Scope
-    from tinker_lint.model.semantic import SemanticModel
+    from tinker_lint.model.facts.scopes import FunctionInfo, Scope
+    from tinker_lint.model.query import SemanticModel
 
 
 class Helpers:

@@ -24,9 +24,9 @@ from typing import Any, cast
 
 import libcst as cst
 
-from tinker_lint.model.cadence import is_cadence_test
-from tinker_lint.model.imports import ImportMap
-from tinker_lint.model.scopes import (
+from tinker_lint.model.facts.cadence import is_cadence_test
+from tinker_lint.model.facts.imports import ImportMap
+from tinker_lint.model.facts.scopes import (
     Binding,
     CallSite,
     CompNode,
@@ -35,7 +35,7 @@ from tinker_lint.model.scopes import (
     LoopNode,
     Scope,
 )
-from tinker_lint.model.tree import (
+from tinker_lint.model.facts.tree import (
     CHILDREN,
     KINDS,
     MANY,
