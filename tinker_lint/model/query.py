@@ -1,26 +1,31 @@
-"""The semantic model of one module: what is a Tinker client, a future, a submit, a wait, a hot loop.
+"""The semantic model of one module, and the one API rules ask: what is a Tinker client, a future,
+a submit, a wait, a hot loop.
 
-A facade: it holds what the one pass recorded and hands each question to the module that owns it.
-Every module of ``model/``, by what it is:
+``SemanticModel`` is the composition root: it holds what the one pass recorded, makes each
+analysis and wires them together, and answers the rules' questions through them. A rule imports
+from this module only (its ``__all__``); import-linter checks both that and the layers below
+(``pyproject.toml``). By layer, bottom up:
 
-- Facts, recorded once, no analysis: ``collect.py`` (the one pass), ``tree.py`` (children,
-  parents, walks), ``scopes.py`` (scopes, bindings, functions, loops, call sites), ``imports.py``
-  (import aliases), ``cadence.py`` (cadence guards); the tables ``sdk.py`` (what each SDK method
-  does), ``names.py`` (names the model and the tree pre-filter share), ``types.py`` (the types
-  tracked).
-- Resolution, one cluster that asks itself (types, SDK calls, call targets, summaries):
-  ``infer.py`` and ``annotations.py`` (types), ``sdk_calls.py`` (which calls are the SDK's),
-  ``submits.py`` (what a call, a function or a loop submits), ``helpers.py`` (which project
-  function a call runs), ``summaries.py`` (what calling a function does), ``arguments.py`` and
-  ``bindings.py`` (what a call passes, what a region binds).
-- Analyses, each the owner of one question: ``dataflow.py`` (def-use: statements, targets, later
-  reads), ``flow.py`` (submits, waits and data dependencies along statements), ``pipeline.py``
-  (after a wait, what is submitted next), ``concurrency.py`` (can other coroutines run here),
-  ``steps.py`` and ``batches.py`` (what runs on every step, loops over a batch), ``cost.py`` (how
-  many times per step, over what), ``training_kind.py`` (supervised, RL or DPO),
-  ``model_input.py`` (a ``ModelInput`` built token by token), and for PyTorch loops
-  ``torch_steps.py``, ``tensors.py``, ``tensor_loops.py``, ``datasets.py``.
-- Kept across an editor's lints of one file: ``reuse.py``.
+- ``facts/``, recorded once, no analysis, importing nothing above: ``collect.py`` (the one pass),
+  ``tree.py`` (children, parents, walks), ``scopes.py`` (scopes, bindings, functions, loops, call
+  sites), ``imports.py`` (import aliases), ``cadence.py`` (cadence guards), ``arguments.py`` (what
+  a call passes); the tables ``sdk.py`` (what each SDK method does), ``names.py`` (names the
+  model and the tree pre-filter share), ``types.py`` (the types tracked).
+- ``analyses/``, each the owner of one question, asking the others through ``view.py``'s
+  ``ModelView`` protocol (never this module):
+  - resolution, one cluster that asks itself (types, SDK calls, call targets, summaries):
+    ``infer.py`` and ``annotations.py`` (types), ``sdk_calls.py`` (which calls are the SDK's),
+    ``submits.py`` (what a call, a function or a loop submits), ``helpers.py`` (which project
+    function a call runs), ``summaries.py`` (what calling a function does), ``bindings.py``
+    (what a region binds);
+  - ``dataflow.py`` (def-use: statements, targets, later reads), ``flow.py`` (submits, waits and
+    data dependencies along statements), ``pipeline.py`` (after a wait, what is submitted next),
+    ``concurrency.py`` (can other coroutines run here), ``steps.py`` and ``batches.py`` (what runs
+    on every step, loops over a batch), ``cost.py`` (how many times per step, over what),
+    ``training_kind.py`` (supervised, RL or DPO), ``model_input.py`` (a ``ModelInput`` built
+    token by token), and for PyTorch loops ``torch_steps.py``, ``tensors.py``,
+    ``tensor_loops.py``, ``datasets.py``.
+- ``reuse.py``: an editor's summaries, kept across lints of one file.
 
 No libcst metadata provider besides positions is used: see ``shared/performance-notes.md``.
 """
@@ -33,13 +38,73 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+# What rules ask besides the facade's own questions: the records of the one pass, the SDK tables,
+# and each analysis's answers. Rules import these from here and from nowhere else in ``model/``
+# (the import-linter contract "Rules ask the model through model.query").
+from tinker_lint.model.analyses.batches import is_payload, loop_iterables, small
+from tinker_lint.model.analyses.bindings import argument, bound_in, parameters
+from tinker_lint.model.analyses.concurrency import Concurrency
+from tinker_lint.model.analyses.cost import CostShape, Scale, bases
+from tinker_lint.model.analyses.dataflow import assigned_names, chain_root, target_names
+from tinker_lint.model.analyses.datasets import DATASET_ORIGINS, HF, Loader
+from tinker_lint.model.analyses.flow import (
+    NESTED_CODE,
+    Submit,
+    Wait,
+    events_in,
+    events_in_order,
+    exact_paths,
+    helper_wait_text,
+    linear_steps,
+    may_block,
+    names_read,
+    names_written,
+    reads_when_run,
+    target_keys,
+    waited_text,
+    write_keys,
+)
 from tinker_lint.model.analyses.helpers import Helpers
 from tinker_lint.model.analyses.infer import TypeInference
+from tinker_lint.model.analyses.model_input import (
+    TOKEN_BUILD_WORDS,
+    TokenBuild,
+    token_by_token_builds,
+)
+from tinker_lint.model.analyses.pipeline import (
+    LoopWait,
+    WaitThenSubmit,
+    accumulation_waits,
+    coroutines_awaited_one_by_one,
+    is_save,
+    loop_waits,
+    may_make_requests,
+    occasional_sampler_refresh,
+    occasional_save,
+    refreshes_sampler,
+    refreshes_sampling_client,
+    separate_clients,
+    waits_and_next_submits,
+)
 from tinker_lint.model.analyses.sdk_calls import SdkCalls
+from tinker_lint.model.analyses.steps import StepContext
 from tinker_lint.model.analyses.submits import Submits
 from tinker_lint.model.analyses.summaries import ProjectView
+from tinker_lint.model.analyses.tensor_loops import (
+    ElementAccess,
+    carries_a_value,
+    element_subscripts,
+    loop_targets,
+    reads_another_element,
+    stored_subscript_values,
+)
+from tinker_lint.model.analyses.tensors import Tensors, iterated_part
+from tinker_lint.model.analyses.torch_steps import TorchStep, place
+from tinker_lint.model.facts import sdk
+from tinker_lint.model.facts.arguments import has_keyword, passed
 from tinker_lint.model.facts.collect import collect
-from tinker_lint.model.facts.names import array_function
+from tinker_lint.model.facts.imports import dotted_name
+from tinker_lint.model.facts.names import BLOCKING_WAIT_FUNCTIONS, CPU_TENSOR_MAKERS, array_function
 from tinker_lint.model.facts.scopes import (
     Binding,
     CallSite,
@@ -53,9 +118,17 @@ from tinker_lint.model.facts.scopes import (
     is_tinker_name,
     resolve_function,
 )
+from tinker_lint.model.facts.sdk import (
+    ASYNC_DEPRECATION_VERSION,
+    FUTURE_METHODS,
+    Client,
+    Returns,
+    Role,
+    lookup,
+)
 from tinker_lint.model.facts.tree import TRIVIA as _TRIVIA  # noqa: F401 - tests/test_model_index.py
 from tinker_lint.model.facts.tree import child_fields
-from tinker_lint.model.facts.types import TType
+from tinker_lint.model.facts.types import Kind, TType
 from tinker_lint.model.reuse import RecordingView
 from tinker_lint.syntax import buffers
 from tinker_lint.syntax.positions import NodePositions
@@ -72,18 +145,89 @@ if TYPE_CHECKING:
     from tinker_lint.model.facts.sdk import Role
 
 __all__ = [
+    "ASYNC_DEPRECATION_VERSION",
+    "BLOCKING_WAIT_FUNCTIONS",
+    "CPU_TENSOR_MAKERS",
+    "DATASET_ORIGINS",
+    "FUTURE_METHODS",
+    "HF",
+    "NESTED_CODE",
+    "TOKEN_BUILD_WORDS",
     "Binding",
     "CallSite",
+    "Client",
     "CompNode",
+    "Concurrency",
+    "CostShape",
+    "ElementAccess",
     "FunctionInfo",
     "FunctionNode",
+    "Kind",
+    "Loader",
     "LoopInfo",
     "LoopNode",
+    "LoopWait",
+    "Returns",
+    "Role",
+    "Scale",
     "Scope",
     "SdkCall",
     "SemanticModel",
+    "StepContext",
+    "Submit",
     "TType",
+    "Tensors",
+    "TokenBuild",
+    "TorchStep",
+    "Wait",
+    "WaitThenSubmit",
+    "accumulation_waits",
+    "argument",
+    "assigned_names",
+    "bases",
+    "bound_in",
+    "carries_a_value",
+    "chain_root",
     "child_fields",
+    "coroutines_awaited_one_by_one",
+    "dotted_name",
+    "element_subscripts",
+    "events_in",
+    "events_in_order",
+    "exact_paths",
+    "has_keyword",
+    "helper_wait_text",
+    "is_payload",
+    "is_save",
+    "iterated_part",
+    "linear_steps",
+    "lookup",
+    "loop_iterables",
+    "loop_targets",
+    "loop_waits",
+    "may_block",
+    "may_make_requests",
+    "names_read",
+    "names_written",
+    "occasional_sampler_refresh",
+    "occasional_save",
+    "parameters",
+    "passed",
+    "place",
+    "reads_another_element",
+    "reads_when_run",
+    "refreshes_sampler",
+    "refreshes_sampling_client",
+    "sdk",
+    "separate_clients",
+    "small",
+    "stored_subscript_values",
+    "target_keys",
+    "target_names",
+    "token_by_token_builds",
+    "waited_text",
+    "waits_and_next_submits",
+    "write_keys",
 ]
 
 
@@ -314,3 +458,14 @@ class SemanticModel:
         from tinker_lint.model.analyses.cost import CostShapes
 
         return CostShapes(self)
+
+    @cached_property
+    def tensors(self) -> Tensors:
+        """What is a tensor, where it lives, which loops iterate one (``tensors.py``, TNK404)."""
+        return Tensors(self)
+
+    @cached_property
+    def concurrency(self) -> Concurrency:
+        """Whether other coroutines can run on the event loop at a place (``concurrency.py``,
+        TNK104's message); worked out when a finding first asks."""
+        return Concurrency(self)

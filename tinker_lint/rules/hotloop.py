@@ -11,10 +11,7 @@ from collections.abc import Callable, Iterator
 
 import libcst as cst
 
-from tinker_lint.model.analyses.batches import loop_iterables
-from tinker_lint.model.analyses.cost import CostShape
-from tinker_lint.model.analyses.steps import StepContext
-from tinker_lint.model.query import CallSite, SemanticModel
+from tinker_lint.model.query import CallSite, CostShape, SemanticModel, StepContext, loop_iterables
 from tinker_lint.rules.base import Context
 
 WHY_GIL = """\

@@ -7,18 +7,21 @@ from functools import partial
 
 import libcst as cst
 
-from tinker_lint.model.analyses.flow import Submit, Wait, helper_wait_text, waited_text
-from tinker_lint.model.analyses.pipeline import (
+from tinker_lint.model.query import (
+    Role,
+    Scope,
+    Submit,
+    Wait,
     WaitThenSubmit,
     accumulation_waits,
+    helper_wait_text,
     is_save,
     occasional_save,
     refreshes_sampler,
     separate_clients,
+    waited_text,
     waits_and_next_submits,
 )
-from tinker_lint.model.facts.sdk import Role
-from tinker_lint.model.query import Scope
 from tinker_lint.prefilter.mentions import STEP_METHODS, TINKER
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule

@@ -6,14 +6,15 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.analyses.flow import Wait, linear_steps
-from tinker_lint.model.analyses.pipeline import (
+from tinker_lint.model.query import (
+    Role,
+    Wait,
     accumulation_waits,
+    linear_steps,
     loop_waits,
     occasional_sampler_refresh,
     refreshes_sampling_client,
 )
-from tinker_lint.model.facts.sdk import Role
 from tinker_lint.prefilter.mentions import TINKER, methods
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Context, Example, Finding, Rule

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tinker_lint.model.analyses.pipeline import (
+from tinker_lint.model.query import (
     LoopWait,
+    Role,
     coroutines_awaited_one_by_one,
     loop_waits,
     may_make_requests,
     refreshes_sampling_client,
 )
-from tinker_lint.model.facts.sdk import Role
 from tinker_lint.prefilter.mentions import TINKER, methods
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Context, Example, Finding, Rule

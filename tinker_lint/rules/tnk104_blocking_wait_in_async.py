@@ -6,17 +6,18 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.analyses.concurrency import Concurrency
-from tinker_lint.model.analyses.flow import (
+from tinker_lint.model.query import (
+    BLOCKING_WAIT_FUNCTIONS,
+    CallSite,
+    Concurrency,
+    Kind,
+    SemanticModel,
     Wait,
     events_in_order,
     exact_paths,
     may_block,
     names_read,
 )
-from tinker_lint.model.facts.names import BLOCKING_WAIT_FUNCTIONS
-from tinker_lint.model.facts.types import Kind
-from tinker_lint.model.query import CallSite, SemanticModel
 from tinker_lint.prefilter.mentions import TINKER
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
@@ -151,7 +152,7 @@ async def rollouts(sampling_client, prompts, params):
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
-        concurrency = Concurrency(model)  # worked out when a finding first asks
+        concurrency = model.concurrency
         for function in model.functions:
             if not function.is_async or not isinstance(function.node.body, cst.IndentedBlock):
                 continue

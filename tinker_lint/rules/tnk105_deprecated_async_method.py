@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import partial
 
-from tinker_lint.model.facts import sdk
-from tinker_lint.model.facts.sdk import ASYNC_DEPRECATION_VERSION, Returns
+from tinker_lint.model.query import ASYNC_DEPRECATION_VERSION, Returns, sdk
 from tinker_lint.prefilter.mentions import DEPRECATED_ASYNC, TINKER_EVIDENCE
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule

@@ -7,7 +7,7 @@ from functools import partial
 
 import libcst as cst
 
-from tinker_lint.model.facts.sdk import ASYNC_DEPRECATION_VERSION, Returns
+from tinker_lint.model.query import ASYNC_DEPRECATION_VERSION, Returns
 from tinker_lint.prefilter.mentions import TINKER, methods
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule

@@ -6,9 +6,16 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.analyses.flow import linear_steps, names_read, target_keys
-from tinker_lint.model.facts.sdk import Client, Role
-from tinker_lint.model.query import CallSite, LoopInfo, SemanticModel
+from tinker_lint.model.query import (
+    CallSite,
+    Client,
+    LoopInfo,
+    Role,
+    SemanticModel,
+    linear_steps,
+    names_read,
+    target_keys,
+)
 from tinker_lint.prefilter.mentions import methods
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule

@@ -7,9 +7,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.analyses.cost import CostShape
-from tinker_lint.model.facts.sdk import Role
-from tinker_lint.model.query import CallSite, SemanticModel
+from tinker_lint.model.query import CallSite, CostShape, Role, SemanticModel
 from tinker_lint.prefilter.mentions import TOKENIZER
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Context, Example, Finding, Rule

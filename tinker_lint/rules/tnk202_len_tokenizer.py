@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tinker_lint.model.facts.types import Kind
-from tinker_lint.model.query import CallSite, SemanticModel
+from tinker_lint.model.query import CallSite, Kind, SemanticModel
 from tinker_lint.prefilter.mentions import TOKENIZER
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule

@@ -6,22 +6,24 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.analyses.batches import loop_iterables
-from tinker_lint.model.analyses.cost import CostShape, Scale, bases
-from tinker_lint.model.analyses.model_input import (
+from tinker_lint.model.query import (
     TOKEN_BUILD_WORDS,
-    TokenBuild,
-    token_by_token_builds,
-)
-from tinker_lint.model.analyses.steps import StepContext
-from tinker_lint.model.analyses.tensor_loops import (
+    CallSite,
+    CostShape,
     ElementAccess,
+    Kind,
+    LoopInfo,
+    Scale,
+    SemanticModel,
+    StepContext,
+    TokenBuild,
+    bases,
     element_subscripts,
+    loop_iterables,
     reads_another_element,
     stored_subscript_values,
+    token_by_token_builds,
 )
-from tinker_lint.model.facts.types import Kind
-from tinker_lint.model.query import CallSite, LoopInfo, SemanticModel
 from tinker_lint.prefilter.needs import Needs, parts, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import (

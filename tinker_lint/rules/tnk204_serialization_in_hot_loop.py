@@ -6,8 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.analyses.batches import is_payload, loop_iterables
-from tinker_lint.model.query import CallSite, SemanticModel
+from tinker_lint.model.query import CallSite, SemanticModel, is_payload, loop_iterables
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import WHY_GIL, callee, code_of, every_step, in_step, per_element

@@ -7,12 +7,19 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tinker_lint.model.analyses.batches import is_payload, loop_iterables
-from tinker_lint.model.analyses.bindings import argument as argument_of
-from tinker_lint.model.analyses.bindings import bound_in, parameters
-from tinker_lint.model.analyses.flow import NESTED_CODE, exact_paths, names_read
-from tinker_lint.model.analyses.steps import StepContext
-from tinker_lint.model.query import CallSite, SemanticModel
+from tinker_lint.model.query import (
+    NESTED_CODE,
+    CallSite,
+    SemanticModel,
+    StepContext,
+    bound_in,
+    exact_paths,
+    is_payload,
+    loop_iterables,
+    names_read,
+    parameters,
+)
+from tinker_lint.model.query import argument as argument_of
 from tinker_lint.prefilter.needs import Needs, parts, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import (

@@ -7,12 +7,16 @@ from functools import partial
 
 import libcst as cst
 
-from tinker_lint.model.analyses.dataflow import assigned_names, chain_root
-from tinker_lint.model.analyses.torch_steps import TorchStep
-from tinker_lint.model.facts.imports import dotted_name
-from tinker_lint.model.facts.names import CPU_TENSOR_MAKERS
-from tinker_lint.model.facts.scopes import FunctionInfo
-from tinker_lint.model.query import CallSite, SemanticModel
+from tinker_lint.model.query import (
+    CPU_TENSOR_MAKERS,
+    CallSite,
+    FunctionInfo,
+    SemanticModel,
+    TorchStep,
+    assigned_names,
+    chain_root,
+    dotted_name,
+)
 from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule

@@ -6,12 +6,19 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.analyses.datasets import DATASET_ORIGINS, HF
-from tinker_lint.model.analyses.torch_steps import place
-from tinker_lint.model.facts.arguments import has_keyword, passed
-from tinker_lint.model.facts.imports import dotted_name
-from tinker_lint.model.facts.scopes import Binding, CallSite, LoopInfo, Scope
-from tinker_lint.model.query import SemanticModel
+from tinker_lint.model.query import (
+    DATASET_ORIGINS,
+    HF,
+    Binding,
+    CallSite,
+    LoopInfo,
+    Scope,
+    SemanticModel,
+    dotted_name,
+    has_keyword,
+    passed,
+    place,
+)
 from tinker_lint.prefilter.mentions import DATASETS
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule

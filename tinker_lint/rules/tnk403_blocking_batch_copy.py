@@ -8,13 +8,19 @@ from functools import partial
 
 import libcst as cst
 
-from tinker_lint.model.analyses.bindings import argument, target_names
-from tinker_lint.model.analyses.torch_steps import TorchStep
-from tinker_lint.model.facts.arguments import has_keyword, passed
-from tinker_lint.model.facts.imports import dotted_name
-from tinker_lint.model.facts.names import CPU_TENSOR_MAKERS
-from tinker_lint.model.facts.scopes import CallSite, LoopInfo, Scope
-from tinker_lint.model.query import SemanticModel
+from tinker_lint.model.query import (
+    CPU_TENSOR_MAKERS,
+    CallSite,
+    LoopInfo,
+    Scope,
+    SemanticModel,
+    TorchStep,
+    argument,
+    dotted_name,
+    has_keyword,
+    passed,
+    target_names,
+)
 from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule

@@ -7,17 +7,22 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tinker_lint.model.analyses.batches import loop_iterables, small
-from tinker_lint.model.analyses.tensor_loops import (
+from tinker_lint.model.query import (
+    CallSite,
     ElementAccess,
+    LoopInfo,
+    Scope,
+    SemanticModel,
+    Tensors,
+    TorchStep,
     carries_a_value,
+    dotted_name,
     element_subscripts,
+    iterated_part,
+    loop_iterables,
     loop_targets,
+    small,
 )
-from tinker_lint.model.analyses.tensors import Tensors, iterated_part
-from tinker_lint.model.analyses.torch_steps import TorchStep
-from tinker_lint.model.facts.imports import dotted_name
-from tinker_lint.model.query import CallSite, LoopInfo, Scope, SemanticModel
 from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Context, Example, Finding, Rule
@@ -181,7 +186,7 @@ for batch in loader:
         model = ctx.model
         if not model.torch_steps.may_step:
             return  # no loop runs on every torch step (``loop_step`` below)
-        tensors = Tensors(model)
+        tensors = model.tensors
         reported: set[LoopInfo] = set()
         lines: set[int] = set()
         collate: set[str] | None = None

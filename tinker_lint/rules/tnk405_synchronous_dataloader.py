@@ -6,10 +6,14 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tinker_lint.model.analyses.dataflow import chain_root, target_names
-from tinker_lint.model.analyses.datasets import Loader
-from tinker_lint.model.facts.scopes import LoopInfo
-from tinker_lint.model.query import CallSite, SemanticModel
+from tinker_lint.model.query import (
+    CallSite,
+    Loader,
+    LoopInfo,
+    SemanticModel,
+    chain_root,
+    target_names,
+)
 from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule

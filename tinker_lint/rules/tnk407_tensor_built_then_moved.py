@@ -7,8 +7,7 @@ from functools import partial
 
 import libcst as cst
 
-from tinker_lint.model.facts.arguments import has_keyword
-from tinker_lint.model.query import CallSite, SemanticModel
+from tinker_lint.model.query import CallSite, SemanticModel, has_keyword
 from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Autofix, Context, Example, Finding, Rule

@@ -7,8 +7,7 @@ from typing import TypeVar
 
 import libcst as cst
 
-from tinker_lint.model.analyses.torch_steps import TorchStep, place
-from tinker_lint.model.query import CallSite, LoopInfo, SemanticModel
+from tinker_lint.model.query import CallSite, LoopInfo, SemanticModel, TorchStep, place
 from tinker_lint.rules.base import Context
 
 T = TypeVar("T")

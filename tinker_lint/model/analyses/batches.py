@@ -18,7 +18,7 @@ from tinker_lint.model.facts.types import Kind
 
 if TYPE_CHECKING:
     from tinker_lint.model.analyses.steps import StepContext
-    from tinker_lint.model.query import SemanticModel
+    from tinker_lint.model.analyses.view import ModelView
 
 # What one example is called (``datum``, ``sequence``, ``prompt``); the cost shape (``cost.py``)
 # tells a loop over examples from one over the tokens of one example with it, names last.
@@ -136,7 +136,7 @@ def loop_iterables(loop: LoopInfo) -> Iterator[cst.BaseExpression]:
             clause = clause.inner_for_in
 
 
-def iterates_array(model: SemanticModel, loop: LoopInfo) -> cst.BaseExpression | None:
+def iterates_array(model: ModelView, loop: LoopInfo) -> cst.BaseExpression | None:
     """The iterable, if ``loop`` iterates a numpy array or torch tensor element by element."""
     for iterable in loop_iterables(loop):
         if any(t.kind is Kind.ARRAY for t in model.types(iterable, loop.scope)):
@@ -144,7 +144,7 @@ def iterates_array(model: SemanticModel, loop: LoopInfo) -> cst.BaseExpression |
     return None
 
 
-def iterates_batch_array(model: SemanticModel, loop: LoopInfo) -> cst.BaseExpression | None:
+def iterates_batch_array(model: ModelView, loop: LoopInfo) -> cst.BaseExpression | None:
     """The iterable, if ``loop`` iterates per-example data held in an array (``for lp in
     logprobs``): a Python loop over its elements. ``for i in np.linspace(0, n, 4)`` is not."""
     iterable = iterates_array(model, loop)
@@ -204,7 +204,7 @@ def small(iterable: cst.BaseExpression) -> bool:
 
 
 def is_payload(
-    model: SemanticModel,
+    model: ModelView,
     site: CallSite,
     value: cst.BaseExpression,
     hot: StepContext,

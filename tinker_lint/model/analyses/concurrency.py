@@ -30,7 +30,7 @@ import libcst as cst
 from tinker_lint.model.facts.scopes import CallSite, FunctionInfo, Scope
 
 if TYPE_CHECKING:
-    from tinker_lint.model.query import SemanticModel
+    from tinker_lint.model.analyses.view import ModelView
 
 # Calls that start coroutines running beside the caller. Threads (``to_thread``,
 # ``run_in_executor``) are left out: a blocked event loop does not stop them.
@@ -50,7 +50,7 @@ _NAME_DEPTH = 3
 class Concurrency:
     """The concurrency question for one module, worked out once when first asked."""
 
-    def __init__(self, model: SemanticModel) -> None:
+    def __init__(self, model: ModelView) -> None:
         self.model = model
         self._beside: set[FunctionInfo] | None = None
         # The names a call of an ``async def`` can have (``obj(...)`` runs ``__call__``).

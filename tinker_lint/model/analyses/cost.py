@@ -38,14 +38,15 @@ from tinker_lint.model.analyses.batches import (
     names_collection,
     small,
 )
-from tinker_lint.model.analyses.bindings import argument, parameters, target_names
+from tinker_lint.model.analyses.bindings import argument, parameters
+from tinker_lint.model.analyses.dataflow import target_names
 from tinker_lint.model.facts.scopes import CallSite, FunctionInfo, LoopInfo, Scope
 from tinker_lint.model.facts.sdk import Role
 from tinker_lint.model.facts.types import Kind
 
 if TYPE_CHECKING:
     from tinker_lint.model.analyses.steps import StepContext
-    from tinker_lint.model.query import SemanticModel
+    from tinker_lint.model.analyses.view import ModelView
 
 
 class Scale(Enum):
@@ -189,7 +190,7 @@ def _last_name(expr: cst.BaseExpression) -> str | None:
 class CostShapes:
     """The cost shapes of one module's places, memoised."""
 
-    def __init__(self, model: SemanticModel) -> None:
+    def __init__(self, model: ModelView) -> None:
         self.model = model
         self._loop_of_iterable: dict[int, LoopInfo] = {}
         for loop in model.loops:
@@ -568,7 +569,7 @@ def _dims(name: str) -> Scale | None:
 _DECODERS = frozenset({"decode", "batch_decode", "parse_response"})
 
 
-def _fresh(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> bool:
+def _fresh(model: ModelView, node: cst.CSTNode, scope: Scope) -> bool:
     """Whether evaluating ``node`` itself reads what a request of this step gave."""
     for current in model.walk(node, (cst.FunctionDef, cst.Lambda)):
         if isinstance(current, cst.Await):
@@ -608,7 +609,7 @@ def _calls_a_parameter(call: cst.Call, scope: Scope) -> bool:
     )
 
 
-def _items_are_sequences(model: SemanticModel, loop: LoopInfo, base: cst.BaseExpression) -> bool:
+def _items_are_sequences(model: ModelView, loop: LoopInfo, base: cst.BaseExpression) -> bool:
     """Whether the body uses the loop's items as sequences (``len(tokens)``, ``tokens[:-1]``, a
     loop over them): then each item is an example of its own (``item["tokens"][i]`` is one
     sequence of a group), not one element."""
@@ -656,7 +657,7 @@ def _is_one_of(expr: cst.BaseExpression, names: set[str]) -> bool:
     return isinstance(expr, cst.Name) and expr.value in names
 
 
-def _root_names(model: SemanticModel, node: cst.CSTNode) -> set[str]:
+def _root_names(model: ModelView, node: cst.CSTNode) -> set[str]:
     """The plain names ``node`` reads (``seq.tokens[i]`` -> ``seq``, ``i``), not attributes or
     keywords, and not inside nested functions or lambdas."""
     names: set[str] = set()

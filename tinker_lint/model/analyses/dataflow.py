@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 if TYPE_CHECKING:
-    from tinker_lint.model.query import SemanticModel
+    from tinker_lint.model.analyses.view import ModelView
 
 STATEMENT = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
 
 
-def target_names(target: cst.BaseExpression) -> set[str]:
-    """The names an assignment target binds: ``x``, ``a, (b, c)``, ``[a, b]``, ``first, *rest``.
-    Attributes and subscripts bind none."""
+def target_names(target: cst.CSTNode) -> set[str]:
+    """The names an assignment, ``for`` or comprehension target binds: ``x``, ``a, (b, c)``,
+    ``[a, b]``, ``first, *rest``. Attributes and subscripts bind none."""
     names: set[str] = set()
     targets = [target]
     while targets:
@@ -30,7 +30,7 @@ def target_names(target: cst.BaseExpression) -> set[str]:
         if isinstance(node, cst.Name):
             names.add(node.value)
         elif isinstance(node, cst.Tuple | cst.List):
-            targets.extend(element.value for element in node.elements)  # starred ones too
+            targets.extend(element.value for element in node.elements)
         elif isinstance(node, cst.StarredElement):
             targets.append(node.value)
     return names
@@ -71,9 +71,9 @@ class References:
 
 
 class Dataflow:
-    """The def-use questions of one model (``SemanticModel.dataflow``)."""
+    """The def-use questions of one model (``ModelView.dataflow``)."""
 
-    def __init__(self, model: SemanticModel) -> None:
+    def __init__(self, model: ModelView) -> None:
         self.model = model
         self._references: dict[int, References] = {}
 

@@ -42,7 +42,7 @@ from tinker_lint.model.facts.scopes import (
 )
 
 if TYPE_CHECKING:
-    from tinker_lint.model.query import SemanticModel
+    from tinker_lint.model.analyses.view import ModelView
 
 
 class HF(Enum):
@@ -181,7 +181,7 @@ class Loader:
 class Datasets:
     """The dataset questions of one module, memoised."""
 
-    def __init__(self, model: SemanticModel) -> None:
+    def __init__(self, model: ModelView) -> None:
         self.model = model
         self._hf: dict[tuple[int, int], HF | None] = {}
         self._in_progress: set[tuple[int, int]] = set()

@@ -26,7 +26,7 @@ from tinker_lint.syntax.buffers import BufferStore
 _Walk = TypeVar("_Walk", bound=Callable[..., Any])
 
 if TYPE_CHECKING:
-    from tinker_lint.model.query import SemanticModel
+    from tinker_lint.model.analyses.view import ModelView
 
 # Methods that store their arguments in the receiver (``history.append(reply)``): the receiver then
 # carries the value. Other method calls (``renderer.parse_response(r)``) are taken not to.
@@ -155,7 +155,7 @@ def helper_wait_text(wait: Wait, here: str) -> str:
     return f"`{helper.name}()` waits for `{site.what}` ({site.where(here)}). "
 
 
-def may_block(model: SemanticModel, call: cst.Call, scope: Scope) -> bool:
+def may_block(model: ModelView, call: cst.Call, scope: Scope) -> bool:
     """Whether ``call`` has the shape of a blocking wait (``x.result()``,
     ``concurrent.futures.wait(...)``), before asking what ``x`` is."""
     func = call.func
@@ -164,7 +164,7 @@ def may_block(model: SemanticModel, call: cst.Call, scope: Scope) -> bool:
     return model.qualify(func, scope) in BLOCKING_WAIT_FUNCTIONS
 
 
-def wait_of(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> Wait | None:
+def wait_of(model: ModelView, node: cst.CSTNode, scope: Scope) -> Wait | None:
     """A wait on a Tinker future, if ``node`` is one (spec: "Waits")."""
     if type(node) is cst.Call:  # exact types: ``isinstance`` on libcst's classes is slow
         func = node.func
@@ -212,7 +212,7 @@ def _is_waitable(t: TType) -> bool:
     )
 
 
-def _futures_in(model: SemanticModel, expr: cst.BaseExpression, scope: Scope) -> frozenset[TType]:
+def _futures_in(model: ModelView, expr: cst.BaseExpression, scope: Scope) -> frozenset[TType]:
     found = set()
     for t in model.types(expr, scope):
         if t.kind is Kind.LIST and t.inner is not None:
@@ -244,7 +244,7 @@ def _kept_walk(kind: str) -> Callable[[_Walk], _Walk]:
 
     def decorate(walk: _Walk) -> _Walk:
         @functools.wraps(walk)
-        def kept_or_walked(model: SemanticModel, node: cst.CSTNode) -> Any:
+        def kept_or_walked(model: ModelView, node: cst.CSTNode) -> Any:
             kept = _kept_walks(model)
             if kept is None:
                 return walk(model, node)
@@ -259,7 +259,7 @@ def _kept_walk(kind: str) -> Callable[[_Walk], _Walk]:
     return decorate
 
 
-def events_in(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> list[Event]:
+def events_in(model: ModelView, node: cst.CSTNode, scope: Scope) -> list[Event]:
     """The submits and waits ``node`` performs, in evaluation order (post-order: arguments are
     evaluated before the call that takes them). Nested functions and lambdas run later: skipped."""
     key = (id(node), id(scope))
@@ -289,7 +289,7 @@ def events_in(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> list[Eve
 
 
 @_kept_walk("events")
-def _calls_and_awaits(model: SemanticModel, node: cst.CSTNode) -> list[cst.CSTNode]:
+def _calls_and_awaits(model: ModelView, node: cst.CSTNode) -> list[cst.CSTNode]:
     """The calls and awaits in ``node``, in evaluation order (post-order), outside nested
     functions and lambdas."""
     found: list[cst.CSTNode] = []
@@ -322,7 +322,7 @@ _ROLE_METHODS = {
 }
 
 
-def helper_events(model: SemanticModel, call: cst.Call, scope: Scope) -> list[Event]:
+def helper_events(model: ModelView, call: cst.Call, scope: Scope) -> list[Event]:
     """What calling a (sync) project function does here: its submits, then its waits, on its own
     requests and on futures passed to it. Calling an ``async def`` runs nothing until awaited;
     ``asyncio.run(helper(...))`` runs it to the end, blocking."""
@@ -347,7 +347,7 @@ def helper_events(model: SemanticModel, call: cst.Call, scope: Scope) -> list[Ev
     return events
 
 
-def awaited_helper_events(model: SemanticModel, node: cst.Await, scope: Scope) -> list[Event]:
+def awaited_helper_events(model: ModelView, node: cst.Await, scope: Scope) -> list[Event]:
     """``await helper(...)`` of a project ``async def``: it runs now, submits and waits."""
     inner = node.expression
     if not isinstance(inner, cst.Call):
@@ -359,7 +359,7 @@ def awaited_helper_events(model: SemanticModel, node: cst.Await, scope: Scope) -
     return [replace(e, node=node) if isinstance(e, Wait) else e for e in events]
 
 
-def _closure_reads(model: SemanticModel, call: cst.Call, scope: Scope) -> frozenset[str]:
+def _closure_reads(model: ModelView, call: cst.Call, scope: Scope) -> frozenset[str]:
     """What a nested function called here reads from the scopes around it (``callable_reads``,
     the one owner of what a function reads when it runs)."""
     target = resolve_function(model.methods, call.func, scope)
@@ -421,7 +421,7 @@ def exact_paths(keys: set[str]) -> set[str]:
     return {key for key in keys if key.startswith("^")}
 
 
-def names_read(model: SemanticModel, node: cst.CSTNode) -> set[str]:
+def names_read(model: ModelView, node: cst.CSTNode) -> set[str]:
     """Read keys of every name and dotted path (``self.fut``) ``node`` reads; not attribute or
     keyword names, and nothing inside nested functions or classes."""
     key = id(node)
@@ -494,7 +494,7 @@ def _all_params(params: cst.Parameters) -> list[cst.Param]:
     return found
 
 
-def reads_when_run(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> set[str]:
+def reads_when_run(model: ModelView, node: cst.CSTNode, scope: Scope) -> set[str]:
     """Read keys of what evaluating ``node`` reads: its own names, and, when it makes a call,
     what the functions it calls or hands over read (``callable_reads``). Defining a lambda or
     binding a method reads nothing yet."""
@@ -509,7 +509,7 @@ def reads_when_run(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> set
     return reads
 
 
-def submit_reads(model: SemanticModel, submit: Submit, scope: Scope) -> set[str]:
+def submit_reads(model: ModelView, submit: Submit, scope: Scope) -> set[str]:
     """Read keys of what a submit needs: what its receiver and arguments read, what the
     functions handed to it read when it calls them (``callable_reads``), and, for a call of a
     nested helper, what that closure reads."""
@@ -517,7 +517,7 @@ def submit_reads(model: SemanticModel, submit: Submit, scope: Scope) -> set[str]
     return reads | submit.closure_reads if submit.closure_reads else reads
 
 
-def callable_reads(model: SemanticModel, node: cst.CSTNode, scope: Scope) -> set[str]:
+def callable_reads(model: ModelView, node: cst.CSTNode, scope: Scope) -> set[str]:
     """Read keys of what the functions of this module that ``node`` names read when they run: a
     closure (``def dpo_loss(...)`` reading ``ref`` from the enclosing function), a lambda, a bound
     method (``self._loss`` reading ``self.ref_logprobs``), and the functions those name in turn.
@@ -573,13 +573,13 @@ _CALLABLE_DEPTH = 3
 
 
 @_kept_walk("call")
-def _makes_call(model: SemanticModel, node: cst.CSTNode) -> bool:
+def _makes_call(model: ModelView, node: cst.CSTNode) -> bool:
     """Whether ``node`` makes a call (outside nested functions and lambdas)."""
     return any(type(current) is cst.Call for current in model.walk(node, NESTED_CODE))
 
 
 @_kept_walk("awaits")
-def awaits_in(model: SemanticModel, node: cst.CSTNode) -> list[cst.Await]:
+def awaits_in(model: ModelView, node: cst.CSTNode) -> list[cst.Await]:
     """The awaits in ``node`` (``node`` itself included), outside nested functions and lambdas,
     in pre-order."""
     return [n for n in model.walk(node, NESTED_CODE) if isinstance(n, cst.Await)]
@@ -589,9 +589,7 @@ _LAMBDA, _NAME, _SELF_ATTRIBUTE = "lambda", "name", "attribute"
 
 
 @_kept_walk("callable names")
-def _callable_names(
-    model: SemanticModel, node: cst.CSTNode
-) -> list[tuple[str, cst.Lambda | str, str]]:
+def _callable_names(model: ModelView, node: cst.CSTNode) -> list[tuple[str, cst.Lambda | str, str]]:
     """What in ``node`` (outside nested functions) may name or be a function, each once, in the
     order first met: the lambdas, ``(_LAMBDA, lambda, "")``; the names, ``(_NAME, name, "")``
     (an attribute's own name too); and ``x.attr`` on a plain name, ``(_SELF_ATTRIBUTE, "x",
@@ -645,25 +643,25 @@ def target_keys(target: cst.BaseExpression) -> set[str]:
     return set()
 
 
-def names_written(model: SemanticModel, stmt: cst.CSTNode) -> set[str]:
+def names_written(model: ModelView, stmt: cst.CSTNode) -> set[str]:
     """Names a statement binds or may mutate: assignment targets, walrus targets, and receivers of
     storing method calls (``x.append(v)`` stores ``v`` in ``x``)."""
     return _writes(model, stmt)[2]
 
 
-def names_bound(model: SemanticModel, stmt: cst.CSTNode) -> set[str]:
+def names_bound(model: ModelView, stmt: cst.CSTNode) -> set[str]:
     """Names a statement (re)binds: assignment and walrus targets. Unlike a mutation, a binding
     replaces what the name held before."""
     return _writes(model, stmt)[0]
 
 
-def names_mutated(model: SemanticModel, stmt: cst.CSTNode) -> set[str]:
+def names_mutated(model: ModelView, stmt: cst.CSTNode) -> set[str]:
     """Receivers of storing method calls (``x.append(v)`` stores ``v`` in ``x``); other method
     calls (``renderer.parse_response(r)``) are taken not to keep their arguments."""
     return _writes(model, stmt)[1]
 
 
-def _writes(model: SemanticModel, stmt: cst.CSTNode) -> tuple[set[str], set[str], set[str]]:
+def _writes(model: ModelView, stmt: cst.CSTNode) -> tuple[set[str], set[str], set[str]]:
     """Bound, mutated, and both: one walk of the statement, memoised (asked once per path)."""
     cached = model.writes_cache.get(id(stmt))
     if cached is not None:
@@ -723,7 +721,7 @@ _Answers = dict[tuple[str, int], tuple[cst.CSTNode, object]]  # (walk, id(node))
 
 @dataclass(eq=False)
 class _KeptWalks:
-    owner: weakref.ref[SemanticModel]  # the lint filling ``now``
+    owner: weakref.ref[ModelView]  # the lint filling ``now``
     now: _Answers
     last: _Answers  # the previous lint's
 
@@ -749,7 +747,7 @@ _walks: BufferStore[_KeptWalks] = BufferStore()
 _latest: weakref.ref[_KeptWalks] | None = None
 
 
-def _kept_walks(model: SemanticModel) -> _KeptWalks | None:
+def _kept_walks(model: ModelView) -> _KeptWalks | None:
     """This lint's kept walks, when its buffer keeps anything (the server's): the first call of a
     lint takes over the previous lint's answers as ``last_*``."""
     global _latest
@@ -796,7 +794,7 @@ class Step:
 
 
 def linear_steps(
-    model: SemanticModel,
+    model: ModelView,
     body: Iterable[cst.CSTNode],
     scope: Scope,
     *,
@@ -809,7 +807,7 @@ def linear_steps(
 
 
 def events_in_order(
-    model: SemanticModel, body: Sequence[cst.BaseStatement], scope: Scope
+    model: ModelView, body: Sequence[cst.BaseStatement], scope: Scope
 ) -> Iterator[Event]:
     """The events of ``linear_steps(model, body, scope)``'s steps, in the same order, without the
     rest of each step: the names it reads and writes, and whether a test's block jumps (a walk of
@@ -859,7 +857,7 @@ def events_in_order(
         # FunctionDef / ClassDef: their bodies do not run here.
 
 
-def _block_events(model: SemanticModel, block: cst.BaseSuite, scope: Scope) -> Iterator[Event]:
+def _block_events(model: ModelView, block: cst.BaseSuite, scope: Scope) -> Iterator[Event]:
     if type(block) is cst.IndentedBlock:
         yield from events_in_order(model, block.body, scope)
     else:
@@ -868,7 +866,7 @@ def _block_events(model: SemanticModel, block: cst.BaseSuite, scope: Scope) -> I
 
 
 def _steps_of(
-    model: SemanticModel, stmt: cst.CSTNode, scope: Scope, guarded: bool, depth: int
+    model: ModelView, stmt: cst.CSTNode, scope: Scope, guarded: bool, depth: int
 ) -> Iterator[Step]:
     # Exact types, as the walks above (parsed trees hold only libcst's concrete classes).
     if type(stmt) is cst.SimpleStatementLine:
@@ -933,7 +931,7 @@ def _steps_of(
 
 
 def _block(
-    model: SemanticModel, block: cst.BaseSuite, scope: Scope, guarded: bool, depth: int
+    model: ModelView, block: cst.BaseSuite, scope: Scope, guarded: bool, depth: int
 ) -> Iterator[Step]:
     if type(block) is cst.IndentedBlock:
         yield from linear_steps(model, block.body, scope, guarded=guarded, depth=depth)
@@ -943,7 +941,7 @@ def _block(
 
 
 def _small_step(
-    model: SemanticModel, small: cst.CSTNode, scope: Scope, guarded: bool, depth: int
+    model: ModelView, small: cst.CSTNode, scope: Scope, guarded: bool, depth: int
 ) -> Step:
     binds, _, written = _writes(model, small)  # bound, mutated, both: one memo
     return Step(
@@ -959,7 +957,7 @@ def _small_step(
 
 
 def _test_step(
-    model: SemanticModel,
+    model: ModelView,
     test: cst.BaseExpression,
     control: cst.CSTNode,
     scope: Scope,
@@ -981,12 +979,12 @@ def _test_step(
     )
 
 
-def has_jump(model: SemanticModel, node: cst.CSTNode) -> bool:
+def has_jump(model: ModelView, node: cst.CSTNode) -> bool:
     """Whether a block can leave the pass early (break, continue, return, raise)."""
     return bool(_jumps_in(model, node))
 
 
-def leaves_loop(model: SemanticModel, control: cst.CSTNode) -> bool:
+def leaves_loop(model: ModelView, control: cst.CSTNode) -> bool:
     """Whether a compound statement inside a loop body can end that loop: a ``return`` or
     ``raise`` anywhere in it, or a ``break`` not inside a loop of its own."""
     jumps = _jumps_in(model, control)
@@ -1001,7 +999,7 @@ def leaves_loop(model: SemanticModel, control: cst.CSTNode) -> bool:
     return found
 
 
-def _jumps_in(model: SemanticModel, node: cst.CSTNode) -> frozenset[type]:
+def _jumps_in(model: ModelView, node: cst.CSTNode) -> frozenset[type]:
     """The kinds of jump (break, continue, return, raise) in ``node``, nested code left out: one
     walk, memoised, answers both questions above (asked of every ``if`` and ``while``)."""
     key = id(node)
@@ -1012,7 +1010,7 @@ def _jumps_in(model: SemanticModel, node: cst.CSTNode) -> frozenset[type]:
 
 
 @_kept_walk("jumps")
-def _kept_jumps(model: SemanticModel, node: cst.CSTNode) -> frozenset[type]:
+def _kept_jumps(model: ModelView, node: cst.CSTNode) -> frozenset[type]:
     return frozenset(_statement_kinds(model, node, ()) & _JUMPS)
 
 
@@ -1040,7 +1038,7 @@ _STATEMENT_HOLDERS = frozenset(
 _LOOPS = (cst.For, cst.While)
 
 
-def _statement_kinds(model: SemanticModel, node: cst.CSTNode, skip: tuple[type, ...]) -> set[type]:
+def _statement_kinds(model: ModelView, node: cst.CSTNode, skip: tuple[type, ...]) -> set[type]:
     """The kinds of ``node`` and the statements in it, outside nested functions and classes and
     the compound statements of ``skip`` in it: the walk enters only what can hold a statement
     (``_STATEMENT_HOLDERS``), not the expressions, where jumps cannot be."""

@@ -23,12 +23,12 @@ from tinker_lint.model.facts.imports import dotted_name
 from tinker_lint.model.facts.types import Kind
 
 if TYPE_CHECKING:
+    from tinker_lint.model.analyses.view import ModelView
     from tinker_lint.model.facts.scopes import FunctionInfo, Scope
-    from tinker_lint.model.query import SemanticModel
 
 
 class Helpers:
-    def __init__(self, model: SemanticModel, project: ProjectView | None, module_name: str):
+    def __init__(self, model: ModelView, project: ProjectView | None, module_name: str):
         self.model = model
         self.project = project
         self.module_name = module_name

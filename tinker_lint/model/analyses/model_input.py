@@ -31,7 +31,7 @@ from tinker_lint.model.facts.scopes import CallSite, LoopInfo, is_tinker_name
 from tinker_lint.model.facts.types import Kind
 
 if TYPE_CHECKING:
-    from tinker_lint.model.query import SemanticModel
+    from tinker_lint.model.analyses.view import ModelView
 
 # What a file must name for a token-by-token build to be in it (TNK203's pre-filter).
 TOKEN_BUILD_WORDS = frozenset({"append_int", "EncodedTextChunk"})
@@ -50,7 +50,7 @@ class TokenBuild:
     iterable: cst.BaseExpression | None  # what that loop iterates (None for a ``while`` loop)
 
 
-def token_by_token_builds(model: SemanticModel) -> Iterator[TokenBuild]:
+def token_by_token_builds(model: ModelView) -> Iterator[TokenBuild]:
     """The calls of the module that build a ``ModelInput`` one token per loop iteration, in source
     order. A one-token chunk given to a reported ``append`` is not reported again."""
     copying: set[int] = set()  # the chunks inside reported ``append`` calls
@@ -66,7 +66,7 @@ def token_by_token_builds(model: SemanticModel) -> Iterator[TokenBuild]:
         yield found
 
 
-def _copy_per_token(model: SemanticModel, site: CallSite, loop: LoopInfo) -> TokenBuild | None:
+def _copy_per_token(model: ModelView, site: CallSite, loop: LoopInfo) -> TokenBuild | None:
     """``mi = mi.append_int(t)`` or ``mi = mi.append(EncodedTextChunk(tokens=[t]))``, with ``mi``
     a ``ModelInput`` and ``t`` this iteration's token."""
     call = site.node
@@ -91,7 +91,7 @@ def _copy_per_token(model: SemanticModel, site: CallSite, loop: LoopInfo) -> Tok
     return TokenBuild(site, func.attr.value, receiver, loop, _iterable(loop))
 
 
-def _chunk_per_token(model: SemanticModel, site: CallSite, loop: LoopInfo) -> TokenBuild | None:
+def _chunk_per_token(model: ModelView, site: CallSite, loop: LoopInfo) -> TokenBuild | None:
     """``EncodedTextChunk(tokens=[t])`` with ``t`` this iteration's token."""
     token = _single_token(model, site.node, site)
     if token is None or not _per_iteration(model, token, loop):
@@ -100,7 +100,7 @@ def _chunk_per_token(model: SemanticModel, site: CallSite, loop: LoopInfo) -> To
 
 
 def _single_token(
-    model: SemanticModel, expr: cst.BaseExpression, site: CallSite
+    model: ModelView, expr: cst.BaseExpression, site: CallSite
 ) -> cst.BaseExpression | None:
     """The token of ``EncodedTextChunk(tokens=[t])`` (a Tinker chunk of a one-element list)."""
     if not isinstance(expr, cst.Call):
@@ -119,7 +119,7 @@ def _single_token(
     return None
 
 
-def _rebinds(model: SemanticModel, call: cst.Call, receiver: cst.BaseExpression) -> bool:
+def _rebinds(model: ModelView, call: cst.Call, receiver: cst.BaseExpression) -> bool:
     """``mi = mi.append_int(t)``: the call's value replaces the receiver (``mi: ModelInput = ...``
     too). ``prompt.append_int(t)`` kept apart per candidate is one copy each, not a growing one."""
     statement = model.parent(call)
@@ -133,7 +133,7 @@ def _rebinds(model: SemanticModel, call: cst.Call, receiver: cst.BaseExpression)
     return any(code(target) == code(receiver) for target in targets)
 
 
-def _per_iteration(model: SemanticModel, token: cst.BaseExpression, loop: LoopInfo) -> bool:
+def _per_iteration(model: ModelView, token: cst.BaseExpression, loop: LoopInfo) -> bool:
     """Whether ``token`` is this iteration's: it reads the loop's target or a name computed from it
     in the body (``tok = tokens[i]``); in a ``while`` loop, a name the body changes (``i += 1``).
     A loop that submits a request on every iteration (decoding one token at a time) is not one."""
@@ -168,7 +168,7 @@ def _per_iteration(model: SemanticModel, token: cst.BaseExpression, loop: LoopIn
     return bool(names_read(model, token) & changed)
 
 
-def _statements(model: SemanticModel, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+def _statements(model: ModelView, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The small statements inside ``node``, not inside nested functions or classes."""
     stack = [node]
     while stack:

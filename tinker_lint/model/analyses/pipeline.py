@@ -32,10 +32,11 @@ from tinker_lint.model.analyses.flow import (
     submit_reads,
     target_keys,
 )
+from tinker_lint.model.analyses.view import ModelView
 from tinker_lint.model.facts.imports import dotted_name
+from tinker_lint.model.facts.scopes import LoopInfo, Scope
 from tinker_lint.model.facts.sdk import Client, Returns, Role
 from tinker_lint.model.facts.types import Kind
-from tinker_lint.model.query import LoopInfo, Scope, SemanticModel
 
 
 # ==========================================================================================
@@ -74,7 +75,7 @@ def _merge(*states: list[_Pending]) -> list[_Pending]:
 
 
 class _PathWalker:
-    def __init__(self, model: SemanticModel, scope: Scope, guarded_waits: set[int]) -> None:
+    def __init__(self, model: ModelView, scope: Scope, guarded_waits: set[int]) -> None:
         self.model = model
         self.scope = scope
         self.pairs: list[WaitThenSubmit] = []
@@ -255,7 +256,7 @@ def _handler_entry(body: list[_Pending], before: set[int]) -> list[_Pending]:
 
 
 def _taint_branched(
-    model: SemanticModel,
+    model: ModelView,
     scope: Scope,
     body: cst.BaseSuite,
     after: list[_Pending],
@@ -275,7 +276,7 @@ def _taint_branched(
 
 
 def waits_and_next_submits(
-    model: SemanticModel, body: Sequence[cst.CSTNode], scope: Scope
+    model: ModelView, body: Sequence[cst.CSTNode], scope: Scope
 ) -> tuple[list[WaitThenSubmit], set[int]]:
     """Each wait in ``body`` paired with every submit that can come next after it on some path,
     and the ids of the waits made under a cadence guard."""
@@ -307,7 +308,7 @@ def _roles(wait: Wait) -> set[Role]:
     return {t.method.role for t in wait.futures if t.method is not None}
 
 
-def loop_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
+def loop_waits(model: ModelView, loop: LoopInfo) -> list[LoopWait]:
     """Memoised per loop: TNK102, TNK103 and ``accumulation_waits`` ask of the same loops."""
     found = model.loop_waits_cache.get(loop)
     if found is None:
@@ -315,7 +316,7 @@ def loop_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
     return found
 
 
-def _loop_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
+def _loop_waits(model: ModelView, loop: LoopInfo) -> list[LoopWait]:
     if loop.is_comprehension:
         return _comprehension_waits(model, loop)
     node = loop.node
@@ -392,7 +393,7 @@ def _loop_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
     return result
 
 
-def may_make_requests(model: SemanticModel, loop: LoopInfo) -> bool:
+def may_make_requests(model: ModelView, loop: LoopInfo) -> bool:
     """Whether ``loop`` makes any Tinker request, directly or through a function of this module.
     Without one, no wait in it waits for a request of the same iteration (``LoopWait.fresh``), so
     the rules that need such a wait can skip the loop without flattening its body."""
@@ -403,7 +404,7 @@ def may_make_requests(model: SemanticModel, loop: LoopInfo) -> bool:
     )
 
 
-def _decides(model: SemanticModel, test: Step, scope: Scope) -> bool:
+def _decides(model: ModelView, test: Step, scope: Scope) -> bool:
     """Whether a test decides something the pipelining depends on: the block it controls jumps
     (break, continue, return, raise) or submits a request. ``if out.metrics: log(out)`` does not."""
     if test.jumps or test.control is None:
@@ -414,7 +415,7 @@ def _decides(model: SemanticModel, test: Step, scope: Scope) -> bool:
     )
 
 
-def _holders(model: SemanticModel, inner: cst.CSTNode) -> set[int]:
+def _holders(model: ModelView, inner: cst.CSTNode) -> set[int]:
     """The nodes (by id) ``inner`` is or is inside, up to the nested code around it (a function,
     class or lambda, itself included): those whose ``model.walk(node, NESTED_CODE)`` reaches it."""
     found: set[int] = set()
@@ -430,7 +431,7 @@ def _holders(model: SemanticModel, inner: cst.CSTNode) -> set[int]:
 _NESTED_TYPES = frozenset(NESTED_CODE)
 
 
-def _submits_through_call(model: SemanticModel, call: cst.Call, scope: Scope) -> bool:
+def _submits_through_call(model: ModelView, call: cst.Call, scope: Scope) -> bool:
     """A call that submits, not itself an SDK submit: of a function that does."""
     return not model.submit_of(call, scope) and bool(model.roles_submitted_by_call(call, scope))
 
@@ -445,7 +446,7 @@ def _body_statements(body: cst.BaseSuite) -> Sequence[cst.CSTNode]:
     )
 
 
-def _waits_on_fresh(model: SemanticModel, wait: Wait, fresh_keys: set[str]) -> bool:
+def _waits_on_fresh(model: ModelView, wait: Wait, fresh_keys: set[str]) -> bool:
     for expr in wait.waited:
         # ``tc.forward_backward(b).result()``, ``await sc.sample_async(p)``: made right here.
         if any(t.origin is not None and model.contains(expr, t.origin) for t in wait.futures):
@@ -459,7 +460,7 @@ def _needed_next_iteration(
     steps: list[Step],
     tainted: set[str],
     loop_node: cst.For | cst.While,
-    model: SemanticModel,
+    model: ModelView,
     scope: Scope,
 ) -> tuple[bool, bool]:
     """Whether the next iteration needs the result before its first submit (it reads it, or a
@@ -483,9 +484,7 @@ def _needed_next_iteration(
 _INNER_CODE = frozenset({cst.For, cst.While, cst.FunctionDef, cst.Lambda})
 
 
-def _success_leaves_loop(
-    model: SemanticModel, loop: cst.For | cst.While, wait: cst.CSTNode
-) -> bool:
+def _success_leaves_loop(model: ModelView, loop: cst.For | cst.While, wait: cst.CSTNode) -> bool:
     """Whether the iteration leaves ``loop`` whenever ``wait`` succeeds: a ``break``/``return``
     follows it unconditionally (``try: r = sc.sample(...).result(); break``, or after the ``try``
     whose handler retries). The next iteration then runs only when this attempt failed: a retry
@@ -517,7 +516,7 @@ def _success_leaves_loop(
 
 
 def _try_around(
-    model: SemanticModel, loop: cst.For | cst.While, wait: cst.CSTNode
+    model: ModelView, loop: cst.For | cst.While, wait: cst.CSTNode
 ) -> cst.Try | cst.TryStar | None:
     """The innermost ``try`` of ``loop``'s body whose body holds ``wait`` and that has an
     ``except`` handler: the statements after the wait in its body run only when the wait
@@ -536,9 +535,7 @@ def _try_around(
     return None
 
 
-def _in_handler(
-    model: SemanticModel, attempt: cst.Try | cst.TryStar | None, node: cst.CSTNode
-) -> bool:
+def _in_handler(model: ModelView, attempt: cst.Try | cst.TryStar | None, node: cst.CSTNode) -> bool:
     return attempt is not None and any(model.contains(h, node) for h in attempt.handlers)
 
 
@@ -563,7 +560,7 @@ def _leaves(stmt: cst.CSTNode) -> bool:
     return type(stmt) in _LEAVING
 
 
-def _comprehension_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]:
+def _comprehension_waits(model: ModelView, loop: LoopInfo) -> list[LoopWait]:
     node = loop.node
     if isinstance(node, cst.DictComp):
         elements = [node.key, node.value]
@@ -580,7 +577,7 @@ def _comprehension_waits(model: SemanticModel, loop: LoopInfo) -> list[LoopWait]
     return found
 
 
-def refreshes_sampling_client(model: SemanticModel, loop: LoopInfo) -> bool:
+def refreshes_sampling_client(model: ModelView, loop: LoopInfo) -> bool:
     """On-policy RL: the loop makes a new SamplingClient (from the freshly trained weights) on
     every iteration, directly or through a function of this module. A client made under a cadence
     guard (an evaluation every N steps) does not count."""
@@ -611,7 +608,7 @@ class CoroutineAwait:
     what: str  # what the coroutine runs: ``sample_async``, or ``rollout()`` of this module
 
 
-def coroutines_awaited_one_by_one(model: SemanticModel, loop: LoopInfo) -> list[CoroutineAwait]:
+def coroutines_awaited_one_by_one(model: ModelView, loop: LoopInfo) -> list[CoroutineAwait]:
     """The awaits in ``loop`` (a ``for`` loop or a comprehension) of coroutines collected before
     it (``coros = [sc.sample_async(p) for p in prompts]``, or calls of an ``async def`` of this
     module that samples). A coroutine, unlike an ``APIFuture`` or a task, starts its request only
@@ -653,14 +650,14 @@ def coroutines_awaited_one_by_one(model: SemanticModel, loop: LoopInfo) -> list[
 _SLEEPS = frozenset({"asyncio.sleep", "time.sleep", "anyio.sleep", "trio.sleep"})
 
 
-def _paced(model: SemanticModel, body: cst.CSTNode, scope: Scope) -> bool:
+def _paced(model: ModelView, body: cst.CSTNode, scope: Scope) -> bool:
     return any(
         isinstance(node, cst.Call) and model.qualify(node.func, scope) in _SLEEPS
         for node in model.walk(body, NESTED_CODE)
     )
 
 
-def _decided_on(model: SemanticModel, steps: list[Step], index: int, scope: Scope) -> bool:
+def _decided_on(model: ModelView, steps: list[Step], index: int, scope: Scope) -> bool:
     """Whether a later test of the iteration reads what step ``index`` produced and decides
     something with it (jumps, or submits a request)."""
     tainted = set(steps[index].writes)
@@ -677,7 +674,7 @@ _COROUTINE_TRACE_DEPTH = 4
 
 
 def _unstarted_sampling(
-    model: SemanticModel, expr: cst.BaseExpression, loop: LoopInfo, depth: int
+    model: ModelView, expr: cst.BaseExpression, loop: LoopInfo, depth: int
 ) -> str | None:
     """What ``expr`` runs when awaited, if every value it can hold is a coroutine that samples and
     was made outside ``loop`` (so not yet started); None when any source is something else (a
@@ -741,7 +738,7 @@ def _builtin_position(
     return None
 
 
-def _sampling_coroutine_call(model: SemanticModel, call: cst.Call, scope: Scope) -> str | None:
+def _sampling_coroutine_call(model: ModelView, call: cst.Call, scope: Scope) -> str | None:
     """``sc.sample_async(...)`` / ``sc.compute_logprobs_async(...)`` (their coroutine submits and
     waits in one), or a call of an ``async def`` of this module that samples."""
     sdk_call = model.submit_of(call, scope)
@@ -778,7 +775,7 @@ class AccumulationWait:
     needed_by_step: bool  # the ``optim_step`` uses the results (e.g. a learning rate from them)
 
 
-def accumulation_waits(model: SemanticModel, loop: LoopInfo) -> list[AccumulationWait]:
+def accumulation_waits(model: ModelView, loop: LoopInfo) -> list[AccumulationWait]:
     node = loop.node
     if not isinstance(node, cst.For):
         return []
@@ -827,7 +824,7 @@ def accumulation_waits(model: SemanticModel, loop: LoopInfo) -> list[Accumulatio
     return found
 
 
-def _made_from(model: SemanticModel, steps: list[Step], wait: Wait) -> set[str]:
+def _made_from(model: ModelView, steps: list[Step], wait: Wait) -> set[str]:
     """The names the iteration binds or fills from ``wait``'s result."""
     tainted: set[str] = set()
     for step in steps:
@@ -838,7 +835,7 @@ def _made_from(model: SemanticModel, steps: list[Step], wait: Wait) -> set[str]:
 
 
 def _first_submit_after(
-    model: SemanticModel, loop_node: cst.For, scope: Scope
+    model: ModelView, loop_node: cst.For, scope: Scope
 ) -> tuple[list[cst.CSTNode], cst.CSTNode, Submit] | None:
     """The statements after ``loop_node`` in its block up to the first that submits a request,
     that statement, and its first submit (None when no statement after the loop submits, or one
@@ -863,7 +860,7 @@ def _first_submit_after(
 # Two clients
 # ==========================================================================================
 def separate_clients(
-    model: SemanticModel, wait: Wait, submit: Submit, scope: Scope
+    model: ModelView, wait: Wait, submit: Submit, scope: Scope
 ) -> tuple[str, str] | None:
     """The receivers (as written) of the request ``wait`` waits for and of ``submit``, when they
     are plainly two different clients: a SamplingClient and a TrainingClient (a DPO reference and
@@ -895,7 +892,7 @@ def separate_clients(
     return wait_name, submit_name
 
 
-def _may_alias(model: SemanticModel, receiver: cst.BaseExpression, scope: Scope) -> bool:
+def _may_alias(model: ModelView, receiver: cst.BaseExpression, scope: Scope) -> bool:
     """Whether ``receiver`` (a name, or ``self.x``) may have been assigned from another name or
     attribute (``critic = policy``, ``self.critic = critic``): it may then be the same client as
     another receiver, so two names do not show two clients. Unknown receivers may alias."""
@@ -932,7 +929,7 @@ def is_save(submit: Submit) -> bool:
     return Role.SAVE in submit.roles
 
 
-def occasional_save(model: SemanticModel, submit: Submit) -> bool:
+def occasional_save(model: ModelView, submit: Submit) -> bool:
     """A save under a cadence guard (``if step % sync_every == 0:``): it runs on some passes
     only, so it does not end every RL step, and a wait before it is needed only on those."""
     site = model.call_site_of.get(id(submit.node))
@@ -945,7 +942,7 @@ def refreshes_sampler(submit: Submit) -> bool:
     return submit.call.method.plain_name in _REFRESHES_SAMPLER
 
 
-def occasional_sampler_refresh(model: SemanticModel, loop: LoopInfo) -> cst.Call | None:
+def occasional_sampler_refresh(model: ModelView, loop: LoopInfo) -> cst.Call | None:
     """The first call in ``loop`` that makes a new SamplingClient only under a cadence guard
     inside the loop (``if step % sync_every == 0: sc = tc.save_weights_and_get_sampling_client()``),
     when none does on every iteration: the other iterations sample from the old weights."""

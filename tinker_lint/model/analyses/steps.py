@@ -34,7 +34,7 @@ from tinker_lint.model.facts.scopes import (
 from tinker_lint.model.facts.sdk import Role
 
 if TYPE_CHECKING:
-    from tinker_lint.model.query import SemanticModel
+    from tinker_lint.model.analyses.view import ModelView
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class StepContext:
 class Steps:
     """The step questions of one module, memoised by record (records hash by identity)."""
 
-    def __init__(self, model: SemanticModel) -> None:
+    def __init__(self, model: ModelView) -> None:
         self.model = model
         self._entries: dict[LoopInfo, CallSite | None] = {}
         self._epoch: dict[LoopInfo, bool] = {}
@@ -372,7 +372,7 @@ class Steps:
 
 
 @_kept_walk("bound in loop")
-def _bound_in_loop(model: SemanticModel, loop: cst.CSTNode) -> set[str]:
+def _bound_in_loop(model: ModelView, loop: cst.CSTNode) -> set[str]:
     """``bound_in`` of a loop that may be an epoch loop (a walk of the whole of it, often the
     step loop's function's biggest statement): its own subtree only, so kept from one lint of a
     buffer for the next (``flow.py``). Read, never changed."""

@@ -27,9 +27,9 @@ import libcst as cst
 from tinker_lint.model.facts.sdk import Client, Role, SdkMethod, lookup
 
 if TYPE_CHECKING:
+    from tinker_lint.model.analyses.view import ModelView
     from tinker_lint.model.facts.scopes import FunctionInfo
     from tinker_lint.model.facts.types import TType
-    from tinker_lint.model.query import SemanticModel
     from tinker_lint.model.reuse import KeptModel, StatementFacts
 
 
@@ -50,7 +50,7 @@ class LineOf:
 
     __slots__ = ("anchor", "model")
 
-    def __init__(self, model: SemanticModel | None, anchor: cst.CSTNode) -> None:
+    def __init__(self, model: ModelView | None, anchor: cst.CSTNode) -> None:
         self.model = model
         self.anchor = anchor
 
@@ -77,7 +77,7 @@ class WaitSite:
         """The same site with its line worked out (plain data, holding no tree)."""
         return self if isinstance(self.at, int) else replace(self, at=self.line)
 
-    def bound(self, model: SemanticModel | None) -> WaitSite:
+    def bound(self, model: ModelView | None) -> WaitSite:
         """The same site, its line asked of ``model`` (None: of no model, for keeping)."""
         at = self.at
         return replace(self, at=LineOf(model, at.anchor)) if isinstance(at, LineOf) else self
@@ -273,7 +273,7 @@ class Summaries:
     """The summaries of one module's functions, made on demand and memoised; ``settle`` makes
     them all, in source order, before any rule asks (so no answer depends on who asked first)."""
 
-    def __init__(self, model: SemanticModel, path: str) -> None:
+    def __init__(self, model: ModelView, path: str) -> None:
         self.model = model
         self.path = path
         self._done: dict[int, Summary] = {}

@@ -24,7 +24,7 @@ from tinker_lint.model.facts.scopes import LoopInfo
 from tinker_lint.model.facts.tree import child_nodes
 
 if TYPE_CHECKING:
-    from tinker_lint.model.query import SemanticModel
+    from tinker_lint.model.analyses.view import ModelView
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def index_reads(node: cst.Subscript) -> set[str]:
 
 
 def element_subscripts(
-    model: SemanticModel,
+    model: ModelView,
     loop: LoopInfo,
     is_array: Callable[[cst.BaseExpression], bool],
     names: set[str] | None = None,
@@ -90,7 +90,7 @@ def element_subscripts(
 
 @_kept_walk("indexed subscripts")
 def _indexed_subscripts(
-    model: SemanticModel, loop: cst.CSTNode
+    model: ModelView, loop: cst.CSTNode
 ) -> list[tuple[cst.Subscript, frozenset[str], bool]]:
     """The subscripts in the body of the loop ``loop`` whose index reads a name, in source order:
     each with those names, and whether it is written (``t[i] = v``). Its own subtree only: kept
@@ -122,7 +122,7 @@ def reads_another_element(accesses: list[ElementAccess], stored: set[str]) -> bo
     return False
 
 
-def stored_subscript_values(model: SemanticModel, loop: LoopInfo) -> set[str]:
+def stored_subscript_values(model: ModelView, loop: LoopInfo) -> set[str]:
     """The values the body writes by subscript (``adv[t] = ...`` -> ``adv``)."""
     found: set[str] = set()
     for node in model.walk(loop.body):
@@ -133,7 +133,7 @@ def stored_subscript_values(model: SemanticModel, loop: LoopInfo) -> set[str]:
     return found
 
 
-def carries_a_value(model: SemanticModel, loop: LoopInfo, accesses: list[ElementAccess]) -> bool:
+def carries_a_value(model: ModelView, loop: LoopInfo, accesses: list[ElementAccess]) -> bool:
     """Whether an iteration of ``loop`` reads what an earlier one wrote (see the module doc)."""
     code = model.module.code_for_node
     written = {a.name for a in accesses if a.stored}
@@ -147,7 +147,7 @@ def carries_a_value(model: SemanticModel, loop: LoopInfo, accesses: list[Element
     return bool(_carried_names(model, loop))
 
 
-def _carried_names(model: SemanticModel, loop: LoopInfo) -> set[str]:
+def _carried_names(model: ModelView, loop: LoopInfo) -> set[str]:
     """Names the body reads before (or while) it assigns them, in source order. A pure
     accumulator (``total += x``, read nowhere else in the body) is a reduction, not carried."""
     if not isinstance(loop.node, cst.For | cst.While):

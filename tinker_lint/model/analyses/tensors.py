@@ -30,12 +30,12 @@ import libcst as cst
 from tinker_lint.model.analyses.bindings import argument, parameters
 from tinker_lint.model.facts.arguments import has_keyword
 from tinker_lint.model.facts.imports import dotted_name
-from tinker_lint.model.facts.names import ARRAY_SCALAR_METHODS
+from tinker_lint.model.facts.names import ARRAY_SCALAR_METHODS, array_function
 from tinker_lint.model.facts.scopes import Binding, Scope
 from tinker_lint.model.facts.types import Kind
 
 if TYPE_CHECKING:
-    from tinker_lint.model.query import SemanticModel
+    from tinker_lint.model.analyses.view import ModelView
 
 _MODULE_METHODS = frozenset(
     {"parameters", "named_parameters", "train", "eval", "zero_grad", "state_dict", "modules"}
@@ -61,7 +61,7 @@ _DATALOADER = "torch.utils.data.DataLoader"
 class Tensors:
     """The tensor questions of one module, memoised."""
 
-    def __init__(self, model: SemanticModel) -> None:
+    def __init__(self, model: ModelView) -> None:
         self.model = model
 
     @cached_property
@@ -283,7 +283,7 @@ class Tensors:
             qualified = model.qualify(func, scope) or ""
             if qualified.startswith("numpy."):
                 return True
-            if model.array_function(qualified) is not None:
+            if array_function(qualified) is not None:
                 if any(a.keyword is not None and a.keyword.value == "device" for a in expr.args):
                     return False
                 if qualified in _FACTORIES:
@@ -337,7 +337,7 @@ class Tensors:
         return False
 
 
-def _casts_only(model: SemanticModel, call: cst.Call, scope: Scope) -> bool:
+def _casts_only(model: ModelView, call: cst.Call, scope: Scope) -> bool:
     """``t.to(torch.long)``, ``t.to(dtype=x)``: a cast that leaves the tensor where it is."""
     if not isinstance(call.func, cst.Attribute) or call.func.attr.value != "to" or not call.args:
         return False

@@ -35,7 +35,7 @@ from tinker_lint.model.facts.names import (
 from tinker_lint.model.facts.scopes import CallSite, FunctionInfo, LoopInfo, functions_reaching
 
 if TYPE_CHECKING:
-    from tinker_lint.model.query import SemanticModel
+    from tinker_lint.model.analyses.view import ModelView
 
 # ``.step()`` ends a step on an optimizer or a DeepSpeed engine; ``scheduler.step()`` and
 # ``env.step(action)`` do not. Receivers are known by name here: the spec's own test. The names
@@ -65,7 +65,7 @@ class TorchStep:
 class TorchSteps:
     """The torch step questions of one module, memoised."""
 
-    def __init__(self, model: SemanticModel) -> None:
+    def __init__(self, model: ModelView) -> None:
         self.model = model
         self._memo: dict[CallSite, TorchStep | None] = {}
 
@@ -387,7 +387,7 @@ def _raises(block: cst.CSTNode) -> bool:
     return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)
 
 
-def place(model: SemanticModel, node: cst.CSTNode) -> CallSite:
+def place(model: ModelView, node: cst.CSTNode) -> CallSite:
     """Where ``node`` (a subscript, say) runs, as the record of a call there: its function, its
     enclosing loops in that function and its cadence guards, so that the step questions
     (``torch_steps.step_of``), which only read where a call is, can be asked of it."""

@@ -26,7 +26,7 @@ import libcst as cst
 from tinker_lint.model.facts.sdk import Role
 
 if TYPE_CHECKING:
-    from tinker_lint.model.query import SemanticModel
+    from tinker_lint.model.analyses.view import ModelView
 
 # The SDK's losses for policy-gradient training: tinker 0.38.0's ``LossFnType`` (types/loss_fn_type.py)
 # is these, "cross_entropy" and "custom".
@@ -55,7 +55,7 @@ class TrainingKinds:
     the module's Tinker calls: a function's own calls decide when it trains; one that does not (a
     loop calling helpers only) takes the module's kind."""
 
-    def __init__(self, model: SemanticModel) -> None:
+    def __init__(self, model: ModelView) -> None:
         self.model = model
         roles: dict[int | None, set[Role]] = {}  # by function (None: the top level)
         losses: dict[int | None, set[TrainingKind]] = {}  # what its losses say

@@ -29,9 +29,14 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from tinker_lint.fix.plan import SAFE, UNSAFE, FixPlan, Replacement
-from tinker_lint.model.analyses.flow import (
+from tinker_lint.model.query import (
+    Returns,
+    Role,
+    Scope,
+    SemanticModel,
     Submit,
     Wait,
+    dotted_name,
     events_in,
     names_read,
     names_written,
@@ -39,13 +44,10 @@ from tinker_lint.model.analyses.flow import (
     target_keys,
     write_keys,
 )
-from tinker_lint.model.facts.imports import dotted_name
-from tinker_lint.model.facts.sdk import Returns, Role
-from tinker_lint.model.query import Scope, SemanticModel
 from tinker_lint.rules.fixes.names import Owner, name_index, owner_of
 
 if TYPE_CHECKING:  # the rules import the fixes
-    from tinker_lint.model.facts.scopes import CallSite
+    from tinker_lint.model.query import CallSite
     from tinker_lint.rules.base import Context
 
 _JUMPS = (cst.Return, cst.Raise, cst.Break, cst.Continue, cst.Global, cst.Nonlocal)

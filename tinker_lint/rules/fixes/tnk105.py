@@ -20,8 +20,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tinker_lint.fix.plan import SAFE, UNSAFE, FixPlan
-from tinker_lint.model.facts.sdk import Returns, lookup
-from tinker_lint.model.query import SdkCall, SemanticModel
+from tinker_lint.model.query import Returns, SdkCall, SemanticModel, lookup
 
 _AWAITABLE = (Returns.FUTURE, Returns.CLIENT_FUTURE)
 _FUNCTION_EDGES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)

@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from tinker_lint.fix.plan import SAFE, UNSAFE, FixPlan
-from tinker_lint.model.facts.sdk import FUTURE_METHODS, Client, lookup
-from tinker_lint.model.query import CallSite, SdkCall, SemanticModel
+from tinker_lint.model.query import FUTURE_METHODS, CallSite, Client, SdkCall, SemanticModel, lookup
 from tinker_lint.rules.fixes.names import name_index, owner_of
 
 if TYPE_CHECKING:  # the rules import the fixes
