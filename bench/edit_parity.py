@@ -1,6 +1,6 @@
 """Does what the server keeps from one lint to the next change any finding? Chains of random
 edits of real files, each edited text linted through the server's ``Linter`` (with everything
-kept per buffer: ``syntax/buffers.py``) and compared with a fresh whole lint of the same text
+kept per buffer: ``incremental/buffers.py``) and compared with a fresh whole lint of the same text
 (``lint_text(..., reuse_parse=False)``: nothing kept, nothing taken over).
 
     python3 bench/edit_parity.py [--root DIR] [--stride N] [--edits K] [--seed S] [--only SUBSTR]

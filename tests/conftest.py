@@ -19,8 +19,8 @@ from packaging.version import Version
 
 from tests.bench_scripts import load as load_bench_script
 from tests.fixture_expectations import FIXTURES_ROOT, ROOT
+from tinker_lint.incremental import buffers
 from tinker_lint.io.settings import Settings
-from tinker_lint.syntax import buffers
 
 CORPORA = ROOT / ".tinker_lint_cache" / "corpora"
 
@@ -45,7 +45,7 @@ def make_settings_fixture() -> Callable[..., Settings]:
 
 @pytest.fixture
 def fresh_buffers() -> Iterator[None]:
-    """Lints keep per buffer what the next lint of it may take over (``syntax/buffers.py``), as
+    """Lints keep per buffer what the next lint of it may take over (``incremental/buffers.py``), as
     in the server, starting from nothing kept, and leave nothing kept."""
     with buffers.parses_kept(buffers.DEFAULT_FILES):
         buffers.forget_all()

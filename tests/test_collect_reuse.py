@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.fixture_expectations import FIXTURES_ROOT
+from tinker_lint.incremental.carry import for_buffer
 from tinker_lint.model.facts.collect import ModuleIndex, collect
 from tinker_lint.model.facts.scopes import Binding, FunctionInfo, LoopInfo, Scope
 from tinker_lint.syntax.parse import parse_module
@@ -176,7 +177,7 @@ def _assert_same_as_fresh(texts: list[str]) -> list[int]:
     before: set[int] = set()
     for text in texts:
         module = parse_module(text, key=KEY)
-        kept = collect(module, None, key=KEY)
+        kept = collect(module, None, carry=for_buffer(KEY))
         differences = _differences(kept, collect(module, None))
         assert differences == []  # (no index in the assertion: pytest would print it whole)
         now = {id(f) for f in kept.functions}
@@ -200,7 +201,7 @@ def test_a_statement_that_reads_the_module_scope_is_walked_again() -> None:
     seen: list[FunctionInfo] = []
     for text in (PROGRAM, without, PROGRAM):
         module = parse_module(text, key=KEY)
-        index = collect(module, None, key=KEY)
+        index = collect(module, None, carry=for_buffer(KEY))
         differences = _differences(index, collect(module, None))
         assert differences == []
         remember = next(f for f in index.functions if f.name == "remember")
@@ -213,7 +214,7 @@ def test_a_statement_that_reads_the_module_scope_is_walked_again() -> None:
     steps = [f for f in index.functions if f.name == "step"]
     assert steps and steps[0] is next(
         f
-        for f in collect(parse_module(PROGRAM, key=KEY), None, key=KEY).functions
+        for f in collect(parse_module(PROGRAM, key=KEY), None, carry=for_buffer(KEY)).functions
         if f.name == "step"
     )
 
@@ -222,11 +223,11 @@ def test_a_changed_cadence_pattern_walks_everything_again() -> None:
     """``cadence-names`` decides which ``if`` is a cadence guard: records made under another
     pattern are not taken over."""
     module = parse_module(PROGRAM.replace("if step % 10 == 0:", "if report_now(step):"), key=KEY)
-    first = collect(module, re.compile(r"report_now"), key=KEY)
+    first = collect(module, re.compile(r"report_now"), carry=for_buffer(KEY))
     guarded = len(first.guarded_blocks)
     assert guarded == 1
     other = re.compile(r"nothing_matches")
-    again = collect(module, other, key=KEY)
+    again = collect(module, other, carry=for_buffer(KEY))
     differences = _differences(again, collect(module, other))
     assert differences == []
     guarded = len(again.guarded_blocks)
@@ -256,7 +257,7 @@ def test_a_pass_that_fails_keeps_nothing(monkeypatch: pytest.MonkeyPatch) -> Non
     pointing at its own module scope: the next pass must not take them over."""
     from tinker_lint.model.facts import collect as collect_module
 
-    collect(parse_module(PROGRAM, key=KEY), None, key=KEY)
+    collect(parse_module(PROGRAM, key=KEY), None, carry=for_buffer(KEY))
     failing = PROGRAM.replace("    return results\n", "    return results  # changed\n")
     walk = collect_module._Collector._walk_recorded
 
@@ -265,9 +266,9 @@ def test_a_pass_that_fails_keeps_nothing(monkeypatch: pytest.MonkeyPatch) -> Non
 
     monkeypatch.setattr(collect_module._Collector, "_walk_recorded", too_deep)
     with pytest.raises(RecursionError):
-        collect(parse_module(failing, key=KEY), None, key=KEY)
+        collect(parse_module(failing, key=KEY), None, carry=for_buffer(KEY))
     monkeypatch.setattr(collect_module._Collector, "_walk_recorded", walk)
     module = parse_module(failing, key=KEY)
-    index = collect(module, None, key=KEY)
+    index = collect(module, None, carry=for_buffer(KEY))
     differences = _differences(index, collect(module, None))
     assert differences == []

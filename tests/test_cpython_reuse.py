@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from tinker_lint.guard import SyntaxProblem, python_verdict
+from tinker_lint.incremental.buffers import parses_kept
 from tinker_lint.prefilter import sketch as sketching
 from tinker_lint.prefilter.sketch import sketch
 from tinker_lint.syntax import cpython
-from tinker_lint.syntax.buffers import parses_kept
 
 # A long real file that needs no download: the inner loop's chain (the cookbook's are slow).
 OWN_SOURCE = (

@@ -10,9 +10,11 @@ import libcst as cst
 import pytest
 
 from tests.served import served_and_fresh
+from tinker_lint.incremental import buffers
+from tinker_lint.incremental.carry import BufferCarry, for_buffer
 from tinker_lint.model.analyses import flow
 from tinker_lint.model.query import SemanticModel
-from tinker_lint.syntax import buffers, parse
+from tinker_lint.syntax import parse
 
 _keys = itertools.count()
 
@@ -49,7 +51,7 @@ def _path() -> str:
 
 
 def _model(text: str, key: str | None) -> SemanticModel:
-    return SemanticModel(parse.parse_module(text, key=key), reuse_key=key)
+    return SemanticModel(parse.parse_module(text, key=key), carry=for_buffer(key))
 
 
 def _loop_statements(model: SemanticModel) -> list[cst.CSTNode]:
@@ -102,7 +104,7 @@ def test_nothing_is_kept_without_a_key_or_in_a_batch_run() -> None:
     with buffers.parses_kept(0):
         model = _model(PROGRAM, key)
         flow.names_read(model, _loop_statements(model)[0])
-    assert flow._walks.get(key) is None
+    assert BufferCarry(key).get("walks") is None
 
 
 def test_a_dependent_submit_added_in_another_function_silences_the_wait() -> None:

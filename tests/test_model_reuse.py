@@ -10,13 +10,15 @@ from pathlib import Path
 import pytest
 
 from tinker_lint.diagnostics import Diagnostic
+from tinker_lint.incremental import buffers
+from tinker_lint.incremental.carry import BufferCarry, for_buffer
 from tinker_lint.io.settings import Settings
 from tinker_lint.model import reuse
 from tinker_lint.model.analyses.summaries import LineOf
 from tinker_lint.model.query import SemanticModel
 from tinker_lint.project.index import ProjectIndex
 from tinker_lint.run.engine import lint_text
-from tinker_lint.syntax import buffers, parse
+from tinker_lint.syntax import parse
 
 _keys = itertools.count()
 
@@ -77,7 +79,7 @@ def _lint_edits(
 
 def _model(text: str, key: str) -> SemanticModel:
     """The model the engine makes of ``text`` under ``key``, its summaries settled."""
-    model = SemanticModel(parse.parse_module(text, key=key), reuse_key=key)
+    model = SemanticModel(parse.parse_module(text, key=key), carry=for_buffer(key))
     model.helpers.summaries.settle()
     return model
 
@@ -321,16 +323,16 @@ def test_a_helper_module_edited_elsewhere_is_seen_without_an_edit_here(tmp_path:
 def test_nothing_is_kept_without_a_key_or_in_a_batch_run() -> None:
     key = _path()
     SemanticModel(parse.parse_module(PROGRAM, key=key)).helpers.summaries.settle()
-    assert reuse.take(key) is None
+    assert reuse.take(BufferCarry(key)) is None
     with buffers.parses_kept(0):
         _model(PROGRAM, key)
-    assert reuse.take(key) is None
+    assert reuse.take(BufferCarry(key)) is None
 
 
 def test_what_is_kept_holds_no_model() -> None:
     key = _path()
     _model(PROGRAM, key)
-    kept = reuse.take(key)
+    kept = reuse.take(BufferCarry(key))
     assert kept is not None
     sites = [
         site

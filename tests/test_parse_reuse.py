@@ -13,8 +13,9 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
+from tinker_lint.incremental import buffers
 from tinker_lint.run.engine import lint_text
-from tinker_lint.syntax import buffers, parse
+from tinker_lint.syntax import parse
 
 ROOT = Path(__file__).parent.parent
 FIXTURES = sorted((ROOT / "fixtures").rglob("*.py"))

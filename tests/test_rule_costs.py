@@ -12,6 +12,7 @@ import libcst as cst
 import pytest
 
 from tests.served import served_and_fresh
+from tinker_lint.incremental.carry import for_buffer
 from tinker_lint.io.settings import Settings
 from tinker_lint.model.analyses import steps, tensor_loops
 from tinker_lint.model.analyses.flow import events_in_order, linear_steps
@@ -155,7 +156,7 @@ def test_findings_after_edits_are_a_fresh_lints() -> None:
 
 
 def _model(text: str, key: str) -> SemanticModel:
-    return SemanticModel(parse.parse_module(text, key=key), reuse_key=key)
+    return SemanticModel(parse.parse_module(text, key=key), carry=for_buffer(key))
 
 
 def test_an_unchanged_loop_is_not_walked_again() -> None:

@@ -1,6 +1,6 @@
 """Closing a document frees everything the server kept for it (issue 29: 8 different 170 KB files
 opened and closed took the server from 55 to 561 MB): its lint, its buffer in the project index,
-what each stage of the engine keeps for the buffer's next lint (``syntax/buffers.py``), and, once
+what each stage of the engine keeps for the buffer's next lint (``incremental/buffers.py``), and, once
 the collection after the close ran, the objects themselves (frozen by ``server/memory.py``, their
 cycles would have waited for the next full collection)."""
 
@@ -36,7 +36,7 @@ def _restore_gc():
 
 def _kept() -> set[str]:
     """The buffers some stage keeps anything for."""
-    from tinker_lint.syntax import buffers
+    from tinker_lint.incremental import buffers
 
     return {key for store in buffers._stores for key in store._items}
 
@@ -51,8 +51,9 @@ def _documents(tmp_path: Path, count: int) -> dict[str, str]:
 
 
 def test_closing_a_document_frees_what_was_kept_for_it(tmp_path: Path) -> None:
+    from tinker_lint.incremental import buffers
     from tinker_lint.server.app import TinkerLintServer
-    from tinker_lint.syntax import buffers, parse
+    from tinker_lint.syntax import parse
 
     (tmp_path / "pyproject.toml").write_text('[tool.tinker-lint]\ntinker-version = "0.38.0"\n')
     texts = _documents(tmp_path, 8)

@@ -102,6 +102,7 @@ from tinker_lint.model.analyses.tensors import Tensors, iterated_part
 from tinker_lint.model.analyses.torch_steps import TorchStep, place
 from tinker_lint.model.facts import sdk
 from tinker_lint.model.facts.arguments import has_keyword, passed
+from tinker_lint.model.facts.carry import Carry
 from tinker_lint.model.facts.collect import collect
 from tinker_lint.model.facts.imports import dotted_name
 from tinker_lint.model.facts.names import BLOCKING_WAIT_FUNCTIONS, CPU_TENSOR_MAKERS, array_function
@@ -130,7 +131,6 @@ from tinker_lint.model.facts.tree import TRIVIA as _TRIVIA  # noqa: F401 - tests
 from tinker_lint.model.facts.tree import child_fields
 from tinker_lint.model.facts.types import Kind, TType
 from tinker_lint.model.reuse import RecordingView
-from tinker_lint.syntax import buffers
 from tinker_lint.syntax.positions import NodePositions
 
 if TYPE_CHECKING:
@@ -242,24 +242,23 @@ class SemanticModel:
         hot_loop_calls: re.Pattern[str] | None = None,
         project: ProjectView | None = None,
         module_name: str = "",
-        reuse_key: str | None = None,
+        carry: Carry | None = None,
     ) -> None:
         """``project``: the rest of the project, for calls of its functions (``helpers.py``);
-        ``module_name``: this module's dotted name in it (``pkg.train``). ``reuse_key``: the
-        file's key (the engine's ``parse_key``): the function summaries of the last model made
-        under it are taken over where nothing they read changed (``reuse.py``)."""
+        ``module_name``: this module's dotted name in it (``pkg.train``). ``carry``: an editor
+        buffer's carry-over (``facts/carry.py``; None in a batch run): the function summaries of
+        the buffer's last model are taken over where nothing they read changed (``reuse.py``)."""
         self.module = module
-        reuse_key = reuse_key if buffers.keeps(reuse_key) else None
         # The pass keeps each top-level statement's records for the next lint (``collect.py``):
         # they read nothing of the project.
-        index_key = reuse_key
-        if reuse_key is not None and project is not None:
+        index_carry = carry
+        if carry is not None and project is not None:
             if not (
                 isinstance(getattr(project, "consulted", None), list)
                 and hasattr(project, "index")
                 and hasattr(project, "given")
             ):
-                reuse_key = None  # a view that cannot say what it read: nothing is kept
+                carry = None  # a view that cannot say what it read: no summary is kept
             else:
                 project = RecordingView(project)
         self._recording = project if isinstance(project, RecordingView) else None
@@ -268,7 +267,7 @@ class SemanticModel:
         self.cadence_names = cadence_names
         # Calls (by name) that the project says submit a step, e.g. a wrapper from another module.
         self.hot_loop_calls = hot_loop_calls
-        index = collect(module, cadence_names, key=index_key)
+        index = collect(module, cadence_names, carry=index_carry)
         self.index = index
         # What the pass recorded (node-keyed tables use ``id(node)``: see ``tree.py``).
         self.imports = index.imports
@@ -324,7 +323,7 @@ class SemanticModel:
         self.summary_of = self.helpers.summaries.of_function
         inference.helpers = self.helpers
         self._positions: NodePositions | None = None
-        self.helpers.summaries.reuse_key = reuse_key
+        self.helpers.summaries.carry = carry
         self._inference = inference
         self._calls = calls
 

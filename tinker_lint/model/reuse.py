@@ -29,12 +29,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import libcst as cst
 
+from tinker_lint.model.facts.carry import Carry
 from tinker_lint.model.facts.tree import child_nodes
-from tinker_lint.syntax.buffers import BufferStore
 
 if TYPE_CHECKING:
     from tinker_lint.model.analyses.summaries import ProjectView, Summary
@@ -331,13 +331,13 @@ class KeptModel:
     functions: dict[int, list[int]] = field(default_factory=dict)
 
 
-_kept: BufferStore[KeptModel] = BufferStore()
+_STAGE = "summaries"  # its name in a buffer's carry-over
 
 
-def take(key: str) -> KeptModel | None:
-    """What the last lint under ``key`` kept (it is taken: a lint keeps its own)."""
-    return _kept.pop(key)
+def take(carry: Carry) -> KeptModel | None:
+    """What the last lint of the buffer kept (it is taken: a lint keeps its own)."""
+    return cast(KeptModel | None, carry.pop(_STAGE))
 
 
-def keep(key: str, kept: KeptModel) -> None:
-    _kept.put(key, kept)
+def keep(carry: Carry, kept: KeptModel) -> None:
+    carry.put(_STAGE, kept)

@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from tinker_lint.incremental.buffers import common_prefix, common_suffix
 from tinker_lint.prefilter.sketch import Sketch
-from tinker_lint.syntax.buffers import common_prefix, common_suffix
 
 _IDENTIFIER = re.compile(r"\w+")
 

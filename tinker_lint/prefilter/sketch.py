@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from dataclasses import field as data_field
 from typing import NamedTuple
 
+from tinker_lint.incremental.buffers import BufferStore
 from tinker_lint.model.facts import sdk
 from tinker_lint.model.facts.names import (
     BLOCKING_WAIT_FUNCTIONS,
@@ -38,7 +39,6 @@ from tinker_lint.model.facts.names import (
     torch_step_receiver,
 )
 from tinker_lint.model.facts.sdk import Role
-from tinker_lint.syntax.buffers import BufferStore
 
 _ROLES: dict[str, frozenset[Role]] = {}
 for _table in sdk.METHODS.values():

@@ -22,6 +22,9 @@ from tinker_lint.diagnostics import UNSAFE, Diagnostic
 from tinker_lint.fix.apply import LineIndex, plan_fix
 from tinker_lint.fix.plan import FixPlan
 from tinker_lint.guard import run_deep
+from tinker_lint.incremental import buffers
+from tinker_lint.incremental.buffers import BufferStore
+from tinker_lint.incremental.carry import for_buffer
 from tinker_lint.io.files import DecodeError, SourceFile, decode_source
 from tinker_lint.io.settings import MAX_FILE_CHARS, Settings
 from tinker_lint.model.query import SemanticModel
@@ -32,8 +35,7 @@ from tinker_lint.prefilter.sketch import sketch
 from tinker_lint.project.index import FileView, ProjectIndex
 from tinker_lint.rules import ALL_CODES, PYTHON_RULES
 from tinker_lint.rules.base import Context, Finding, Rule, without_superseded
-from tinker_lint.syntax import buffers, cpython
-from tinker_lint.syntax.buffers import BufferStore
+from tinker_lint.syntax import cpython
 from tinker_lint.syntax.parse import parse_module
 from tinker_lint.syntax.positions import NodePositions
 
@@ -301,7 +303,7 @@ def _analyse(
             hot_loop_calls=settings.hot_loop_pattern,
             project=view,
             module_name=view.module_name if view is not None else "",
-            reuse_key=parse_key,
+            carry=for_buffer(parse_key),
         )
     except RecursionError:
         return _not_analysed(path, settings, "nested too deeply to analyse")

@@ -426,7 +426,7 @@ def _work_all(
     the jobs point at."""
     if not todo:
         return {}, 0
-    from tinker_lint.syntax.buffers import parses_kept
+    from tinker_lint.incremental.buffers import parses_kept
 
     # Each file is parsed once here: a kept parse (for an editor's next keystroke) would only
     # hold memory. The processes forked meanwhile inherit this.

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from tinker_lint.deps.kinds import is_dependency_file
 from tinker_lint.diagnostics import SAFE, Diagnostic, Edit
+from tinker_lint.incremental import buffers
 from tinker_lint.io.config import ConfigError
 from tinker_lint.io.settings import Settings
 from tinker_lint.noqa import code_addition, continued_lines, parse_directive
@@ -39,7 +40,6 @@ from tinker_lint.project.index import project_index
 from tinker_lint.run.fixer import compiles
 from tinker_lint.run.resolve import SettingsResolver
 from tinker_lint.run.runner import VERSION_UNKNOWN_WARNING
-from tinker_lint.syntax import buffers
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # Python's line ends (not str.splitlines's)
@@ -120,7 +120,7 @@ class Linter:
     def close(self, path: str) -> bool:
         """The editor closed the file: the index reads its disk's bytes again (``set_buffer``;
         whether that changed what it reads), and nothing kept for its next lint stays (the
-        stages' per-buffer stores, ``syntax/buffers.py``)."""
+        stages' per-buffer stores, ``incremental/buffers.py``)."""
         changed = self.set_buffer(path, None)
         buffers.forget(path)
         buffers.forget(os.path.abspath(path))

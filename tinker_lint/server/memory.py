@@ -23,7 +23,7 @@ cycles on rl/train.py, 12-15 ms), so it waits for a pause: the server runs it on
 longer), and an edit that comes sooner is linted first. While edits keep coming, at most
 ``MAX_DEFERRED`` lints go by without one (``overdue``): the garbage waiting is bounded.
 
-A closed document's kept parse and model (``syntax/buffers.py``) were frozen with the rest: once
+A closed document's kept parse and model (``incremental/buffers.py``) were frozen with the rest: once
 dropped, their cycles would wait for the next full collection (up to ``FULL_EVERY`` lints). So a
 close makes the next collection a full one (``release``), and hands the freed memory back to the
 system (glibc's ``malloc_trim``: without it the process kept its peak, 8 closed 170 KB files

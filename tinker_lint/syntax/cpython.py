@@ -32,8 +32,8 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from tinker_lint.guard import SyntaxProblem, python_verdict
-from tinker_lint.syntax import buffers
-from tinker_lint.syntax.buffers import BufferStore, common_prefix, common_suffix
+from tinker_lint.incremental import buffers
+from tinker_lint.incremental.buffers import BufferStore, common_prefix, common_suffix
 
 # Line ends other than "\n" (Python's "\r", "\r\n"; what ``str.splitlines`` also splits at), form
 # feeds (they reset the tokenizer's column) and null bytes: the text is judged whole.

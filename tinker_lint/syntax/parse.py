@@ -26,8 +26,8 @@ import libcst as cst
 from libcst._nodes.base import CSTNode
 from libcst._nodes.internal import CodegenState
 
-from tinker_lint.syntax import buffers
-from tinker_lint.syntax.buffers import BufferStore, common_prefix, common_suffix
+from tinker_lint.incremental import buffers
+from tinker_lint.incremental.buffers import BufferStore, common_prefix, common_suffix
 
 
 def _subclasses(cls: type) -> list[type]:

@@ -21,7 +21,6 @@ from tinker_lint.model.facts.names import BLOCKING_WAIT_FUNCTIONS
 from tinker_lint.model.facts.scopes import FunctionInfo, Scope, SdkCall, resolve_function
 from tinker_lint.model.facts.sdk import Client, Returns, Role
 from tinker_lint.model.facts.types import Kind, TType, future
-from tinker_lint.syntax.buffers import BufferStore
 
 _Walk = TypeVar("_Walk", bound=Callable[..., Any])
 
@@ -739,7 +738,7 @@ class _KeptWalks:
         self.now[(walk, id(node))] = (node, answer)
 
 
-_walks: BufferStore[_KeptWalks] = BufferStore()
+_STAGE = "walks"  # its name in a buffer's carry-over
 
 
 # The kept walks asked for last (weakly: the store alone keeps them): a lint asks for its own
@@ -754,13 +753,13 @@ def _kept_walks(model: ModelView) -> _KeptWalks | None:
     latest = _latest() if _latest is not None else None
     if latest is not None and latest.owner() is model:
         return latest
-    key = model.helpers.summaries.reuse_key
-    if key is None:
+    carry = model.helpers.summaries.carry
+    if carry is None:
         return None
-    kept = _walks.get(key)
+    kept = cast(_KeptWalks | None, carry.get(_STAGE))
     if kept is None or kept.owner() is not model:
         kept = _KeptWalks(weakref.ref(model), {}, kept.now if kept is not None else {})
-        _walks.put(key, kept)
+        carry.put(_STAGE, kept)
     _latest = weakref.ref(kept)
     return kept
 

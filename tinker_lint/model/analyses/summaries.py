@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import libcst as cst
 
+from tinker_lint.model.facts.carry import Carry
 from tinker_lint.model.facts.sdk import Client, Role, SdkMethod, lookup
 
 if TYPE_CHECKING:
@@ -281,9 +282,9 @@ class Summaries:
         self._functions: dict[int, FunctionInfo] = {}  # id(summary) -> its function
         self.settled = False
         self.cuts = 0  # calls back into a function being summarised (recursion cut there)
-        # The file's key (``parse_key``): the summaries of the last lint under it are taken
-        # over where nothing they read changed (``reuse.py``); None: nothing kept.
-        self.reuse_key: str | None = None
+        # The buffer's carry-over: the summaries of its last lint are taken over where nothing
+        # they read changed (``reuse.py``); None: nothing kept (a batch run).
+        self.carry: Carry | None = None
         self._kept: KeptModel | None = None
         self._replaced: dict[int, int] = {}  # an edited def's statement id -> its old one's
         # Kept summaries that read edited functions: id(function node) -> (the summary, the
@@ -298,13 +299,13 @@ class Summaries:
 
     def settle(self) -> None:
         self.settled = True
-        if self.reuse_key is None:
+        if self.carry is None:
             for function in self.model.functions:
                 self.of_function(function)
             return
         from tinker_lint.model import reuse
 
-        kept = reuse.take(self.reuse_key)
+        kept = reuse.take(self.carry)
         self.model.settle_types()  # first, as the first question would: its cuts are its own
         cuts = self.model.cut_count()
         statements = self._statement_facts(kept)
@@ -314,7 +315,7 @@ class Summaries:
             self.of_function(function)
         fresh = self._keepable(statements, cuts)
         if fresh is not None:
-            reuse.keep(self.reuse_key, fresh)
+            reuse.keep(self.carry, fresh)
 
     # --- summaries kept across lints of one file (an editor's) ------------------------------
     def _statement_facts(

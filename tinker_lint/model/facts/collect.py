@@ -25,6 +25,7 @@ from typing import Any, cast
 import libcst as cst
 
 from tinker_lint.model.facts.cadence import is_cadence_test
+from tinker_lint.model.facts.carry import Carry
 from tinker_lint.model.facts.imports import ImportMap
 from tinker_lint.model.facts.scopes import (
     Binding,
@@ -45,7 +46,6 @@ from tinker_lint.model.facts.tree import (
     kind_of,
     no_children,
 )
-from tinker_lint.syntax.buffers import BufferStore
 
 # Container methods that store their (last) argument: as one element, or each of its elements.
 _CONTAINER_STORES = {
@@ -122,18 +122,18 @@ class ModuleIndex:
 
 
 def collect(
-    module: cst.Module, cadence_names: re.Pattern[str] | None = None, key: str | None = None
+    module: cst.Module, cadence_names: re.Pattern[str] | None = None, carry: Carry | None = None
 ) -> ModuleIndex:
-    """``key``: the buffer's key (the engine's ``parse_key``, when ``syntax/buffers.py`` keeps
-    state for it): what each top-level statement added is kept for the next pass under it, and
-    what the last one kept is added again for the statements this module still has."""
+    """``carry``: the buffer's carry-over (an editor's buffer, ``carry.py``): what each top-level
+    statement added is kept for the next pass in it, and what the last one kept is added again
+    for the statements this module still has."""
     index = ModuleIndex(module, cadence_names)
     collector = _Collector(index)
-    if key is None:
+    if carry is None:
         collector.visit(module)
         return index
     pattern = None if cadence_names is None else (cadence_names.pattern, cadence_names.flags)
-    kept = _kept.get(key)
+    kept = cast(_KeptIndex | None, carry.get(_STAGE))
     if kept is not None and kept.cadence != pattern:
         kept = None  # cadence guards are told by the pattern: every statement is walked again
     try:
@@ -141,9 +141,9 @@ def collect(
     except BaseException:
         # Records replayed before the failure point at this pass's module scope, no longer at
         # the kept one's: none may be taken over again (a walk too deep for the stack, say).
-        _kept.pop(key)
+        carry.pop(_STAGE)
         raise
-    _kept.put(key, _KeptIndex(records, index.module_scope, pattern))
+    carry.put(_STAGE, _KeptIndex(records, index.module_scope, pattern))
     return index
 
 
@@ -195,7 +195,7 @@ class _KeptIndex:
     cadence: tuple[str, int] | None
 
 
-_kept: BufferStore[_KeptIndex] = BufferStore()
+_STAGE = "collect"  # its name in a buffer's carry-over
 
 
 class _Collector:
