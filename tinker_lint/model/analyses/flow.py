@@ -265,6 +265,15 @@ def events_in(model: ModelView, node: cst.CSTNode, scope: Scope) -> list[Event]:
     cached = model.events_cache.get(key)
     if cached is not None:
         return cached
+    summaries = model.helpers.summaries
+    if not summaries.settled:
+        # Every function is summarised before any body is walked: a helper's call met below
+        # would settle them mid-walk, and the function holding ``node`` would then be summarised
+        # from the list below while it is still empty (issue 32, H).
+        summaries.settle()
+        cached = model.events_cache.get(key)
+        if cached is not None:
+            return cached
     found: list[Event] = []
     model.events_cache[key] = found
     for current in _calls_and_awaits(model, node):
