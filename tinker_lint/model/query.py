@@ -125,6 +125,7 @@ from tinker_lint.model.facts.sdk import (
     Client,
     Returns,
     Role,
+    asks_server_per_call,
     lookup,
 )
 from tinker_lint.model.facts.tree import TRIVIA as _TRIVIA  # noqa: F401 - tests/test_model_index.py
@@ -183,6 +184,7 @@ __all__ = [
     "WaitThenSubmit",
     "accumulation_waits",
     "argument",
+    "asks_server_per_call",
     "assigned_names",
     "bases",
     "bound_in",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import libcst as cst
+from packaging.version import Version
 
 from tinker_lint.model.query import (
     CallSite,
@@ -12,6 +13,7 @@ from tinker_lint.model.query import (
     LoopInfo,
     Role,
     SemanticModel,
+    asks_server_per_call,
     linear_steps,
     names_read,
     target_keys,
@@ -27,8 +29,7 @@ _MADE_BY_FACTORIES = (Client.TRAINING, Client.SAMPLING)
 class SetupCallInHotLoop(Rule):
     code = "TNK107"
     needs_hot_loop = True
-    # What ``_setup_call`` matches: the ServiceClient class, a factory of clients, a setup method,
-    # the cookbook's ``get_tokenizer``.
+    # What ``_setup_call`` matches: the ServiceClient class, a factory of clients, a setup method.
     prefilter = Needs(
         text=(
             methods(
@@ -37,7 +38,7 @@ class SetupCallInHotLoop(Rule):
                     or m.name in _SETUP_METHODS
                 )
             )
-            | words({Client.SERVICE.value, "get_tokenizer"}),
+            | words({Client.SERVICE.value}),
         )
     )
     name = "setup-call-in-hot-loop"
@@ -49,15 +50,19 @@ class SetupCallInHotLoop(Rule):
         "trip (a new client also drops the old one's state): create it once before the loop"
     )
     why = """\
-`ServiceClient(...)`, `create_*training_client*(...)`, `create_sampling_client(...)`, `get_tokenizer()`
-and `get_info()` are setup. In many SDK versions each is a network round trip (in 0.10-0.36
-`get_tokenizer()` called `get_info` over the network on every call; `ServiceClient()` created a
-session eagerly up to 0.22), and a new client per step also throws away the client's state. In a
-loop that submits training or sampling requests, a setup call whose arguments do not change between
+`ServiceClient(...)`, `create_*training_client*(...)` and `create_sampling_client(...)` are setup:
+each makes a session or a client on the server (`ServiceClient()` created its session eagerly up
+to 0.22), and a new client per step also throws away the client's state. `get_info()` and the
+clients' `get_tokenizer()` are setup where they ask the server on every call: `get_info()` up to
+0.36, `get_tokenizer()` from 0.8 to 0.36 (it called `get_info` over the network each time). In
+tinker 0.38 both answer from the client, so they are not reported there, nor is the cookbook's
+`tokenizer_utils.get_tokenizer()`, which caches the tokenizer in every release. In a loop that
+submits training or sampling requests, a setup call whose arguments do not change between
 iterations can be hoisted.
 
 Not reported: a client made from something the loop changes (a sampling client per checkpoint path),
-and calls under a cadence guard.
+information calls that answer from the client in the project's tinker version, and calls under a
+cadence guard.
 """
     fix_description = """\
 Make the client, tokenizer or info once, before the loop, and use it in every iteration. A
@@ -98,7 +103,7 @@ for path in checkpoints:
         for site in model.calls:
             if not site.loops:
                 continue
-            what = _setup_call(model, site)
+            what = _setup_call(model, site, ctx.tinker_version)
             if what is None:
                 continue
             # Runs on every step of its own function's step loop (not at an epoch loop's level,
@@ -114,24 +119,26 @@ for path in checkpoints:
                 yield self.finding(site.node, call=what)
 
 
-def _setup_call(model: SemanticModel, site: CallSite) -> str | None:
+def _setup_call(model: SemanticModel, site: CallSite, version: Version | None) -> str | None:
+    """The setup call ``site`` makes, if it is one; an information call only where it asks the
+    server in ``version`` (None: any setup call, whatever it costs)."""
     node = site.node
     if model.is_constructor(node, site.scope, "ServiceClient"):
         return "ServiceClient()"
     call = model.sdk_call(node, site.scope)
-    if call is not None:
-        method = call.method
-        if method.role is Role.FACTORY and method.makes in _MADE_BY_FACTORIES:
-            return f"{method.name}()"
-        if method.name in _SETUP_METHODS:
-            return f"{method.name}()"
-        return None
-    func = node.func
-    name = func.value if type(func) is cst.Name else None
-    if name == "get_tokenizer" or model.qualify(func, site.scope) == (
-        "tinker_cookbook.tokenizer_utils.get_tokenizer"
-    ):
-        return "get_tokenizer()"
+    if call is None:
+        # The cookbook's ``get_tokenizer`` caches the tokenizer (every release): cheap in a loop,
+        # but what it gives is the same on every iteration.
+        func = node.func
+        cookbook = (type(func) is cst.Name and func.value == "get_tokenizer") or model.qualify(
+            func, site.scope
+        ) == "tinker_cookbook.tokenizer_utils.get_tokenizer"
+        return "get_tokenizer()" if cookbook and version is None else None
+    method = call.method
+    if method.role is Role.FACTORY and method.makes in _MADE_BY_FACTORIES:
+        return f"{method.name}()"
+    if method.name in _SETUP_METHODS and (version is None or asks_server_per_call(method, version)):
+        return f"{method.name}()"
     return None
 
 
@@ -177,4 +184,4 @@ def _assigns_setup_call(model: SemanticModel, stmt: cst.CSTNode) -> bool:
     ):
         value = value.func.value
     site = model.call_site_of.get(id(value)) if isinstance(value, cst.Call) else None
-    return site is not None and _setup_call(model, site) is not None
+    return site is not None and _setup_call(model, site, None) is not None

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from packaging.version import Version
+
 from tinker_lint.versions import ASYNC_DEPRECATION_VERSION as ASYNC_DEPRECATION_VERSION
 from tinker_lint.versions import NEWEST_KNOWN_TINKER as NEWEST_KNOWN_TINKER
 
@@ -218,3 +220,25 @@ FUTURE_METHODS = frozenset({"result", "result_async", "future", "coroutine"})
 
 def lookup(client: Client, name: str) -> SdkMethod | None:
     return METHODS.get(client, {}).get(name)
+
+
+# Setup calls that ask the server on every call, and the releases where they do: from the first
+# version up to, not including, the second. Read in each release's ``training_client.py`` and
+# ``sampling_client.py``: ``get_info()`` sent a request (``_get_info_submit().result()``) until
+# 0.36.0; ``TrainingClient.get_tokenizer()`` was ``@cache``d on the method up to 0.7.0 and from
+# 0.8.0 to 0.36.0 called ``get_info`` over the network each time; ``SamplingClient.get_tokenizer()``
+# (from 0.8.0) fetched the sampler each time. In 0.38.0 each answers from the client (its info is
+# fetched when it is made; the tokenizer load is ``lru_cache``d). There is no 0.37.
+_ASKS_SERVER_PER_CALL: dict[tuple[Client, str], tuple[Version, Version]] = {
+    (Client.TRAINING, "get_info"): (Version("0.1.0"), Version("0.38.0")),
+    (Client.TRAINING, "get_info_async"): (Version("0.1.0"), Version("0.38.0")),
+    (Client.TRAINING, "get_tokenizer"): (Version("0.8.0"), Version("0.38.0")),
+    (Client.SAMPLING, "get_tokenizer"): (Version("0.8.0"), Version("0.38.0")),
+}
+
+
+def asks_server_per_call(method: SdkMethod, version: Version) -> bool:
+    """Whether a call of this information method is a request to the server in ``version``
+    (setup calls that make a client or a session always are)."""
+    span = _ASKS_SERVER_PER_CALL.get((method.client, method.name))
+    return span is not None and span[0] <= version < span[1]
