@@ -41,7 +41,7 @@ def _here(tmp_path, monkeypatch):
 def test_each_line_gets_its_codes_sorted_and_a_second_run_changes_nothing(capsys):
     program = (
         HEAD
-        + f"    tokenizer = tc.get_tokenizer(); {WAIT.strip()}\n"  # TNK107 and TNK101
+        + f"    service = tinker.ServiceClient(); {WAIT.strip()}\n"  # TNK107 and TNK101
         + f"{STEP}; {WAIT.strip()}\n"  # two TNK101: one code
         + f"{WAIT}  # noqa: E501\n"  # merged into the directive there
         + f"{STEP}  # noqa\n"  # a blanket noqa silences it already
@@ -52,8 +52,8 @@ def test_each_line_gets_its_codes_sorted_and_a_second_run_changes_nothing(capsys
     code, out, _ = run(capsys, "--output-format", "concise", "train.py")
     assert code == 1
     assert [line.split(" ")[:2] for line in out.splitlines()[:-2]] == [
-        ["train.py:5:17:", "TNK107"],
-        ["train.py:5:98:", "TNK101"],
+        ["train.py:5:15:", "TNK107"],
+        ["train.py:5:100:", "TNK101"],
         ["train.py:6:25:", "TNK101"],
         ["train.py:6:96:", "TNK101"],
         ["train.py:7:66:", "TNK101"],
@@ -62,7 +62,7 @@ def test_each_line_gets_its_codes_sorted_and_a_second_run_changes_nothing(capsys
     assert run(capsys, "--add-noqa", "train.py") == (0, "", "Added 4 noqa directives.\n")
     assert Path("train.py").read_text() == (
         HEAD
-        + f"    tokenizer = tc.get_tokenizer(); {WAIT.strip()}  # noqa: TNK101, TNK107\n"
+        + f"    service = tinker.ServiceClient(); {WAIT.strip()}  # noqa: TNK101, TNK107\n"
         + f"{STEP}; {WAIT.strip()}  # noqa: TNK101\n"
         + f"{WAIT}  # noqa: E501, TNK101\n"
         + f"{STEP}  # noqa\n"

@@ -26,8 +26,8 @@ import mylib
 
 tc = tinker.ServiceClient().create_lora_training_client(base_model="m").result()
 for batch in batches:
-    tokenizer = tc.get_tokenizer()
-    mylib.run_step(tc, tokenizer, batch)
+    sampler = tc.create_sampling_client(model_path="tinker://run/sampler_weights/base")
+    mylib.run_step(tc, sampler, batch)
 """
 
 # A setup call under a project-specific cadence flag (named in `cadence-names`).
@@ -150,7 +150,7 @@ def test_hot_loop_calls(project, capsys):
     assert lint(capsys, ".")[1] == []
     for names in ('["mylib.run_step"]', '["run_step"]', '["mylib.*"]'):
         project(f"hot-loop-calls = {names}")
-        assert lint(capsys, ".")[1] == [("hot.py", 6, 17, "TNK107")], names
+        assert lint(capsys, ".")[1] == [("hot.py", 6, 15, "TNK107")], names
     project('hot-loop-calls = ["run"]')
     assert lint(capsys, ".")[1] == []
 
