@@ -223,6 +223,8 @@ def dpo_step(policy, reference: tinker.SamplingClient, batch, make_datums, adam)
                 wait: Wait = group[0].wait
                 if id(wait.node) in guarded:
                     continue
+                if model.steps.once_per_run(wait.node):
+                    continue  # a final save before a final evaluation: one round trip a run
                 if any(p.dependent for p in group):
                     continue
                 # A save that ends an RL step exempts the wait; one made only every N steps

@@ -37,6 +37,10 @@ if TYPE_CHECKING:
     from tinker_lint.model.analyses.view import ModelView
 
 
+_FUNCTION_TYPES = (cst.FunctionDef,)
+_LOOP_TYPES = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
 @dataclass(frozen=True)
 class StepContext:
     """How a place runs on every step."""
@@ -61,6 +65,7 @@ class Steps:
         self._contexts: dict[CallSite | LoopInfo, StepContext | None] = {}
         self._lexicals: dict[tuple[tuple[LoopInfo, ...], int], StepContext | None] = {}
         self._roles: dict[CallSite, Role | None] = {}
+        self._training_runs: dict[FunctionInfo, bool] = {}
 
     # ======================================================================================
     # Which calls submit a step, and which loops are hot
@@ -178,6 +183,46 @@ class Steps:
         if not seen:
             self._runs[function] = looped  # memoised only when no cycle cut the search short
         return looped
+
+    def once_per_run(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` runs once per run, not on every step: outside every loop, at the top
+        level of the module or of a function that runs the training loop itself
+        (``runs_training_loop``). Such code runs before or after all the steps (a final save, a
+        final evaluation): a round trip there is paid once, not per step. A ``for``'s iterable is
+        evaluated once, outside its loop; a ``while``'s test on every pass."""
+        model = self.model
+        came_from, current = node, model.parent(node)
+        while current is not None and type(current) not in _FUNCTION_TYPES:
+            kind = type(current)
+            if kind in _LOOP_TYPES and not (kind is cst.For and came_from is current.iter):  # type: ignore[attr-defined]
+                return False
+            if kind is cst.Lambda:
+                return False  # runs when called: who knows how often
+            came_from, current = current, model.parent(current)
+        if current is None:
+            return True  # the module's own statements run once
+        function = model.function_of_node.get(id(current))
+        return function is not None and self.runs_training_loop(function)
+
+    def runs_training_loop(self, function: FunctionInfo) -> bool:
+        """Whether ``function`` runs the training loop itself: a loop of its own submits training
+        requests on every iteration, and none is submitted outside its loops (a function that
+        accumulates gradients over micro-batches in a loop and then steps the optimizer once is
+        one step, not a run)."""
+        cached = self._training_runs.get(function)
+        if cached is not None:
+            return cached
+        in_loop = outside = False
+        for site in function.calls:
+            if Role.TRAIN not in self.model.roles_submitted_by_call(site.node, site.scope):
+                continue
+            if site.loops:
+                in_loop = True
+            else:
+                outside = True
+                break
+        self._training_runs[function] = found = in_loop and not outside
+        return found
 
     def _loops_over_fresh_data(
         self, function: FunctionInfo, call: CallSite, loop: LoopInfo
