@@ -4,6 +4,7 @@
     python3 bench/ecosystem.py compare --base REF [--head REF] [--corpus DIR] [--project NAME]
                                        [--pins FILE]
     python3 bench/ecosystem.py score [--ref REF] [--corpus DIR] [--codes TNK101,...] [--verbose]
+                                     [--labels FILE]
 
 `materialise` copies the files pinned in bench/ecosystem.toml out of the git mirrors
 (DIR/OWNER+NAME/repo, given with --mirrors) into DEST/OWNER+NAME/, each at its path in its
@@ -22,7 +23,8 @@ fixed order, to be read by hand (as ruff's ecosystem check before a rule change)
 
 `score` lints the files labelled by hand in bench/ecosystem-labels.toml (at the working tree, or
 at `--ref`) and prints recall on the serial waits and the false findings (on required waits, on
-harmless blocking, on nothing), per rule. TNK2xx codes (`--codes TNK201,...,TNK205`, or
+harmless blocking, on nothing), per rule. `--labels bench/fresh-labels.toml` scores another
+labelled set instead (materialised from its pins file, bench/fresh.toml, into `--corpus`). TNK2xx codes (`--codes TNK201,...,TNK205`, or
 `--codes cpu` for all five) are scored on the `[[cpu]]` labels instead: recall on the real
 problems, and the findings on cheap or required calls or on nothing, per rule.
 
@@ -486,11 +488,17 @@ def lint_labelled(
     return findings, failures
 
 
-def score(ref: str | None, corpus: Path, codes: tuple[str, ...], verbose: bool) -> int:
+def score(
+    ref: str | None,
+    corpus: Path,
+    codes: tuple[str, ...],
+    verbose: bool,
+    labels_path: Path = LABELS,
+) -> int:
     pipeline_codes = tuple(code for code in codes if not is_cpu_code(code))
     cpu_codes = tuple(code for code in codes if is_cpu_code(code))
-    labels = load_labels() if pipeline_codes else []
-    cpu_labels = load_cpu_labels() if cpu_codes else []
+    labels = load_labels(labels_path) if pipeline_codes else []
+    cpu_labels = load_cpu_labels(labels_path) if cpu_codes else []
     by_project: dict[str, list[Label]] = {}
     for label in labels:
         by_project.setdefault(label.repo.replace("/", "+"), []).append(label)
@@ -647,13 +655,20 @@ def main(argv: list[str] | None = None) -> int:
         help="codes to score, comma-separated (`cpu`: TNK201-TNK205)",
     )
     sco.add_argument("--verbose", action="store_true", help="every label, with its reason")
+    sco.add_argument(
+        "--labels",
+        type=Path,
+        default=LABELS,
+        help="the labels file (default bench/ecosystem-labels.toml; bench/fresh-labels.toml is "
+        "the fresh set, materialised with --pins bench/fresh.toml)",
+    )
     args = parser.parse_args(argv)
     if args.command == "materialise":
         materialise(args.dest, args.mirrors, args.dense, args.force, args.pins)
         return 0
     if args.command == "score":
         codes = CPU_CODES if args.codes == "cpu" else tuple(args.codes.split(","))
-        return score(args.ref, args.corpus, codes, args.verbose)
+        return score(args.ref, args.corpus, codes, args.verbose, args.labels)
     return compare(args.base, args.head, args.corpus, args.project, args.pins)
 
 

@@ -235,3 +235,52 @@ def test_the_real_labels_load_and_name_pinned_files():
     # The TNK1xx labels are a separate table, read as before.
     raw = tomllib.loads((ROOT / "bench" / "ecosystem-labels.toml").read_text(encoding="utf-8"))
     assert len(eco.load_labels()) == len(raw["label"])
+
+
+FRESH_PINS = ROOT / "bench" / "fresh.toml"
+FRESH_LABELS = ROOT / "bench" / "fresh-labels.toml"
+
+
+def test_score_takes_another_labels_file_and_defaults_to_the_first(monkeypatch):
+    calls = []
+    monkeypatch.setattr(eco, "score", lambda *args: calls.append(args) or 0)
+    assert eco.main(["score", "--corpus", "/nowhere"]) == 0
+    assert eco.main(["score", "--corpus", "/nowhere", "--labels", str(FRESH_LABELS)]) == 0
+    assert [call[-1] for call in calls] == [eco.LABELS, FRESH_LABELS]
+    assert eco.LABELS == ROOT / "bench" / "ecosystem-labels.toml"
+
+
+def test_score_reads_the_labels_file_it_is_given(tmp_path, capsys):
+    labels = tmp_path / "labels.toml"
+    labels.write_text(
+        '[[label]]\nrepo = "a/b"\npath = "t.py"\nwait = 3\nkind = "serial"\nrule = "TNK101"\n',
+        encoding="utf-8",
+    )
+    # Nothing materialised there: the projects named by *this* file are missing, not the default's.
+    with pytest.raises(SystemExit, match=r"not materialised: a\+b\n"):
+        eco.score(None, tmp_path / "corpus", eco.PIPELINE_CODES, False, labels)
+
+
+def test_the_fresh_set_is_new_code_and_its_labels_name_its_pinned_files():
+    fresh = eco.load_projects(FRESH_PINS)
+    used = {
+        p.repo.lower()
+        for pins in ("ecosystem.toml", "heldout.toml", "third.toml")
+        for p in eco.load_projects(ROOT / "bench" / pins)
+    }
+    assert len(fresh) >= 10
+    assert [p.repo for p in fresh if p.repo.lower() in used] == []
+    assert [p.repo for p in fresh if "tinker-cookbook" in p.repo.lower()] == []
+    assert all(len(p.commit) == 40 and p.dense and not p.speed for p in fresh)
+    dense = {(p.repo, path) for p in fresh for path in p.dense}
+    labels = eco.load_labels(FRESH_LABELS)
+    assert {(x.repo, x.path) for x in labels} == dense  # every dense file is labelled
+    assert all(
+        x.kind in ("serial", "blocking", "medium", "deliberate", "required", "harmless")
+        for x in labels
+    )
+    assert all(x.rule in eco.PIPELINE_CODES for x in labels if x.kind in eco.COUNTED)
+    assert all(x.why for x in labels)
+    places = [(x.repo, x.path, x.wait) for x in labels]
+    assert len(set(places)) == len(places)
+    assert eco.load_cpu_labels(FRESH_LABELS) == []
