@@ -1,4 +1,8 @@
-"""Cadence guards: ``if step % log_every == 0:`` and friends run occasionally, not every step."""
+"""Cadence guards: ``if step % log_every == 0:`` and friends run occasionally, not every step.
+
+A guard whose block makes the optimizer step is not a cadence but the step's own schedule
+(gradient accumulation: ``if should_step: tc.optim_step(adam)``): what it holds is the step, so
+it runs on every step (issue 32: two real serial waits were hidden under such a guard)."""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ from collections.abc import Iterable
 from typing import cast
 
 import libcst as cst
+
+from tinker_lint.model.facts.tree import child_nodes
 
 _STRINGS = (cst.SimpleString, cst.ConcatenatedString)
 
@@ -34,4 +40,25 @@ def is_cadence_test(nodes: Iterable[cst.CSTNode], extra: re.Pattern[str] | None 
                 return True  # ``"%s" % x`` is formatting, not a cadence
         elif kind is cst.Name and _names_cadence(cast(cst.Name, node).value, extra):
             return True
+    return False
+
+
+# The training step's own request: the optimizer step (the SDK table's distinctive names).
+OPTIMIZER_STEPS = frozenset({"optim_step", "optim_step_async"})
+_NOT_RUN_HERE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def holds_optimizer_step(nodes: Iterable[cst.CSTNode]) -> bool:
+    """Whether ``nodes`` call ``x.optim_step(...)`` themselves (not in a nested function)."""
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.Call:
+            func = cast(cst.Call, node).func
+            if type(func) is cst.Attribute and func.attr.value in OPTIMIZER_STEPS:
+                return True
+        elif kind in _NOT_RUN_HERE:
+            continue
+        stack.extend(child_nodes(node))
     return False

@@ -24,7 +24,7 @@ from typing import Any, cast
 
 import libcst as cst
 
-from tinker_lint.model.facts.cadence import is_cadence_test
+from tinker_lint.model.facts.cadence import holds_optimizer_step, is_cadence_test
 from tinker_lint.model.facts.carry import Carry
 from tinker_lint.model.facts.imports import ImportMap
 from tinker_lint.model.facts.scopes import (
@@ -382,13 +382,17 @@ class _Collector:
         (``if not should_log(step): return``) are guarded as an ``if`` body would be."""
         kids: list[cst.CSTNode] = []
         extra = 0
-        for statement in node.body:
+        for at, statement in enumerate(node.body):
             kids.append(statement)
             self.parent_of[id(statement)] = node
             if extra:
                 self.index.guarded_statements.add(id(statement))
             self.visit(statement)
-            if type(statement) is cst.If and self._exits_off_cadence(statement):
+            if (
+                type(statement) is cst.If
+                and self._exits_off_cadence(statement)
+                and not holds_optimizer_step(node.body[at + 1 :])
+            ):
                 extra += 1
                 self.guards[-1] += 1
         self.guards[-1] -= extra
@@ -427,7 +431,9 @@ class _Collector:
         kids: list[cst.CSTNode] = [node.test, node.body]
         self.parent_of[id(node.test)] = node
         self.visit(node.test)
-        guarded = is_cadence_test(self.index.tree.walk(node.test), self.index.cadence_names)
+        guarded = is_cadence_test(
+            self.index.tree.walk(node.test), self.index.cadence_names
+        ) and not holds_optimizer_step((node.body,))
         if guarded:
             self.guards[-1] += 1
             self.index.guarded_blocks.add(id(node.body))
