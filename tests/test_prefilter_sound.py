@@ -19,6 +19,7 @@ from hypothesis import example as explicit_example
 from hypothesis import strategies as st
 from packaging.version import Version
 
+from tests.snippets import OWN_WAITS
 from tinker_lint.codes import opt_in_codes
 from tinker_lint.flake8_plugin import TinkerLintPlugin
 from tinker_lint.io.settings import Settings
@@ -35,6 +36,7 @@ from tinker_lint.prefilter.mentions import (
 )
 from tinker_lint.prefilter.needs import AnyOf, Needs, TextFacts, parts, words
 from tinker_lint.prefilter.sketch import sketch
+from tinker_lint.project.index import ProjectIndex
 from tinker_lint.rules import PYTHON_RULES
 from tinker_lint.run.engine import lint_text
 
@@ -138,6 +140,28 @@ def test_the_plugin_lints_a_loop_made_hot_by_name(tmp_path):
         None, str(tmp_path / "other.py"), [line.replace("train_step", "log") for line in lines]
     )
     assert list(other.run()) == []
+
+
+# A file of the helpers fixture project (where tests/test_gate.py lints its crafted texts).
+HELPER_FILE = str(FIXTURES / "tnk1xx" / "helpers_project" / "trainer" / "example.py")
+
+
+@pytest.mark.parametrize(("text", "expected"), OWN_WAITS)
+def test_a_calls_own_wait_comes_after_its_submit(text, expected):
+    """TNK101's tree test admits the files it reports and no longer those whose only wait before
+    a submit is that call's own (the two of tinker-cookbook 0.6.1's it admitted that way); every
+    rule finds the same with the pre-filters and without."""
+    tree = ast.parse(text)
+    helpers = ProjectIndex().view(HELPER_FILE).helper_names(tree)
+    assert helpers.steps  # the calls are of helpers that submit a step and wait
+    tnk101 = next(rule for rule in PYTHON_RULES if rule.code == "TNK101")
+    assert tnk101.needs().admits_tree(sketch(tree, None, helpers)) is bool(expected)
+    found = [
+        [(d.code, d.line, d.col) for d in lint_text(text, HELPER_FILE, SETTINGS, **how).diagnostics]
+        for how in ({"project": ProjectIndex()}, {"project": ProjectIndex(), "prefilter": False})
+    ]
+    assert found[0] == found[1]
+    assert [finding for finding in found[0] if finding[0] == "TNK101"] == expected
 
 
 # ---------------------------------------------------------------------------------------------

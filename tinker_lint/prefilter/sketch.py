@@ -276,9 +276,12 @@ class _Part:
     torch_step_in_loop: bool = False
     row_access: bool = False
     # A call of a function of the module that waits is a wait where it is called (the model's
-    # function summaries): every call by name, placed as a wait would be, and the functions that
-    # wait, to be matched once all the walks have seen them all.
-    named_calls: list[tuple[str, int, tuple[int, int], bool]] = data_field(default_factory=list)
+    # function summaries): every call by name, placed as a wait would be (with the call's id: a
+    # call's own wait comes after its own requests), and the functions that wait, to be matched
+    # once all the walks have seen them all.
+    named_calls: list[tuple[str, int, tuple[int, int], bool, int]] = data_field(
+        default_factory=list
+    )
     waiting: set[str] = data_field(default_factory=set)
 
 
@@ -406,7 +409,7 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
                 if where.in_loop:
                     called_in_loops.add(name)
                 start = (node.lineno, node.col_offset)
-                named_calls.append((name, where.owner, start, where.in_async))
+                named_calls.append((name, where.owner, start, where.in_async, id(node)))
             if step:
                 submitting.update(where.functions)
                 step_in_loop = step_in_loop or where.in_loop
@@ -463,7 +466,7 @@ def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
     called_in_loops: set[str] = set()
     step_in_loop = submit_in_loop = torch_step_in_loop = row_access = False
     torch_stepping: set[str] = set()
-    named_calls: list[tuple[str, int, tuple[int, int], bool]] = []
+    named_calls: list[tuple[str, int, tuple[int, int], bool, int]] = []
     waiting: set[str] = set()
     for part, moved in parts:
         methods |= part.methods
@@ -491,10 +494,10 @@ def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
         torch_stepping |= part.torch_stepping
         torch_step_in_loop = torch_step_in_loop or part.torch_step_in_loop
         row_access = row_access or part.row_access
-        for name, owner, (line, column), in_async in part.named_calls:
+        for name, owner, (line, column), in_async, call in part.named_calls:
             if owner == 0:
                 line += moved
-            named_calls.append((name, owner, (line, column), in_async))
+            named_calls.append((name, owner, (line, column), in_async, call))
         waiting |= part.waiting
 
     _close_over_calls(submitting, calls_by_function)
@@ -502,13 +505,15 @@ def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
     _close_over_calls(waiting, calls_by_function)
     if torch_stepping:
         _close_over_calls(torch_stepping, calls_by_function)
-    for index, (name, owner, start, in_async) in enumerate(named_calls):
+    for name, owner, start, in_async, call in named_calls:
         if name in waiting:
             waits = True
             # A plain ``def`` that waits blocks an ``async def`` calling it (TNK104).
             blocking = name in sync_functions and name not in async_functions
             blocks_in_async = blocks_in_async or (in_async and blocking)
-            waits_in.setdefault(owner, []).append((start, -1 - index))
+            # Known by the call's id: when the call submits too (a helper of the project that
+            # steps), its own wait comes after its requests (``flow._run``), not before them.
+            waits_in.setdefault(owner, []).append((start, call))
     return Sketch(
         called_methods=frozenset(methods),
         called_roles=frozenset(role for method in methods for role in _ROLES[method]),
