@@ -54,6 +54,12 @@ FACT_CASES = {
         ("for b in bs:\n    r = await sc.sample(b)\n", True),  # the next iteration's submit
         ("async def f():\n    return await sc.sample(p)\n", False),  # the wait is its own submit
         ("r = tc.forward_backward(b).result()\n", False),
+        # A function named as the method it calls waits by name, after its own submit.
+        ("def sample(sc, p):\n    return sc.sample(p).result()\n", False),
+        (
+            "def sample(sc, p):\n    return sc.sample(p).result()\n\nsample(sc, p)\nsc.sample(p)\n",
+            True,
+        ),
         ("tc.optim_step(a)\nfut.result()\n", False),  # the wait comes after
         ("fut.result()\ntc.save_state(name)\n", False),  # TNK101 leaves waits before saves
         ("def f(x=fut.result()):\n    pass\n\ntc.optim_step(a)\n", True),  # a default runs here

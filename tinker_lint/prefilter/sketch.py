@@ -377,7 +377,10 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
                 step = bool(method_roles & _STEP_ROLES)
                 if step:  # TNK101 never reports a wait before a save
                     end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
-                    submits.append((where.owner, where.in_loop, end, where.waits_around))
+                    # A function of the module by the method's name, if it is one: its wait
+                    # comes after its requests, as a helper's does (above).
+                    around = (*where.waits_around, id(node))
+                    submits.append((where.owner, where.in_loop, end, around))
                 if method_roles & _SUBMIT_ROLES:
                     submitting_any.update(where.functions)
                     submit_in_loop = submit_in_loop or where.in_loop
