@@ -142,6 +142,45 @@ def test_the_plugin_lints_a_loop_made_hot_by_name(tmp_path):
     assert list(other.run()) == []
 
 
+# What the old tree test lost: a wait before a submit made by calling a function of the module
+# (TNK101 counted only SDK calls and other modules' helpers as submits), or an instance of a class
+# of the module whose ``__call__`` submits, called by a plain name or through ``self``.
+_STEPPING_POLICY = (
+    "class Policy:\n    def __call__(self, training_client, batch):\n"
+    '        return training_client.forward_backward(batch, loss_fn="cross_entropy")\n'
+)
+TREE_REGRESSIONS = [
+    (
+        "import tinker\n\n\ndef step(training_client, batch):\n"
+        '    return training_client.forward_backward(batch, loss_fn="cross_entropy")\n\n\n'
+        "def main(training_client: tinker.TrainingClient, batch, adam):\n"
+        "    training_client.optim_step(adam).result()\n    step(training_client, batch)\n",
+        [("TNK101", 9, 38)],
+    ),
+    (
+        f"import tinker\n\n\n{_STEPPING_POLICY}\n\n"
+        "def main(training_client: tinker.TrainingClient, batch, adam):\n"
+        "    policy = Policy()\n    training_client.optim_step(adam).result()\n"
+        "    policy(training_client, batch)\n",
+        [("TNK101", 11, 38)],
+    ),
+    (
+        f"import tinker\n\n\n{_STEPPING_POLICY}\n\nclass Agent:\n"
+        "    def __init__(self):\n        self.policy = Policy()\n\n"
+        "    def run(self, training_client: tinker.TrainingClient, batch, adam):\n"
+        "        training_client.optim_step(adam).result()\n"
+        "        self.policy(training_client, batch)\n",
+        [("TNK101", 14, 42)],
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), TREE_REGRESSIONS)
+def test_what_the_old_tree_test_lost(text, expected):
+    assert found(text) == expected
+    assert found(text, prefilter=False) == expected
+
+
 # A file of the helpers fixture project (where tests/test_gate.py lints its crafted texts).
 HELPER_FILE = str(FIXTURES / "tnk1xx" / "helpers_project" / "trainer" / "example.py")
 

@@ -67,6 +67,18 @@ FACT_CASES = {
         # The wait and the submit in different functions.
         ("def a():\n    fut.result()\n\ndef b():\n    tc.optim_step(x)\n", False),
         ("concurrent.futures.wait(futs)\ntc.optim_step(x)\n", True),
+        # A call of a function of the module that steps submits; of a class whose ``__call__``
+        # steps, an instance called as one (not the class: a constructor).
+        ("def s(b):\n    return tc.forward_backward(b)\n\nfut.result()\ns(b)\n", True),
+        ("def s(b):\n    return tc.forward_backward(b)\n\ns(b)\nfut.result()\n", False),
+        (
+            "class P:\n    def __call__(self, b):\n        tc.sample(b)\n\nfut.result()\np(b)\n",
+            True,
+        ),
+        (
+            "class P:\n    def __call__(self, b):\n        tc.sample(b)\n\nfut.result()\nP(b)\n",
+            False,
+        ),
         ("from concurrent.futures import wait as w\nw(futs)\ntc.optim_step(x)\n", True),
     ],
     "blocks_in_async": [

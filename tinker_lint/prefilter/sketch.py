@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from dataclasses import field as data_field
 from typing import NamedTuple
@@ -187,10 +187,13 @@ def sketch(
             frozenset(_imported_names(tree, "asyncio", _TASK_FUNCTIONS)),
         )
         if not isinstance(tree, ast.Module):
-            return _combine([(_walk(tree, None, context), 0)])
+            return _combine([(_walk(tree, None, context), 0)], lambda: _defined_names(tree))
         # The module's own node is no fact: the walk of the whole tree is the walks of its
         # statements, each with the module as its parent.
-        return _combine([(_walk(statement, tree, context), 0) for statement in tree.body])
+        return _combine(
+            [(_walk(statement, tree, context), 0) for statement in tree.body],
+            lambda: context.defined or _defined_names(tree),
+        )
     kept_context, kept = _kept_parts(key)
     entries = [kept.get(id(statement)) for statement in tree.body]
     names = [
@@ -215,7 +218,7 @@ def sketch(
         # Moved since it was walked (lines added or removed above it): by as many lines.
         parts.append((part, statement.lineno - line))
     _remember_parts(key, context, walked)
-    return _combine(parts)
+    return _combine(parts, lambda: frozenset().union(*(n.defined for n in names)))
 
 
 _TASK_FUNCTIONS = frozenset({"create_task"})
@@ -248,6 +251,15 @@ class _Context(NamedTuple):
     task_names: frozenset[str]
 
 
+# A call by name: the name, the body it is in, where it starts and ends, whether it is in a loop
+# of that body and in ``async def``, the waits of that body around it, its id, and what it calls
+# by (``_SELF_ATTRIBUTE``, ``_PLAIN_NAME``, or another attribute: ``_called_as_object``).
+_NamedCall = tuple[
+    str, int, tuple[int, int], tuple[int, int], bool, bool, tuple[int, ...], int, int
+]
+_OTHER_ATTRIBUTE, _SELF_ATTRIBUTE, _PLAIN_NAME = 0, 1, 2
+
+
 @dataclass
 class _Part:
     """What one walk found (of a top-level statement, or of a whole tree), before the module's
@@ -275,13 +287,11 @@ class _Part:
     torch_stepping: set[str] = data_field(default_factory=set)
     torch_step_in_loop: bool = False
     row_access: bool = False
-    # A call of a function of the module that waits is a wait where it is called (the model's
-    # function summaries): every call by name, placed as a wait would be (with the call's id: a
-    # call's own wait comes after its own requests), and the functions that wait, to be matched
-    # once all the walks have seen them all.
-    named_calls: list[tuple[str, int, tuple[int, int], bool, int]] = data_field(
-        default_factory=list
-    )
+    # A call of a function of the module that waits is a wait where it is called, and one of a
+    # function that steps, a submit (the model's function summaries): every call by name, placed
+    # as a wait and a submit would be (with the call's id: a call's own wait comes after its own
+    # requests), and the functions that wait, to be matched once all the walks have seen them all.
+    named_calls: list[_NamedCall] = data_field(default_factory=list)
     waiting: set[str] = data_field(default_factory=set)
 
 
@@ -411,8 +421,27 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
                     calls_by_function[function].add(name)
                 if where.in_loop:
                     called_in_loops.add(name)
+                if isinstance(func, ast.Attribute):
+                    receiver = func.value
+                    self_attribute = isinstance(receiver, ast.Name) and receiver.id == "self"
+                    called_by = _SELF_ATTRIBUTE if self_attribute else _OTHER_ATTRIBUTE
+                else:
+                    called_by = _PLAIN_NAME
                 start = (node.lineno, node.col_offset)
-                named_calls.append((name, where.owner, start, where.in_async, id(node)))
+                end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
+                named_calls.append(
+                    (
+                        name,
+                        where.owner,
+                        start,
+                        end,
+                        where.in_loop,
+                        where.in_async,
+                        where.waits_around,
+                        id(node),
+                        called_by,
+                    )
+                )
             if step:
                 submitting.update(where.functions)
                 step_in_loop = step_in_loop or where.in_loop
@@ -452,10 +481,11 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
     return found
 
 
-def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
+def _combine(parts: list[tuple[_Part, int]], defined: Callable[[], frozenset[str]]) -> Sketch:
     """The module's facts from its walks' (each with the lines its statement moved by since it
     was walked: the module's own level compares places across statements; a function's, only
-    within its statement)."""
+    within its statement). ``defined``: the names the module's statements bind, asked only when
+    a class of it steps in ``__call__``."""
     methods: set[str] = set()
     waits = blocks_in_async = unwaited_client_future = False
     task_arguments: list[str | None] = []
@@ -469,7 +499,7 @@ def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
     called_in_loops: set[str] = set()
     step_in_loop = submit_in_loop = torch_step_in_loop = row_access = False
     torch_stepping: set[str] = set()
-    named_calls: list[tuple[str, int, tuple[int, int], bool, int]] = []
+    named_calls: list[_NamedCall] = []
     waiting: set[str] = set()
     for part, moved in parts:
         methods |= part.methods
@@ -497,10 +527,14 @@ def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
         torch_stepping |= part.torch_stepping
         torch_step_in_loop = torch_step_in_loop or part.torch_step_in_loop
         row_access = row_access or part.row_access
-        for name, owner, (line, column), in_async, call in part.named_calls:
-            if owner == 0:
-                line += moved
-            named_calls.append((name, owner, (line, column), in_async, call))
+        if moved:
+            for named in part.named_calls:
+                (line, column), (last, last_column) = named[2], named[3]
+                if named[1] == 0:
+                    line, last = line + moved, last + moved
+                named_calls.append((*named[:2], (line, column), (last, last_column), *named[4:]))
+        else:
+            named_calls.extend(part.named_calls)
         waiting |= part.waiting
 
     _close_over_calls(submitting, calls_by_function)
@@ -508,7 +542,11 @@ def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
     _close_over_calls(waiting, calls_by_function)
     if torch_stepping:
         _close_over_calls(torch_stepping, calls_by_function)
-    for name, owner, start, in_async, call in named_calls:
+    # An instance of a class of the module whose ``__call__`` steps, called as an object: what
+    # ``_called_as_object`` says may be one (the model's ``helpers._instance_call``).
+    objects_step = "__call__" in submitting
+    bound = defined() | _BUILTINS if objects_step else frozenset()
+    for name, owner, start, end, in_loop, in_async, around, call, called_by in named_calls:
         if name in waiting:
             waits = True
             # A plain ``def`` that waits blocks an ``async def`` calling it (TNK104).
@@ -517,6 +555,11 @@ def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
             # Known by the call's id: when the call submits too (a helper of the project that
             # steps), its own wait comes after its requests (``flow._run``), not before them.
             waits_in.setdefault(owner, []).append((start, call))
+        if name in submitting or (
+            objects_step
+            and (called_by == _SELF_ATTRIBUTE or (called_by == _PLAIN_NAME and name not in bound))
+        ):
+            submits.append((owner, in_loop, end, (*around, call)))
     return Sketch(
         called_methods=frozenset(methods),
         called_roles=frozenset(role for method in methods for role in _ROLES[method]),
