@@ -181,6 +181,62 @@ def test_what_the_old_tree_test_lost(text, expected):
     assert found(text, prefilter=False) == expected
 
 
+# A class of another module whose ``__call__`` samples and waits, and classes calling through
+# ``self``: an instance of it (reported), a method of their own (the model takes the method: not
+# the instance's ``__call__``, as tinker-cookbook 0.6.1's ``recipes/preference/shorter/env.py``),
+# and one with no body of its own, which the model may take for an attribute called (admitted).
+JUDGE = (
+    "class Judge:\n    def __init__(self, sampling_client):\n"
+    "        self.sampling_client = sampling_client\n\n    def __call__(self, prompt):\n"
+    "        return self.sampling_client.sample(prompt, num_samples=1, sampling_params=None).result()\n"
+)
+_ENV = (
+    "from .judge import Judge\n\n\nclass Env:\n    def __init__(self, sampling_client):\n"
+    "        self.judge = Judge(sampling_client)\n\n"
+)
+SELF_CALLS = [
+    (
+        _ENV + "    def score(self, a, b):\n        first = self.judge(a)\n"
+        "        second = self.judge(b)\n        return first, second\n",
+        True,
+        [("TNK101", 9, 17)],
+    ),
+    (
+        _ENV + "    def _length(self, text):\n        return len(text)\n\n"
+        "    def score(self, a, b):\n        return self._length(a) - self._length(b)\n",
+        False,
+        [],
+    ),
+    (
+        _ENV + "    def _length(self, text):\n        raise NotImplementedError\n\n"
+        "    def score(self, a, b):\n        return self._length(a) - self._length(b)\n",
+        True,
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "admitted", "expected"), SELF_CALLS)
+def test_a_method_called_through_self_is_no_instance_called(tmp_path, text, admitted, expected):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\n')
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "judge.py").write_text(JUDGE)
+    path = str(package / "env.py")
+    (package / "env.py").write_text(text)
+    tree = ast.parse(text)
+    helpers = ProjectIndex().view(path).helper_names(tree)
+    assert helpers.steps_by("judge", as_object=True)  # the import gives a stepping ``__call__``
+    tnk101 = next(rule for rule in PYTHON_RULES if rule.code == "TNK101")
+    assert tnk101.needs().admits_tree(sketch(tree, None, helpers)) is admitted
+    found = [
+        [(d.code, d.line, d.col) for d in lint_text(text, path, SETTINGS, **how).diagnostics]
+        for how in ({"project": ProjectIndex()}, {"project": ProjectIndex(), "prefilter": False})
+    ]
+    assert found[0] == found[1] == expected
+
+
 # A file of the helpers fixture project (where tests/test_gate.py lints its crafted texts).
 HELPER_FILE = str(FIXTURES / "tnk1xx" / "helpers_project" / "trainer" / "example.py")
 

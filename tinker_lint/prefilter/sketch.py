@@ -164,6 +164,9 @@ class _Where(NamedTuple):
     # In a ``for``/``while`` loop of that body; in a loop (of any kind) inside one.
     in_statement_loop: bool = False
     in_nested_loop: bool = False
+    # In a method of a class of the module (``self`` its first parameter): the methods with a
+    # body that the class defines (``_own_methods``); in the class's body, those of the class.
+    class_methods: frozenset[str] = frozenset()
 
 
 def sketch(
@@ -352,12 +355,17 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
                 owner=id(node),
                 functions=functions,
                 in_async=where.in_async or is_async,
+                class_methods=where.class_methods if _takes_self(node, parent) else frozenset(),
             )
             # Decorators, defaults and annotations run where the function is defined.
             header = where._replace(functions=functions)
             stack.extend((child, node, header) for child in _header_of(node))
             stack.extend((child, node, body) for child in node.body)
             continue
+        if type(node) is ast.ClassDef:
+            where = where._replace(
+                class_methods=_own_methods(node) if type(parent) is ast.Module else frozenset()
+            )
         if where.in_loop and not row_access and type(node) is ast.Subscript:
             # ``ds["text"][i]``, or ``ds[i]`` in a loop in a loop (TNK402).
             row_access = where.in_nested_loop or type(node.value) is ast.Subscript
@@ -368,7 +376,7 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
                 func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
             )
             step = False
-            as_object = bool(helpers) and _called_as_object(func, defined)
+            as_object = bool(helpers) and _called_as_object(func, defined, where.class_methods)
             if name is not None and helpers and helpers.submits_by(name, as_object):
                 # A helper of the project: its requests go out here (and its waits, below).
                 step = helpers.steps_by(name, as_object)
@@ -423,7 +431,11 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
                     called_in_loops.add(name)
                 if isinstance(func, ast.Attribute):
                     receiver = func.value
-                    self_attribute = isinstance(receiver, ast.Name) and receiver.id == "self"
+                    self_attribute = (
+                        isinstance(receiver, ast.Name)
+                        and receiver.id == "self"
+                        and func.attr not in where.class_methods
+                    )
                     called_by = _SELF_ATTRIBUTE if self_attribute else _OTHER_ATTRIBUTE
                 else:
                     called_by = _PLAIN_NAME
@@ -627,11 +639,50 @@ def _awaits_unknown_call(node: ast.AST, helpers: HelperNames) -> bool:
     )
 
 
-def _called_as_object(func: ast.expr, defined: frozenset[str]) -> bool:
-    """Whether a call may be of an object (its class's ``__call__``): ``self.x(...)``, or a plain
-    name that no ``def``, ``class`` or import of the file binds and that is no builtin."""
+def _own_methods(node: ast.ClassDef) -> frozenset[str]:
+    """The methods a class defines in its body that the model takes for ``self.x(...)``
+    (``helpers._local_method``): not one without a body of its own (``summaries.is_abstract``:
+    here any of only ``pass``, expressions and ``raise``, or ``@abstractmethod``), which the model
+    may take for an attribute called."""
+    found = set()
+    for statement in node.body:
+        if not isinstance(statement, _FUNCTIONS) or any(
+            _decorator_name(d) == "abstractmethod" for d in statement.decorator_list
+        ):
+            continue
+        if any(not isinstance(s, ast.Pass | ast.Expr | ast.Raise) for s in statement.body):
+            found.add(statement.name)
+    return frozenset(found)
+
+
+def _decorator_name(decorator: ast.expr) -> str | None:
+    if isinstance(decorator, ast.Attribute):
+        return decorator.attr
+    return decorator.id if isinstance(decorator, ast.Name) else None
+
+
+def _takes_self(function: ast.FunctionDef | ast.AsyncFunctionDef, parent: ast.AST | None) -> bool:
+    """A method in its class's body whose first parameter is ``self`` (the model's
+    ``FunctionInfo.self_name``)."""
+    if type(parent) is not ast.ClassDef:
+        return False
+    params = [*function.args.posonlyargs, *function.args.args]
+    return bool(params) and params[0].arg == "self"
+
+
+def _called_as_object(
+    func: ast.expr, defined: frozenset[str], class_methods: frozenset[str] = frozenset()
+) -> bool:
+    """Whether a call may be of an object (its class's ``__call__``): ``self.x(...)`` where the
+    class it is in defines no method ``x`` (the model takes that method: ``helpers._resolve``),
+    or a plain name that no ``def``, ``class`` or import of the file binds and that is no
+    builtin."""
     if isinstance(func, ast.Attribute):
-        return isinstance(func.value, ast.Name) and func.value.id == "self"
+        return (
+            isinstance(func.value, ast.Name)
+            and func.value.id == "self"
+            and func.attr not in class_methods
+        )
     return isinstance(func, ast.Name) and func.id not in defined and func.id not in _BUILTINS
 
 
