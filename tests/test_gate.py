@@ -16,6 +16,7 @@ import pytest
 
 from tests.checkout import checkout_env
 from tests.fixture_expectations import FIXTURES_ROOT, ROOT
+from tests.snippets import OWN_WAITS
 from tinker_lint.io.files import is_listing_key
 from tinker_lint.io.settings import Settings
 from tinker_lint.project.index import ProjectIndex
@@ -35,6 +36,8 @@ CRAFTED = [
     "import json\nfor x in xs:\n    fit_batch(x)\n",  # a step only under hot-loop-calls
     HELPER_CALL,
     "",
+    # Calls of helpers that submit and wait, with a wait before a submit or only their own.
+    *(text for text, _ in OWN_WAITS),
 ]
 SETTINGS = [
     Settings(),
@@ -99,8 +102,14 @@ def test_the_gate_answers_plain_python_with_the_engines_findings_and_warnings():
     assert broken is not None and [d.code for d in broken.diagnostics] == ["TNK001"]
     typo = found["x = 1  # noqa: TNK1O1\n"]
     assert typo is not None and typo.warnings
-    # It imports a helper of its project that submits: the rules that see helpers run.
+    # It imports a helper of its project that submits: the rules that see helpers run (and
+    # TNK101's tree test then tells a call's own wait from one before another submit).
     assert found[HELPER_CALL] is None
+    for text, expected in OWN_WAITS:
+        assert found[text] is None
+        assert [(d.code, d.line, d.col) for d in _engine(text, path, Settings()).diagnostics] == (
+            expected
+        )
 
 
 def test_the_gate_leaves_to_the_engine_what_a_rule_may_read():

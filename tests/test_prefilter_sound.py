@@ -19,6 +19,7 @@ from hypothesis import example as explicit_example
 from hypothesis import strategies as st
 from packaging.version import Version
 
+from tests.snippets import OWN_WAITS
 from tinker_lint.codes import opt_in_codes
 from tinker_lint.flake8_plugin import TinkerLintPlugin
 from tinker_lint.io.settings import Settings
@@ -35,6 +36,7 @@ from tinker_lint.prefilter.mentions import (
 )
 from tinker_lint.prefilter.needs import AnyOf, Needs, TextFacts, parts, words
 from tinker_lint.prefilter.sketch import sketch
+from tinker_lint.project.index import ProjectIndex
 from tinker_lint.rules import PYTHON_RULES
 from tinker_lint.run.engine import lint_text
 
@@ -138,6 +140,122 @@ def test_the_plugin_lints_a_loop_made_hot_by_name(tmp_path):
         None, str(tmp_path / "other.py"), [line.replace("train_step", "log") for line in lines]
     )
     assert list(other.run()) == []
+
+
+# What the old tree test lost: a wait before a submit made by calling a function of the module
+# (TNK101 counted only SDK calls and other modules' helpers as submits), or an instance of a class
+# of the module whose ``__call__`` submits, called by a plain name or through ``self``.
+_STEPPING_POLICY = (
+    "class Policy:\n    def __call__(self, training_client, batch):\n"
+    '        return training_client.forward_backward(batch, loss_fn="cross_entropy")\n'
+)
+TREE_REGRESSIONS = [
+    (
+        "import tinker\n\n\ndef step(training_client, batch):\n"
+        '    return training_client.forward_backward(batch, loss_fn="cross_entropy")\n\n\n'
+        "def main(training_client: tinker.TrainingClient, batch, adam):\n"
+        "    training_client.optim_step(adam).result()\n    step(training_client, batch)\n",
+        [("TNK101", 9, 38)],
+    ),
+    (
+        f"import tinker\n\n\n{_STEPPING_POLICY}\n\n"
+        "def main(training_client: tinker.TrainingClient, batch, adam):\n"
+        "    policy = Policy()\n    training_client.optim_step(adam).result()\n"
+        "    policy(training_client, batch)\n",
+        [("TNK101", 11, 38)],
+    ),
+    (
+        f"import tinker\n\n\n{_STEPPING_POLICY}\n\nclass Agent:\n"
+        "    def __init__(self):\n        self.policy = Policy()\n\n"
+        "    def run(self, training_client: tinker.TrainingClient, batch, adam):\n"
+        "        training_client.optim_step(adam).result()\n"
+        "        self.policy(training_client, batch)\n",
+        [("TNK101", 14, 42)],
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), TREE_REGRESSIONS)
+def test_what_the_old_tree_test_lost(text, expected):
+    assert found(text) == expected
+    assert found(text, prefilter=False) == expected
+
+
+# A class of another module whose ``__call__`` samples and waits, and classes calling through
+# ``self``: an instance of it (reported), a method of their own (the model takes the method: not
+# the instance's ``__call__``, as tinker-cookbook 0.6.1's ``recipes/preference/shorter/env.py``),
+# and one with no body of its own, which the model may take for an attribute called (admitted).
+JUDGE = (
+    "class Judge:\n    def __init__(self, sampling_client):\n"
+    "        self.sampling_client = sampling_client\n\n    def __call__(self, prompt):\n"
+    "        return self.sampling_client.sample(prompt, num_samples=1, sampling_params=None).result()\n"
+)
+_ENV = (
+    "from .judge import Judge\n\n\nclass Env:\n    def __init__(self, sampling_client):\n"
+    "        self.judge = Judge(sampling_client)\n\n"
+)
+SELF_CALLS = [
+    (
+        _ENV + "    def score(self, a, b):\n        first = self.judge(a)\n"
+        "        second = self.judge(b)\n        return first, second\n",
+        True,
+        [("TNK101", 9, 17)],
+    ),
+    (
+        _ENV + "    def _length(self, text):\n        return len(text)\n\n"
+        "    def score(self, a, b):\n        return self._length(a) - self._length(b)\n",
+        False,
+        [],
+    ),
+    (
+        _ENV + "    def _length(self, text):\n        raise NotImplementedError\n\n"
+        "    def score(self, a, b):\n        return self._length(a) - self._length(b)\n",
+        True,
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "admitted", "expected"), SELF_CALLS)
+def test_a_method_called_through_self_is_no_instance_called(tmp_path, text, admitted, expected):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\n')
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "judge.py").write_text(JUDGE)
+    path = str(package / "env.py")
+    (package / "env.py").write_text(text)
+    tree = ast.parse(text)
+    helpers = ProjectIndex().view(path).helper_names(tree)
+    assert helpers.steps_by("judge", as_object=True)  # the import gives a stepping ``__call__``
+    tnk101 = next(rule for rule in PYTHON_RULES if rule.code == "TNK101")
+    assert tnk101.needs().admits_tree(sketch(tree, None, helpers)) is admitted
+    found = [
+        [(d.code, d.line, d.col) for d in lint_text(text, path, SETTINGS, **how).diagnostics]
+        for how in ({"project": ProjectIndex()}, {"project": ProjectIndex(), "prefilter": False})
+    ]
+    assert found[0] == found[1] == expected
+
+
+# A file of the helpers fixture project (where tests/test_gate.py lints its crafted texts).
+HELPER_FILE = str(FIXTURES / "tnk1xx" / "helpers_project" / "trainer" / "example.py")
+
+
+@pytest.mark.parametrize(("text", "expected"), OWN_WAITS)
+def test_a_calls_own_wait_comes_after_its_submit(text, expected):
+    """TNK101's tree test admits the files it reports and no longer those whose only wait before
+    a submit is that call's own (two of tinker-cookbook 0.6.1's were admitted that way); every
+    rule finds the same with the pre-filters and without."""
+    tree = ast.parse(text)
+    helpers = ProjectIndex().view(HELPER_FILE).helper_names(tree)
+    tnk101 = next(rule for rule in PYTHON_RULES if rule.code == "TNK101")
+    assert tnk101.needs().admits_tree(sketch(tree, None, helpers)) is bool(expected)
+    found = [
+        [(d.code, d.line, d.col) for d in lint_text(text, HELPER_FILE, SETTINGS, **how).diagnostics]
+        for how in ({"project": ProjectIndex()}, {"project": ProjectIndex(), "prefilter": False})
+    ]
+    assert found[0] == found[1]
+    assert [finding for finding in found[0] if finding[0] == "TNK101"] == expected
 
 
 # ---------------------------------------------------------------------------------------------

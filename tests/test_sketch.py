@@ -54,6 +54,12 @@ FACT_CASES = {
         ("for b in bs:\n    r = await sc.sample(b)\n", True),  # the next iteration's submit
         ("async def f():\n    return await sc.sample(p)\n", False),  # the wait is its own submit
         ("r = tc.forward_backward(b).result()\n", False),
+        # A function named as the method it calls waits by name, after its own submit.
+        ("def sample(sc, p):\n    return sc.sample(p).result()\n", False),
+        (
+            "def sample(sc, p):\n    return sc.sample(p).result()\n\nsample(sc, p)\nsc.sample(p)\n",
+            True,
+        ),
         ("tc.optim_step(a)\nfut.result()\n", False),  # the wait comes after
         ("fut.result()\ntc.save_state(name)\n", False),  # TNK101 leaves waits before saves
         ("def f(x=fut.result()):\n    pass\n\ntc.optim_step(a)\n", True),  # a default runs here
@@ -61,6 +67,18 @@ FACT_CASES = {
         # The wait and the submit in different functions.
         ("def a():\n    fut.result()\n\ndef b():\n    tc.optim_step(x)\n", False),
         ("concurrent.futures.wait(futs)\ntc.optim_step(x)\n", True),
+        # A call of a function of the module that steps submits; of a class whose ``__call__``
+        # steps, an instance called as one (not the class: a constructor).
+        ("def s(b):\n    return tc.forward_backward(b)\n\nfut.result()\ns(b)\n", True),
+        ("def s(b):\n    return tc.forward_backward(b)\n\ns(b)\nfut.result()\n", False),
+        (
+            "class P:\n    def __call__(self, b):\n        tc.sample(b)\n\nfut.result()\np(b)\n",
+            True,
+        ),
+        (
+            "class P:\n    def __call__(self, b):\n        tc.sample(b)\n\nfut.result()\nP(b)\n",
+            False,
+        ),
         ("from concurrent.futures import wait as w\nw(futs)\ntc.optim_step(x)\n", True),
     ],
     "blocks_in_async": [

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from dataclasses import field as data_field
 from typing import NamedTuple
@@ -164,6 +164,9 @@ class _Where(NamedTuple):
     # In a ``for``/``while`` loop of that body; in a loop (of any kind) inside one.
     in_statement_loop: bool = False
     in_nested_loop: bool = False
+    # In a method of a class of the module (``self`` its first parameter): the methods with a
+    # body that the class defines (``_own_methods``); in the class's body, those of the class.
+    class_methods: frozenset[str] = frozenset()
 
 
 def sketch(
@@ -187,10 +190,13 @@ def sketch(
             frozenset(_imported_names(tree, "asyncio", _TASK_FUNCTIONS)),
         )
         if not isinstance(tree, ast.Module):
-            return _combine([(_walk(tree, None, context), 0)])
+            return _combine([(_walk(tree, None, context), 0)], lambda: _defined_names(tree))
         # The module's own node is no fact: the walk of the whole tree is the walks of its
         # statements, each with the module as its parent.
-        return _combine([(_walk(statement, tree, context), 0) for statement in tree.body])
+        return _combine(
+            [(_walk(statement, tree, context), 0) for statement in tree.body],
+            lambda: context.defined or _defined_names(tree),
+        )
     kept_context, kept = _kept_parts(key)
     entries = [kept.get(id(statement)) for statement in tree.body]
     names = [
@@ -215,7 +221,7 @@ def sketch(
         # Moved since it was walked (lines added or removed above it): by as many lines.
         parts.append((part, statement.lineno - line))
     _remember_parts(key, context, walked)
-    return _combine(parts)
+    return _combine(parts, lambda: frozenset().union(*(n.defined for n in names)))
 
 
 _TASK_FUNCTIONS = frozenset({"create_task"})
@@ -248,6 +254,15 @@ class _Context(NamedTuple):
     task_names: frozenset[str]
 
 
+# A call by name: the name, the body it is in, where it starts and ends, whether it is in a loop
+# of that body and in ``async def``, the waits of that body around it, its id, and what it calls
+# by (``_SELF_ATTRIBUTE``, ``_PLAIN_NAME``, or another attribute: ``_called_as_object``).
+_NamedCall = tuple[
+    str, int, tuple[int, int], tuple[int, int], bool, bool, tuple[int, ...], int, int
+]
+_OTHER_ATTRIBUTE, _SELF_ATTRIBUTE, _PLAIN_NAME = 0, 1, 2
+
+
 @dataclass
 class _Part:
     """What one walk found (of a top-level statement, or of a whole tree), before the module's
@@ -275,10 +290,11 @@ class _Part:
     torch_stepping: set[str] = data_field(default_factory=set)
     torch_step_in_loop: bool = False
     row_access: bool = False
-    # A call of a function of the module that waits is a wait where it is called (the model's
-    # function summaries): every call by name, placed as a wait would be, and the functions that
-    # wait, to be matched once all the walks have seen them all.
-    named_calls: list[tuple[str, int, tuple[int, int], bool]] = data_field(default_factory=list)
+    # A call of a function of the module that waits is a wait where it is called, and one of a
+    # function that steps, a submit (the model's function summaries): every call by name, placed
+    # as a wait and a submit would be (with the call's id: a call's own wait comes after its own
+    # requests), and the functions that wait, to be matched once all the walks have seen them all.
+    named_calls: list[_NamedCall] = data_field(default_factory=list)
     waiting: set[str] = data_field(default_factory=set)
 
 
@@ -339,12 +355,17 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
                 owner=id(node),
                 functions=functions,
                 in_async=where.in_async or is_async,
+                class_methods=where.class_methods if _takes_self(node, parent) else frozenset(),
             )
             # Decorators, defaults and annotations run where the function is defined.
             header = where._replace(functions=functions)
             stack.extend((child, node, header) for child in _header_of(node))
             stack.extend((child, node, body) for child in node.body)
             continue
+        if type(node) is ast.ClassDef:
+            where = where._replace(
+                class_methods=_own_methods(node) if type(parent) is ast.Module else frozenset()
+            )
         if where.in_loop and not row_access and type(node) is ast.Subscript:
             # ``ds["text"][i]``, or ``ds[i]`` in a loop in a loop (TNK402).
             row_access = where.in_nested_loop or type(node.value) is ast.Subscript
@@ -355,7 +376,7 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
                 func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
             )
             step = False
-            as_object = bool(helpers) and _called_as_object(func, defined)
+            as_object = bool(helpers) and _called_as_object(func, defined, where.class_methods)
             if name is not None and helpers and helpers.submits_by(name, as_object):
                 # A helper of the project: its requests go out here (and its waits, below).
                 step = helpers.steps_by(name, as_object)
@@ -374,7 +395,10 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
                 step = bool(method_roles & _STEP_ROLES)
                 if step:  # TNK101 never reports a wait before a save
                     end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
-                    submits.append((where.owner, where.in_loop, end, where.waits_around))
+                    # A function of the module by the method's name, if it is one: its wait
+                    # comes after its requests, as a helper's does (above).
+                    around = (*where.waits_around, id(node))
+                    submits.append((where.owner, where.in_loop, end, around))
                 if method_roles & _SUBMIT_ROLES:
                     submitting_any.update(where.functions)
                     submit_in_loop = submit_in_loop or where.in_loop
@@ -405,8 +429,31 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
                     calls_by_function[function].add(name)
                 if where.in_loop:
                     called_in_loops.add(name)
+                if isinstance(func, ast.Attribute):
+                    receiver = func.value
+                    self_attribute = (
+                        isinstance(receiver, ast.Name)
+                        and receiver.id == "self"
+                        and func.attr not in where.class_methods
+                    )
+                    called_by = _SELF_ATTRIBUTE if self_attribute else _OTHER_ATTRIBUTE
+                else:
+                    called_by = _PLAIN_NAME
                 start = (node.lineno, node.col_offset)
-                named_calls.append((name, where.owner, start, where.in_async))
+                end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
+                named_calls.append(
+                    (
+                        name,
+                        where.owner,
+                        start,
+                        end,
+                        where.in_loop,
+                        where.in_async,
+                        where.waits_around,
+                        id(node),
+                        called_by,
+                    )
+                )
             if step:
                 submitting.update(where.functions)
                 step_in_loop = step_in_loop or where.in_loop
@@ -446,10 +493,11 @@ def _walk(root: ast.AST, root_parent: ast.AST | None, context: _Context) -> _Par
     return found
 
 
-def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
+def _combine(parts: list[tuple[_Part, int]], defined: Callable[[], frozenset[str]]) -> Sketch:
     """The module's facts from its walks' (each with the lines its statement moved by since it
     was walked: the module's own level compares places across statements; a function's, only
-    within its statement)."""
+    within its statement). ``defined``: the names the module's statements bind, asked only when
+    a class of it steps in ``__call__``."""
     methods: set[str] = set()
     waits = blocks_in_async = unwaited_client_future = False
     task_arguments: list[str | None] = []
@@ -463,7 +511,7 @@ def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
     called_in_loops: set[str] = set()
     step_in_loop = submit_in_loop = torch_step_in_loop = row_access = False
     torch_stepping: set[str] = set()
-    named_calls: list[tuple[str, int, tuple[int, int], bool]] = []
+    named_calls: list[_NamedCall] = []
     waiting: set[str] = set()
     for part, moved in parts:
         methods |= part.methods
@@ -491,10 +539,14 @@ def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
         torch_stepping |= part.torch_stepping
         torch_step_in_loop = torch_step_in_loop or part.torch_step_in_loop
         row_access = row_access or part.row_access
-        for name, owner, (line, column), in_async in part.named_calls:
-            if owner == 0:
-                line += moved
-            named_calls.append((name, owner, (line, column), in_async))
+        if moved:
+            for named in part.named_calls:
+                (line, column), (last, last_column) = named[2], named[3]
+                if named[1] == 0:
+                    line, last = line + moved, last + moved
+                named_calls.append((*named[:2], (line, column), (last, last_column), *named[4:]))
+        else:
+            named_calls.extend(part.named_calls)
         waiting |= part.waiting
 
     _close_over_calls(submitting, calls_by_function)
@@ -502,13 +554,24 @@ def _combine(parts: list[tuple[_Part, int]]) -> Sketch:
     _close_over_calls(waiting, calls_by_function)
     if torch_stepping:
         _close_over_calls(torch_stepping, calls_by_function)
-    for index, (name, owner, start, in_async) in enumerate(named_calls):
+    # An instance of a class of the module whose ``__call__`` steps, called as an object: what
+    # ``_called_as_object`` says may be one (the model's ``helpers._instance_call``).
+    objects_step = "__call__" in submitting
+    bound = defined() | _BUILTINS if objects_step else frozenset()
+    for name, owner, start, end, in_loop, in_async, around, call, called_by in named_calls:
         if name in waiting:
             waits = True
             # A plain ``def`` that waits blocks an ``async def`` calling it (TNK104).
             blocking = name in sync_functions and name not in async_functions
             blocks_in_async = blocks_in_async or (in_async and blocking)
-            waits_in.setdefault(owner, []).append((start, -1 - index))
+            # Known by the call's id: when the call submits too (a helper of the project that
+            # steps), its own wait comes after its requests (``flow._run``), not before them.
+            waits_in.setdefault(owner, []).append((start, call))
+        if name in submitting or (
+            objects_step
+            and (called_by == _SELF_ATTRIBUTE or (called_by == _PLAIN_NAME and name not in bound))
+        ):
+            submits.append((owner, in_loop, end, (*around, call)))
     return Sketch(
         called_methods=frozenset(methods),
         called_roles=frozenset(role for method in methods for role in _ROLES[method]),
@@ -576,11 +639,50 @@ def _awaits_unknown_call(node: ast.AST, helpers: HelperNames) -> bool:
     )
 
 
-def _called_as_object(func: ast.expr, defined: frozenset[str]) -> bool:
-    """Whether a call may be of an object (its class's ``__call__``): ``self.x(...)``, or a plain
-    name that no ``def``, ``class`` or import of the file binds and that is no builtin."""
+def _own_methods(node: ast.ClassDef) -> frozenset[str]:
+    """The methods a class defines in its body that the model takes for ``self.x(...)``
+    (``helpers._local_method``): not one without a body of its own (``summaries.is_abstract``:
+    here any of only ``pass``, expressions and ``raise``, or ``@abstractmethod``), which the model
+    may take for an attribute called."""
+    found = set()
+    for statement in node.body:
+        if not isinstance(statement, _FUNCTIONS) or any(
+            _decorator_name(d) == "abstractmethod" for d in statement.decorator_list
+        ):
+            continue
+        if any(not isinstance(s, ast.Pass | ast.Expr | ast.Raise) for s in statement.body):
+            found.add(statement.name)
+    return frozenset(found)
+
+
+def _decorator_name(decorator: ast.expr) -> str | None:
+    if isinstance(decorator, ast.Attribute):
+        return decorator.attr
+    return decorator.id if isinstance(decorator, ast.Name) else None
+
+
+def _takes_self(function: ast.FunctionDef | ast.AsyncFunctionDef, parent: ast.AST | None) -> bool:
+    """A method in its class's body whose first parameter is ``self`` (the model's
+    ``FunctionInfo.self_name``)."""
+    if type(parent) is not ast.ClassDef:
+        return False
+    params = [*function.args.posonlyargs, *function.args.args]
+    return bool(params) and params[0].arg == "self"
+
+
+def _called_as_object(
+    func: ast.expr, defined: frozenset[str], class_methods: frozenset[str] = frozenset()
+) -> bool:
+    """Whether a call may be of an object (its class's ``__call__``): ``self.x(...)`` where the
+    class it is in defines no method ``x`` (the model takes that method: ``helpers._resolve``),
+    or a plain name that no ``def``, ``class`` or import of the file binds and that is no
+    builtin."""
     if isinstance(func, ast.Attribute):
-        return isinstance(func.value, ast.Name) and func.value.id == "self"
+        return (
+            isinstance(func.value, ast.Name)
+            and func.value.id == "self"
+            and func.attr not in class_methods
+        )
     return isinstance(func, ast.Name) and func.id not in defined and func.id not in _BUILTINS
 
 
