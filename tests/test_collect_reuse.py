@@ -272,3 +272,25 @@ def test_a_pass_that_fails_keeps_nothing(monkeypatch: pytest.MonkeyPatch) -> Non
     index = collect(module, None, carry=for_buffer(KEY))
     differences = _differences(index, collect(module, None))
     assert differences == []
+
+
+def test_a_guard_whose_modulus_is_a_module_constant_is_walked_again() -> None:
+    """``step % SYNC == 0`` is no cadence while ``SYNC = 1`` (true on every step), and one once
+    ``SYNC = 4``: the guarded statement reads the module's binding, so an edit of the constant
+    above it gives the fresh pass's guards, not the kept ones."""
+    program = (
+        "SYNC = {}\n"
+        "\n"
+        "def train(tc, batches, adam):\n"
+        "    for step, batch in enumerate(batches):\n"
+        "        if step % SYNC == 0:\n"
+        "            tc.save_state('s').result()\n"
+        "        tc.optim_step(adam)\n"
+    )
+    guarded = []
+    for value in (1, 4, 1):
+        module = parse_module(program.format(value), key=KEY)
+        index = collect(module, None, carry=for_buffer(KEY))
+        assert _differences(index, collect(module, None)) == []
+        guarded.append(len(index.guarded_blocks))
+    assert guarded == [0, 1, 0]

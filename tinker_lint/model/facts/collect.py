@@ -407,7 +407,9 @@ class _Collector:
         test = node.test
         negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
         inner = test.expression if isinstance(test, cst.UnaryOperation) and negated else test
-        if not is_cadence_test(self.index.tree.walk(inner), self.index.cadence_names):
+        if not is_cadence_test(
+            self.index.tree.walk(inner), self.index.cadence_names
+        ) or self._modulo_one(inner):
             return False
         if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Modulo):
             return not negated  # ``step % N`` is true off the cadence steps
@@ -426,14 +428,35 @@ class _Collector:
             return False
         return negated  # ``not should_log(step)``, ``not log_every``
 
+    def _modulo_one(self, test: cst.BaseExpression) -> bool:
+        """``step % 1 == 0``, or ``step % SYNC_INTERVAL`` with ``SYNC_INTERVAL = 1`` bound once
+        at module level before it: true on every step, so no cadence (a real run's sampler refresh
+        written for a setting left at 1)."""
+        if type(test) is cst.Comparison:
+            test = test.left
+        if type(test) is not cst.BinaryOperation or type(test.operator) is not cst.Modulo:
+            return False
+        right = test.right
+        if type(right) is cst.Name:
+            bindings = self.scope.lookup(right.value)
+            module = bindings is self.index.module_scope.bindings.get(right.value)
+            if self.record is not None and (not bindings or module):
+                self.record.replayable = False  # read what the statements before it bound
+            if not module or len(bindings) != 1 or bindings[0].kind != "value":
+                return False
+            right = bindings[0].expr  # type: ignore[assignment]
+        return type(right) is cst.Integer and right.evaluated_value == 1
+
     def _visit_if(self, node: cst.If) -> None:
         """``visit_If_body``/``leave_If_body``: the cadence guard covers the body, not the else."""
         kids: list[cst.CSTNode] = [node.test, node.body]
         self.parent_of[id(node.test)] = node
         self.visit(node.test)
-        guarded = is_cadence_test(
-            self.index.tree.walk(node.test), self.index.cadence_names
-        ) and not holds_optimizer_step((node.body,))
+        guarded = (
+            is_cadence_test(self.index.tree.walk(node.test), self.index.cadence_names)
+            and not holds_optimizer_step((node.body,))
+            and not self._modulo_one(node.test)
+        )
         if guarded:
             self.guards[-1] += 1
             self.index.guarded_blocks.add(id(node.body))
