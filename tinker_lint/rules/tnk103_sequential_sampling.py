@@ -160,6 +160,8 @@ async def sample_in_batches(batches):
                     and not item.needed_next
                     and not item.branches_on_result
                     and not item.loop_gated
+                    and not item.collected  # a wave per batch: the fan-out is done
+                    and not item.needed_by_inner  # the episodes of a multi-turn loop: item 5
                     and _samples_only(item, model.loop_submit_roles(loop))
                 ):
                     if id(item.wait.node) not in reported:
