@@ -368,6 +368,10 @@ class LoopWait:
     # Needed by the next pass of a loop inside this one (the turns of a multi-turn episode): this
     # loop's passes are whole episodes, independent or not at another level (issue 32, item 5).
     needed_by_inner: bool = False
+    # The waits of the same iteration (by ``id`` of their ``Wait.node``) before this one whose
+    # results the request it waits for reads (the teacher scoring the student's tokens): it
+    # cannot be submitted before they are waited for.
+    needs: frozenset[int] = frozenset()
 
 
 def _roles(wait: Wait) -> set[Role]:
@@ -416,7 +420,9 @@ def _loop_waits(model: ModelView, loop: LoopInfo) -> list[LoopWait]:
             fresh_keys -= step.binds
         bound |= step.binds
 
-    result = []
+    result: list[LoopWait] = []
+    # The requests of the iteration that need each wait's result (by ``id`` of their calls).
+    needing: list[set[int]] = []
     for index, event_index, wait, is_fresh in located:
         step = steps[index]
         attempt = _try_around(model, node, wait.node)
@@ -431,11 +437,21 @@ def _loop_waits(model: ModelView, loop: LoopInfo) -> list[LoopWait]:
         tainted = set(step.writes) | kept_by_receiver(wait)
         branches = ends_loop = False
         controlled: set[int] = set()  # later steps a test on the result controls
+        dependents = {
+            id(e.node)
+            for e in step.events[event_index + 1 :]
+            if isinstance(e, Submit) and model.contains(e.node, wait.node)
+        }
         for later_index in range(index + 1, len(steps)):
             later = steps[later_index]
             if attempt is not None and model.contains(attempt.body, later.node):
                 # Runs only if the wait did not raise: ``done = True`` marks its success.
                 tainted |= later.writes | later.binds
+            for event in later.events:
+                if isinstance(event, Submit) and (
+                    later_index in controlled or submit_reads(model, event, loop.scope) & tainted
+                ):
+                    dependents.add(id(event.node))
             tainted = _through(model, steps, later_index, tainted, controlled, node, loop.scope)
             if later.kind == "test" and later.reads & tainted:
                 decision = _decision(model, later, loop.scope)
@@ -445,6 +461,13 @@ def _loop_waits(model: ModelView, loop: LoopInfo) -> list[LoopWait]:
         needed, ends_next = _needed_next_iteration(steps, tainted, node, model, loop.scope)
         retried = is_fresh and _success_leaves_loop(model, node, wait.node)
         collected, needed_by_inner = _inner_loops(model, wait, loop)
+        requests = {id(t.origin) for t in wait.futures if t.origin is not None}
+        needs = frozenset(
+            id(earlier.wait.node)
+            for earlier, needed_by in zip(result, needing, strict=True)
+            if requests & needed_by
+        )
+        needing.append(dependents)
         result.append(
             LoopWait(
                 wait,
@@ -457,6 +480,7 @@ def _loop_waits(model: ModelView, loop: LoopInfo) -> list[LoopWait]:
                 loop_gated=is_fresh and (ends_loop or ends_next or retried),
                 collected=collected,
                 needed_by_inner=needed_by_inner,
+                needs=needs,
             )
         )
     if any(item.loop_gated for item in result):
