@@ -17,7 +17,15 @@ import textwrap
 import pytest
 from packaging.version import Version
 
-from tinker_lint.model.facts.sdk import METHODS, NEWEST_KNOWN_TINKER, Client, Returns, SdkMethod
+from tinker_lint.model.analyses.flow import STORING_METHODS
+from tinker_lint.model.facts.sdk import (
+    METHODS,
+    NEWEST_KNOWN_TINKER,
+    NON_MUTATING_METHODS,
+    Client,
+    Returns,
+    SdkMethod,
+)
 
 tinker = pytest.importorskip(
     "tinker", reason="tinker is a test dependency: pip install -e '.[test]'"
@@ -239,4 +247,56 @@ def test_factories_match_annotations(client: Client) -> None:
             problems.append(
                 f"{client.value}.{name} returns {annotation or 'no annotation'}: set makes={want}"
             )
+    assert_no_problems(problems)
+
+
+# A receiver of each class of NON_MUTATING_METHODS, and each method's arguments.
+NON_MUTATING_SAMPLES: dict[str, tuple[object, dict[str, tuple[object, ...]]]] = {
+    "ModelInput": (
+        tinker.ModelInput.from_ints([1, 2, 3]),
+        {"append": (tinker.EncodedTextChunk(tokens=[4, 5]),), "append_int": (4,)},
+    ),
+}
+
+
+def test_non_mutating_methods_return_a_new_value() -> None:
+    """Each method of ``NON_MUTATING_METHODS``, run on the installed SDK, returns a new value and
+    leaves its receiver as it was (``prompt.append(chunk)`` does not change ``prompt``)."""
+    problems = []
+    for class_name, methods in sorted(NON_MUTATING_METHODS.items()):
+        assert class_name in NON_MUTATING_SAMPLES, f"add a {class_name} to NON_MUTATING_SAMPLES"
+        receiver, arguments = NON_MUTATING_SAMPLES[class_name]
+        assert type(receiver) is getattr(tinker, class_name)
+        for method in sorted(methods):
+            before = receiver.model_dump()  # type: ignore[attr-defined]
+            made = getattr(receiver, method)(*arguments[method])
+            if made is receiver or receiver.model_dump() != before:  # type: ignore[attr-defined]
+                problems.append(f"{class_name}.{method} changes its receiver: not non-mutating")
+            elif type(made) is not type(receiver) or made.model_dump() == before:
+                problems.append(f"{class_name}.{method} does not return a new {class_name}")
+    assert_no_problems(problems)
+
+
+def test_sdk_methods_named_like_storing_ones_are_classified() -> None:
+    """The model takes ``x.append(v)`` (any of flow.STORING_METHODS) to store ``v`` in ``x``. An
+    SDK class with a method of such a name must be in NON_MUTATING_METHODS, or this test must
+    learn that it stores (none does in tinker 0.38.0)."""
+    import tinker.types
+
+    seen: set[type] = set()
+    problems = []
+    for module in (tinker, tinker.types):
+        for class_name, cls in inspect.getmembers(module, inspect.isclass):
+            if cls in seen or not cls.__module__.startswith("tinker"):
+                continue
+            seen.add(cls)
+            own = {
+                name
+                for klass in cls.__mro__
+                if klass.__module__.startswith("tinker")
+                for name in vars(klass)
+            }
+            for name in sorted(own & STORING_METHODS):
+                if name not in NON_MUTATING_METHODS.get(class_name, frozenset()):
+                    problems.append(f"{class_name}.{name}: classify it in NON_MUTATING_METHODS")
     assert_no_problems(problems)

@@ -45,6 +45,9 @@ BOTH = (
 """
 )
 BOTH_AT = (14, 46)  # the `result` of the first wait
+# The score's wait: its request does not read the reply, so it is a round trip of its own on every
+# iteration, reported too (issue 32, item 2); no submit follows it (no TNK101).
+SCORE_AT = (15, 45)
 
 
 # A supervised loop's requests, waited for in order: the supervised trainer pipelines them.
@@ -103,7 +106,10 @@ def test_the_fix_still_moves_the_whole_multi_line_wait():
 # --- one finding per wait ----------------------------------------------------------------------
 def test_a_wait_both_rules_find_is_reported_once_as_tnk103():
     found = lint(BOTH, select=("TNK1",))
-    assert [(code, line, col) for code, line, col, _ in found] == [("TNK103", *BOTH_AT)]
+    assert [(code, line, col) for code, line, col, _ in found] == [
+        ("TNK103", *BOTH_AT),
+        ("TNK103", *SCORE_AT),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -130,7 +136,8 @@ def test_per_file_ignores_of_tnk103_keep_tnk101():
 def test_noqa_on_tnk103_does_not_bring_back_tnk101():
     lines = BOTH.splitlines(keepends=True)
     lines[BOTH_AT[0] - 1] = lines[BOTH_AT[0] - 1].rstrip("\n") + "  # noqa: TNK103\n"
-    assert lint("".join(lines), select=("TNK1",)) == []
+    found = lint("".join(lines), select=("TNK1",))
+    assert [(code, line, col) for code, line, col, _ in found] == [("TNK103", *SCORE_AT)]
 
 
 def test_only_tnk103_declares_a_superseded_code():
@@ -207,8 +214,11 @@ def test_flake8_select_tnk101_still_gets_the_wait(tmp_path, argv, want):
         check=False,
     )
     lines = result.stdout.splitlines()
+    # With TNK103 selected, the score's own wait is a finding too.
+    score = [f"train.py:{SCORE_AT[0]}:{SCORE_AT[1]}: TNK103"] if want == "TNK103" else []
     assert [line.split(": ")[0] + ": " + line.split(": ")[1][:6] for line in lines] == [
-        f"train.py:{BOTH_AT[0]}:{BOTH_AT[1]}: {want}"
+        f"train.py:{BOTH_AT[0]}:{BOTH_AT[1]}: {want}",
+        *score,
     ]
 
 

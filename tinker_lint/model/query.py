@@ -49,6 +49,7 @@ from tinker_lint.model.analyses.dataflow import assigned_names, chain_root, targ
 from tinker_lint.model.analyses.datasets import DATASET_ORIGINS, HF, Loader
 from tinker_lint.model.analyses.flow import (
     NESTED_CODE,
+    Decision,
     Submit,
     Wait,
     events_in,
@@ -292,6 +293,8 @@ class SemanticModel:
         self.reads_cache: dict[int, set[str]] = {}
         self.run_reads_cache: dict[tuple[int, int], set[str]] = {}  # flow.reads_when_run
         self.writes_cache: dict[int, tuple[set[str], set[str], set[str]]] = {}
+        self.storing_cache: dict[int, tuple[tuple[str, str, cst.BaseExpression], ...]] = {}
+        self.decisions_cache: dict[int, Decision] = {}  # flow.decision_of
         self.jumps_cache: dict[int, frozenset[type]] = {}  # flow.has_jump, flow.leaves_loop
         self.breaks_cache: dict[int, bool] = {}  # flow.leaves_loop
         self.loop_waits_cache: dict[LoopInfo, list[LoopWait]] = {}  # pipeline.loop_waits

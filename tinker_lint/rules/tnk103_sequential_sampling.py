@@ -152,7 +152,14 @@ async def sample_in_batches(batches):
         for loop in model.loops:
             if not may_make_requests(model, loop) or refreshes_sampling_client(model, loop):
                 continue
+            # Each independent wait of an iteration costs a round trip (a student's, then a
+            # teacher's); a wait whose request reads one already reported here (the teacher
+            # scoring the student's tokens) is that one's chain: one finding for both.
+            chained: set[int] = set()
             for item in loop_waits(model, loop):
+                if item.needs & chained:
+                    chained.add(id(item.wait.node))
+                    continue
                 if (
                     item.fresh
                     and Role.SAMPLE in item.roles
@@ -160,8 +167,11 @@ async def sample_in_batches(batches):
                     and not item.needed_next
                     and not item.branches_on_result
                     and not item.loop_gated
+                    and not item.collected  # a wave per batch: the fan-out is done
+                    and not item.needed_by_inner  # the episodes of a multi-turn loop: item 5
                     and _samples_only(item, model.loop_submit_roles(loop))
                 ):
+                    chained.add(id(item.wait.node))
                     if id(item.wait.node) not in reported:
                         reported.add(id(item.wait.node))
                         how, remedy = SUBMITTED_IN_LOOP
@@ -172,7 +182,6 @@ async def sample_in_batches(batches):
                             remedy=remedy,
                             through=_through(item, ctx.path),
                         )
-                    break
         for loop in model.loops:
             for waited in coroutines_awaited_one_by_one(model, loop):
                 if id(waited.node) not in reported:

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import libcst as cst
 
+from tinker_lint.model.analyses.dataflow import target_names
 from tinker_lint.model.analyses.summaries import MethodRef, Summary
 from tinker_lint.model.facts.imports import dotted_name
 from tinker_lint.model.facts.names import BLOCKING_WAIT_FUNCTIONS
 from tinker_lint.model.facts.scopes import FunctionInfo, Scope, SdkCall, resolve_function
-from tinker_lint.model.facts.sdk import Client, Returns, Role
+from tinker_lint.model.facts.sdk import NON_MUTATING_METHODS, Client, Returns, Role
 from tinker_lint.model.facts.types import Kind, TType, future
 
 _Walk = TypeVar("_Walk", bound=Callable[..., Any])
@@ -152,6 +153,22 @@ def helper_wait_text(wait: Wait, here: str) -> str:
         return f"`{helper.name}()` waits for `{methods}`. " if methods else ""
     site = helper.wait
     return f"`{helper.name}()` waits for `{site.what}` ({site.where(here)}). "
+
+
+def kept_by_receiver(wait: Wait) -> set[str]:
+    """Write keys of the object a helper's wait leaves the new clients in: a method of the
+    project that refreshes the sampler or makes a client (``trainer.run_training()`` ending in
+    ``self.sampler = tc.save_weights_and_get_sampling_client()``) keeps what it waited for in its
+    object, so a request made through that object later (``evaluate(trainer.sampler)``) needs
+    the wait. Empty for any other wait."""
+    helper = wait.helper
+    if helper is None or not (helper.refreshes_sampler or helper.makes_clients):
+        return set()
+    call = wait.node.expression if type(wait.node) is cst.Await else wait.node
+    if type(call) is not cst.Call or type(call.func) is not cst.Attribute:
+        return set()
+    receiver = dotted_name(call.func.value)
+    return write_keys(receiver) if receiver else set()
 
 
 def may_block(model: ModelView, call: cst.Call, scope: Scope) -> bool:
@@ -714,6 +731,82 @@ def _writes(model: ModelView, stmt: cst.CSTNode) -> tuple[set[str], set[str], se
     return found
 
 
+# The kind the model infers for each SDK value class of ``NON_MUTATING_METHODS``.
+_VALUE_KINDS = {"ModelInput": Kind.MODEL_INPUT}
+_NON_MUTATING = {_VALUE_KINDS[name]: methods for name, methods in NON_MUTATING_METHODS.items()}
+_NON_MUTATING_NAMES = frozenset(m for methods in NON_MUTATING_METHODS.values() for m in methods)
+
+
+def writes_in(
+    model: ModelView, stmt: cst.CSTNode, scope: Scope
+) -> tuple[set[str], set[str], set[str]]:
+    """What ``stmt`` binds, mutates, and both, as ``_writes`` says, less the receivers of the SDK's
+    non-mutating methods (``NON_MUTATING_METHODS``): ``prompt.append(chunk)`` on a ``ModelInput``
+    returns a new one and leaves ``prompt`` as it was, where a list's ``append`` stores in it."""
+    bound, mutated, written = _writes(model, stmt)
+    if not mutated:
+        return bound, mutated, written
+    calls = _storing_calls(model, stmt)
+    if not any(method in _NON_MUTATING_NAMES for _, method, _ in calls):
+        return bound, mutated, written
+    kept: set[str] = set()
+    for dotted, method, receiver in calls:
+        if method in _NON_MUTATING_NAMES and any(
+            method in _NON_MUTATING.get(t.kind, ()) for t in model.types(receiver, scope)
+        ):
+            continue
+        kept |= write_keys(dotted)
+    return bound, kept, bound | kept
+
+
+def _storing_calls(
+    model: ModelView, stmt: cst.CSTNode
+) -> tuple[tuple[str, str, cst.BaseExpression], ...]:
+    """The calls of ``STORING_METHODS`` in ``stmt`` that ``_writes`` counts as storing in their
+    receiver: (the receiver's dotted name, the method, the receiver), memoised."""
+    key = id(stmt)
+    found = model.storing_cache.get(key)
+    if found is not None:
+        return found
+    calls = []
+    for node in model.walk(stmt, NESTED_CODE):
+        if type(node) is cst.Call:
+            func = node.func
+            if node.args and type(func) is cst.Attribute and func.attr.value in STORING_METHODS:
+                dotted = dotted_name(func.value)
+                if dotted:
+                    calls.append((dotted, func.attr.value, func.value))
+    found = model.storing_cache[key] = tuple(calls)
+    return found
+
+
+def rebound_names(
+    model: ModelView, small: cst.CSTNode, scope: Scope, tainted: set[str]
+) -> set[str]:
+    """The plain names an assignment binds to a value that reads nothing of ``tainted``
+    (``prompt = render(ex)``): whatever they held before is gone, the result with it (a kill, in
+    reaching-definitions terms). Empty for anything else: an augmented assignment reads its
+    target; ``x.a = v`` and ``x[i] = v`` change part of ``x``."""
+    if type(small) is cst.Assign:
+        value: cst.BaseExpression | None = small.value
+        targets = [t.target for t in small.targets]
+    elif type(small) is cst.AnnAssign and small.value is not None:
+        value, targets = small.value, [small.target]
+    else:
+        return set()
+    assert value is not None
+    if reads_when_run(model, value, scope) & tainted:
+        return set()
+    return {name for target in targets for name in target_names(target)}
+
+
+def without_names(keys: set[str], names: set[str]) -> set[str]:
+    """``keys`` (read or write keys) less those of the paths under the plain ``names``."""
+    if not names:
+        return keys
+    return {key for key in keys if key[1:].split(".", 1)[0] not in names}
+
+
 # ==========================================================================================
 # The walks above, kept from one lint of a buffer for the next (an editor's, on each edit)
 # ==========================================================================================
@@ -951,7 +1044,7 @@ def _block(
 def _small_step(
     model: ModelView, small: cst.CSTNode, scope: Scope, guarded: bool, depth: int
 ) -> Step:
-    binds, _, written = _writes(model, small)  # bound, mutated, both: one memo
+    binds, _, written = writes_in(model, small, scope)  # bound, mutated, both: one memo
     return Step(
         small,
         "stmt",
@@ -1062,3 +1155,158 @@ def _statement_kinds(model: ModelView, node: cst.CSTNode, skip: tuple[type, ...]
                 if kind in _STATEMENT_HOLDERS and kind not in skip:
                     stack.append(child)
     return kinds
+
+
+# ==========================================================================================
+# What a test decides
+# ==========================================================================================
+@dataclass(frozen=True)
+class Decision:
+    """What running the blocks of a compound statement (an ``if``, a ``while``, a ``match``) or
+    not changes, besides what they store: whether they submit a request, leave the function
+    (``return``, or a ``raise`` caught in it), or jump in the loop around them (``break``,
+    ``continue``) past a request. A ``raise`` that leaves the function is an error path: the
+    normal path goes on the same with or without it, so it decides nothing."""
+
+    submits: bool  # its blocks submit a request (directly, or through a function that does)
+    leaves: bool  # a ``return``; a ``raise`` caught by a ``try`` of the function
+    loop: cst.For | cst.While | None  # the loop its ``break``/``continue`` jump in
+    breaks: bool  # a ``break`` of ``loop``
+    continues: bool  # a ``continue`` of ``loop``
+    # A ``break``/``continue`` skips a request of ``loop``: one after the statement in ``loop``'s
+    # body, or, for a ``break``, any of the body (the iterations it ends).
+    skips_submit: bool
+
+    def decides_submit(self, judged: cst.For | cst.While | None) -> bool:
+        """Whether a test on a value, controlling these blocks, decides a request (so a wait for
+        that value is needed by it): its blocks submit, leave the function, skip a request, or
+        end ``judged``, the loop whose next pass is in question (None: a function's pass)."""
+        return (
+            self.submits
+            or self.leaves
+            or self.skips_submit
+            or (self.breaks and self.loop is not None and self.loop is judged)
+        )
+
+    def ends(self, judged: cst.For | cst.While | None) -> bool:
+        """Whether the blocks can end ``judged`` (a ``break`` of it, a ``return``)."""
+        return self.leaves or (self.breaks and self.loop is not None and self.loop is judged)
+
+
+def decision_of(model: ModelView, control: cst.CSTNode, scope: Scope) -> Decision:
+    """What ``control`` decides (``Decision``), memoised: the one answer of whether a test that
+    reads a result decides the next request, for every pipelining question (TNK101-TNK103)."""
+    key = id(control)
+    found = model.decisions_cache.get(key)
+    if found is None:
+        found = model.decisions_cache[key] = _decide(model, control, scope)
+    return found
+
+
+def _decide(model: ModelView, control: cst.CSTNode, scope: Scope) -> Decision:
+    submits = _submits_in(model, [control], scope)
+    jumps = _jumps_in(model, control)
+    leaves = cst.Return in jumps or (cst.Raise in jumps and _raise_caught(model, control))
+    breaks = continues = False
+    loop = None
+    if type(control) is not cst.For and type(control) is not cst.While and jumps & _LOOP_JUMPS:
+        kinds = _statement_kinds(model, control, _LOOPS)
+        breaks, continues = cst.Break in kinds, cst.Continue in kinds
+        if breaks or continues:
+            loop = _loop_around(model, control)
+    skips = False
+    if loop is not None:
+        skips = _submits_in(model, _statements_after(model, control, loop), scope) or (
+            breaks and _submits_in(model, [loop.body], scope)
+        )
+    return Decision(submits, leaves, loop, breaks, continues, skips)
+
+
+_LOOP_JUMPS = frozenset({cst.Break, cst.Continue})
+_NESTED_OR_MODULE = frozenset({*NESTED_CODE, cst.Module})
+
+
+def _submits_in(model: ModelView, nodes: Iterable[cst.CSTNode], scope: Scope) -> bool:
+    return any(
+        type(node) is cst.Call and model.roles_submitted_by_call(node, scope)
+        for root in nodes
+        for node in model.walk(root, NESTED_CODE)
+    )
+
+
+def _loop_around(model: ModelView, node: cst.CSTNode) -> cst.For | cst.While | None:
+    """The innermost ``for``/``while`` loop whose body holds ``node``, in its function."""
+    child: cst.CSTNode = node
+    parent = model.parent(node)
+    while parent is not None and type(parent) not in _NESTED_OR_MODULE:
+        if (type(parent) is cst.For or type(parent) is cst.While) and child is parent.body:
+            return parent
+        child, parent = parent, model.parent(parent)
+    return None
+
+
+def _statements_after(
+    model: ModelView, node: cst.CSTNode, loop: cst.For | cst.While
+) -> list[cst.CSTNode]:
+    """The statements of ``loop``'s body that run after ``node`` in the same pass (the later
+    statements of each block around it)."""
+    found: list[cst.CSTNode] = []
+    child, parent = node, model.parent(node)
+    while parent is not None and child is not loop.body:
+        if type(parent) in _STATEMENT_LISTS:
+            siblings = cast(cst.IndentedBlock, parent).body
+            found.extend(siblings[_position(siblings, child) + 1 :])
+        child, parent = parent, model.parent(parent)
+    return found
+
+
+_STATEMENT_LISTS = frozenset({cst.IndentedBlock, cst.SimpleStatementSuite, cst.SimpleStatementLine})
+
+
+def _position(siblings: Sequence[cst.CSTNode], child: cst.CSTNode) -> int:
+    for index, sibling in enumerate(siblings):
+        if sibling is child:
+            return index
+    return len(siblings)
+
+
+def _raise_caught(model: ModelView, control: cst.CSTNode) -> bool:
+    """Whether a ``raise`` in ``control`` lands in an ``except`` handler of its own function (a
+    jump to the handler, like a ``break``, not an error path)."""
+    for node in model.walk(control, NESTED_CODE):
+        if type(node) is not cst.Raise:
+            continue
+        child: cst.CSTNode = node
+        parent = model.parent(node)
+        while parent is not None and type(parent) not in _NESTED_OR_MODULE:
+            if (type(parent) is cst.Try or type(parent) is cst.TryStar) and (
+                child is parent.body and parent.handlers
+            ):
+                return True
+            child, parent = parent, model.parent(parent)
+    return False
+
+
+def controlled_steps(
+    model: ModelView, steps: Sequence[Step], index: int, decision: Decision
+) -> tuple[set[int], set[int]]:
+    """For the test ``steps[index]`` (a step of ``linear_steps``), the later steps whose running
+    it controls (those in its blocks; after a ``break``/``continue``, the rest of the loop's
+    body), and the earlier ones (after a ``break``, the loop's body: how many passes ran). Their
+    writes depend on what the test read (control dependence)."""
+    test = steps[index]
+    control = test.control
+    assert control is not None
+    jumped = decision.loop if decision.breaks or decision.continues else None
+    later = {
+        k
+        for k in range(index + 1, len(steps))
+        if model.contains(control, steps[k].node)
+        or (jumped is not None and model.contains(jumped.body, steps[k].node))
+    }
+    earlier = (
+        {k for k in range(index) if model.contains(jumped.body, steps[k].node)}
+        if jumped is not None and decision.breaks
+        else set()
+    )
+    return later, earlier

@@ -16,21 +16,27 @@ from typing import cast
 
 import libcst as cst
 
+from tinker_lint.model.analyses.dataflow import target_names
 from tinker_lint.model.analyses.flow import (
     NESTED_CODE,
+    Decision,
     Step,
     Submit,
     Wait,
     awaits_in,
+    controlled_steps,
+    decision_of,
     events_in,
-    has_jump,
+    kept_by_receiver,
     linear_steps,
     names_read,
-    names_written,
     reads_when_run,
     rebound_mutations,
+    rebound_names,
     submit_reads,
     target_keys,
+    without_names,
+    writes_in,
 )
 from tinker_lint.model.analyses.view import ModelView
 from tinker_lint.model.facts.imports import dotted_name
@@ -53,9 +59,19 @@ class WaitThenSubmit:
 class _Pending:
     wait: Wait
     tainted: set[str] = field(default_factory=set)
+    # The compound statements (by id) whose blocks this path is in because a test read the result
+    # and decided no request (``Decision``), and the loops whose rest of body such a test's
+    # ``break``/``continue`` may skip: what is stored there depends on the result.
+    controlled: frozenset[int] = frozenset()
 
     def copy(self) -> _Pending:
-        return _Pending(self.wait, set(self.tainted))
+        return _Pending(self.wait, set(self.tainted), self.controlled)
+
+    def released(self, done: frozenset[int]) -> _Pending:
+        """The same, out of the regions of ``done``."""
+        if not self.controlled & done:
+            return self
+        return _Pending(self.wait, self.tainted, self.controlled - done)
 
 
 # Small statements after which this path of the pass goes on elsewhere, or not at all.
@@ -69,6 +85,7 @@ def _merge(*states: list[_Pending]) -> list[_Pending]:
             key = id(pending.wait.node)
             if key in merged:
                 merged[key].tainted |= pending.tainted
+                merged[key].controlled |= pending.controlled
             else:
                 merged[key] = pending.copy()
     return list(merged.values())
@@ -123,6 +140,7 @@ class _PathWalker:
         events = events_in(self.model, node, self.scope)
         if not state and not events:
             return state  # nothing pending, nothing made: this step changes nothing
+        small = writes is None  # a small statement: an assignment may rebind what held the result
         fresh: list[_Pending] = []
         for event in events:
             if type(event) is Submit:
@@ -131,29 +149,45 @@ class _PathWalker:
                 if waiting_now:  # what it reads is asked only when a wait is pending
                     reads = submit_reads(self.model, submit, self.scope)
                     for waiting in waiting_now:
-                        dependent = bool(reads & waiting.tainted) or self.model.contains(
-                            submit.node, waiting.wait.node
+                        dependent = (
+                            bool(waiting.controlled)
+                            or bool(reads & waiting.tainted)
+                            or self.model.contains(submit.node, waiting.wait.node)
                         )
                         self.pairs.append(WaitThenSubmit(waiting.wait, submit, dependent))
                 state, fresh = [], []
             elif not self._in_submitting_comprehension(cast(Wait, event), node):
                 if self._guard_depth:
                     self.guarded_waits.add(id(event.node))
-                fresh.append(_Pending(cast(Wait, event)))
+                fresh.append(_Pending(cast(Wait, event), kept_by_receiver(cast(Wait, event))))
         if not state and not fresh:
             return state
         if writes is None:
-            writes = names_written(self.model, node)
-        # ``data = build()``, a closure reading the result: ``data`` holds it too. A pending
-        # wait's taint grows in a new record: the one given may be on another path too.
+            writes = writes_in(self.model, node, self.scope)[2]
+        # ``data = build()``, a closure reading the result: ``data`` holds it too; in a block a
+        # test on the result controls, all it stores does. ``x = other()`` rebinds ``x``: what it
+        # held of the result is gone. A pending wait's taint changes in a new record: the one
+        # given may be on another path too.
         if state:
             reads = reads_when_run(self.model, node, self.scope)
-            state = [
-                _Pending(p.wait, p.tainted | writes) if reads & p.tainted else p for p in state
-            ]
+            state = [self._after(p, node, reads, writes, small) for p in state]
         for pending in fresh:
             pending.tainted |= writes
         return [*state, *fresh]
+
+    def _after(
+        self, pending: _Pending, node: cst.CSTNode, reads: set[str], writes: set[str], small: bool
+    ) -> _Pending:
+        """``pending`` after ``node`` ran (``reads`` includes an assignment's targets)."""
+        if pending.controlled:
+            return _Pending(pending.wait, pending.tainted | writes, pending.controlled)
+        if not reads & pending.tainted:
+            return pending
+        if small:
+            killed = rebound_names(self.model, node, self.scope, pending.tainted)
+            if killed:
+                return _Pending(pending.wait, without_names(pending.tainted, killed))
+        return _Pending(pending.wait, pending.tainted | writes)
 
     def _in_submitting_comprehension(self, wait: Wait, statement: cst.CSTNode) -> bool:
         """``[sc.sample(p).result() for p in ps]``: submit and wait per element is TNK103's.
@@ -175,10 +209,13 @@ class _PathWalker:
             node = parent_of.get(id(node))
         return False  # the wait is not in ``statement`` (it always is)
 
-    def _loop_body(self, body: cst.BaseSuite, state: list[_Pending]) -> list[_Pending]:
+    def _loop_body(self, loop: cst.For | cst.While, state: list[_Pending]) -> list[_Pending]:
         """A wait made inside a loop body belongs to that body's pass; what follows the loop is
         TNK102's wrap-around question, not this one."""
+        body = loop.body
         before = {id(p.wait.node) for p in state}
+        # The regions a test inside the loop opened end with it (those around it go on).
+        entry = {id(p.wait.node): p.controlled - {id(loop)} for p in state}
         self._jumps.append([])
         self._branched.append({})
         out = self.suite(body, [p.copy() for p in state])
@@ -187,7 +224,9 @@ class _PathWalker:
         # was stored on any of those paths (``kept.append(x); continue``) is there after it.
         exits = [p for path in (out, *jumps) for p in path if id(p.wait.node) in before]
         after = _merge(state, exits)
-        _taint_branched(self.model, self.scope, body, after, branched)
+        for pending in after:
+            pending.controlled = entry[id(pending.wait.node)]
+        _taint_branched(self.model, self.scope, loop, after, branched)
         return after
 
     def _test(
@@ -197,10 +236,25 @@ class _PathWalker:
         reads = names_read(self.model, test)
         # A branch on the result: what follows is control-dependent on the wait.
         branched = [p for p in state if reads & p.tainted]
+        if not branched:
+            return state
         if self._branched:
             for pending in branched:
                 self._branched[-1].setdefault(id(pending.wait.node), []).append(control)
-        return [p for p in state if not reads & p.tainted]
+        decision = decision_of(self.model, control, self.scope)
+        if decision.decides_submit(None):
+            # The next request is decided by the result: the wait is needed (dependent).
+            return [p for p in state if not reads & p.tainted]
+        # A test that decides no request (``if "loss" in out.metrics: print(...)``, a
+        # ``continue`` past an ``append``, a validation ``raise``): the wait is still pending,
+        # and what the blocks (and the rest of the loop they can skip) store depends on it.
+        opened = {id(control)}
+        if decision.loop is not None:
+            opened.add(id(decision.loop))
+        return [
+            _Pending(p.wait, p.tainted, p.controlled | opened) if reads & p.tainted else p
+            for p in state
+        ]
 
     def statement(self, stmt: cst.CSTNode, state: list[_Pending]) -> list[_Pending]:
         # Exact types: ``isinstance`` on libcst's classes is slow, and parsed trees hold only
@@ -219,14 +273,15 @@ class _PathWalker:
                 orelse = self.suite(stmt.orelse.body, [p.copy() for p in state])
             else:
                 orelse = state
-            return _merge(body, orelse)
+            done = frozenset({id(stmt)})
+            return [p.released(done) for p in _merge(body, orelse)]
         if type(stmt) is cst.While:
             state = self._test(stmt.test, state, stmt)
-            after = self._loop_body(stmt.body, state)
+            after = self._loop_body(stmt, state)
             return self.suite(stmt.orelse.body, after) if stmt.orelse else after
         if type(stmt) is cst.For:
             state = self.expression(stmt.iter, state, target_keys(stmt.target))
-            after = self._loop_body(stmt.body, state)
+            after = self._loop_body(stmt, state)
             return self.suite(stmt.orelse.body, after) if stmt.orelse else after
         if type(stmt) is cst.With:
             for item in stmt.items:
@@ -244,7 +299,8 @@ class _PathWalker:
         if type(stmt) is cst.Match:
             state = self._test(stmt.subject, state, stmt)
             cases = [self.suite(c.body, [p.copy() for p in state]) for c in stmt.cases]
-            return _merge(state, *cases)
+            done = frozenset({id(stmt)})
+            return [p.released(done) for p in _merge(state, *cases)]
         return state  # FunctionDef, ClassDef: their bodies run later
 
 
@@ -258,18 +314,22 @@ def _handler_entry(body: list[_Pending], before: set[int]) -> list[_Pending]:
 def _taint_branched(
     model: ModelView,
     scope: Scope,
-    body: cst.BaseSuite,
+    loop: cst.For | cst.While,
     after: list[_Pending],
     branched: dict[int, list[cst.CSTNode]],
 ) -> None:
     """A test in the loop body branched on a wait's result (``if item["logprobs"] is None:
-    continue`` over the result's outputs): that path stopped following the wait, so for what
-    comes after the loop, what the statement it controls stores depends on the result (control
-    dependence); when that statement can skip or leave the rest of the body, all the body
-    stores does."""
+    continue`` over the result's outputs): for what comes after the loop, what the statement it
+    controls stores depends on the result (control dependence); when that statement can skip
+    the rest of the body or end the loop (a ``break``/``continue`` of this loop, a ``return``),
+    all the body stores does. A ``raise`` that leaves the function skips nothing the loop goes
+    on with."""
+    body = loop.body
     for pending in after:
         for control in branched.get(id(pending.wait.node), ()):
-            region = body if has_jump(model, control) else control
+            decision = decision_of(model, control, scope)
+            jumps = decision.loop is loop and (decision.breaks or decision.continues)
+            region = body if jumps or decision.leaves else control
             statements = _body_statements(region) if region is body else [control]
             for step in linear_steps(model, statements, scope):
                 pending.tainted |= step.writes | step.binds
@@ -295,13 +355,23 @@ class LoopWait:
     fresh: bool  # waits for a request made earlier in this same iteration
     submitted_after: bool  # something is submitted after the wait in the same iteration
     needed_next: bool  # the next iteration's first submit (or the loop test) uses the result
-    branches_on_result: bool  # an if/while later in the iteration tests the result
+    branches_on_result: bool  # a test later in the iteration decides a request on the result
     guarded: bool
     roles: set[Role]  # roles of the requests waited for
     # Whether the loop goes on is decided by a result waited for in this iteration (early
     # stopping, ``while not done``): the next step cannot be in flight during this iteration's
     # waits. The same for every wait of the loop.
     loop_gated: bool = False
+    # Waited in a loop inside this one that makes no request: it collects what the iteration
+    # submitted before it (a wave per batch, the fan-out already done, as a gather per batch).
+    collected: bool = False
+    # Needed by the next pass of a loop inside this one (the turns of a multi-turn episode): this
+    # loop's passes are whole episodes, independent or not at another level (issue 32, item 5).
+    needed_by_inner: bool = False
+    # The waits of the same iteration (by ``id`` of their ``Wait.node``) before this one whose
+    # results the request it waits for reads (the teacher scoring the student's tokens): it
+    # cannot be submitted before they are waited for.
+    needs: frozenset[int] = frozenset()
 
 
 def _roles(wait: Wait) -> set[Role]:
@@ -350,7 +420,9 @@ def _loop_waits(model: ModelView, loop: LoopInfo) -> list[LoopWait]:
             fresh_keys -= step.binds
         bound |= step.binds
 
-    result = []
+    result: list[LoopWait] = []
+    # The requests of the iteration that need each wait's result (by ``id`` of their calls).
+    needing: list[set[int]] = []
     for index, event_index, wait, is_fresh in located:
         step = steps[index]
         attempt = _try_around(model, node, wait.node)
@@ -362,19 +434,40 @@ def _loop_waits(model: ModelView, loop: LoopInfo) -> list[LoopWait]:
             if (not steps[later].guarded or step.guarded)
             and not _in_handler(model, attempt, steps[later].node)
         )
-        tainted = set(step.writes)
+        tainted = set(step.writes) | kept_by_receiver(wait)
         branches = ends_loop = False
-        for later in steps[index + 1 :]:
+        controlled: set[int] = set()  # later steps a test on the result controls
+        dependents = {
+            id(e.node)
+            for e in step.events[event_index + 1 :]
+            if isinstance(e, Submit) and model.contains(e.node, wait.node)
+        }
+        for later_index in range(index + 1, len(steps)):
+            later = steps[later_index]
             if attempt is not None and model.contains(attempt.body, later.node):
                 # Runs only if the wait did not raise: ``done = True`` marks its success.
                 tainted |= later.writes | later.binds
-            if later.reads & tainted:
-                if later.kind == "test" and _decides(model, later, loop.scope):
+            for event in later.events:
+                if isinstance(event, Submit) and (
+                    later_index in controlled or submit_reads(model, event, loop.scope) & tainted
+                ):
+                    dependents.add(id(event.node))
+            tainted = _through(model, steps, later_index, tainted, controlled, node, loop.scope)
+            if later.kind == "test" and later.reads & tainted:
+                decision = _decision(model, later, loop.scope)
+                if decision.decides_submit(node):
                     branches = True
-                    ends_loop = ends_loop or later.exits
-                tainted |= later.writes
+                    ends_loop = ends_loop or decision.ends(node)
         needed, ends_next = _needed_next_iteration(steps, tainted, node, model, loop.scope)
         retried = is_fresh and _success_leaves_loop(model, node, wait.node)
+        collected, needed_by_inner = _inner_loops(model, wait, loop)
+        requests = {id(t.origin) for t in wait.futures if t.origin is not None}
+        needs = frozenset(
+            id(earlier.wait.node)
+            for earlier, needed_by in zip(result, needing, strict=True)
+            if requests & needed_by
+        )
+        needing.append(dependents)
         result.append(
             LoopWait(
                 wait,
@@ -385,12 +478,37 @@ def _loop_waits(model: ModelView, loop: LoopInfo) -> list[LoopWait]:
                 step.guarded,
                 _roles(wait),
                 loop_gated=is_fresh and (ends_loop or ends_next or retried),
+                collected=collected,
+                needed_by_inner=needed_by_inner,
+                needs=needs,
             )
         )
     if any(item.loop_gated for item in result):
         for item in result:
             item.loop_gated = True
     return result
+
+
+def _inner_loops(model: ModelView, wait: Wait, loop: LoopInfo) -> tuple[bool, bool]:
+    """Of the loops between ``wait`` and ``loop`` (inside ``loop``, around the wait): whether
+    one makes no request (the wait collects requests made before it: ``LoopWait.collected``),
+    and whether the next pass of one needs the result (``LoopWait.needed_by_inner``)."""
+    collected = needed = False
+    node = model.parent(wait.node)
+    while node is not None and node is not loop.node:
+        if type(node) in _NESTED_TYPES:
+            break
+        inner = model.loop_of_node.get(id(node))
+        if inner is not None:
+            if not may_make_requests(model, inner):
+                collected = True
+            elif any(
+                item.wait.node is wait.node and item.needed_next
+                for item in loop_waits(model, inner)
+            ):
+                needed = True
+        node = model.parent(node)
+    return collected, needed
 
 
 def may_make_requests(model: ModelView, loop: LoopInfo) -> bool:
@@ -404,15 +522,58 @@ def may_make_requests(model: ModelView, loop: LoopInfo) -> bool:
     )
 
 
-def _decides(model: ModelView, test: Step, scope: Scope) -> bool:
-    """Whether a test decides something the pipelining depends on: the block it controls jumps
-    (break, continue, return, raise) or submits a request. ``if out.metrics: log(out)`` does not."""
-    if test.jumps or test.control is None:
-        return True
-    return any(
-        isinstance(node, cst.Call) and model.roles_submitted_by_call(node, scope)
-        for node in model.walk(test.control, NESTED_CODE)
-    )
+def _decision(model: ModelView, test: Step, scope: Scope) -> Decision:
+    assert test.control is not None
+    return decision_of(model, test.control, scope)
+
+
+def _through(
+    model: ModelView,
+    steps: list[Step],
+    index: int,
+    tainted: set[str],
+    controlled: set[int],
+    loop: cst.For | cst.While,
+    scope: Scope,
+) -> set[str]:
+    """What holds the result (``tainted``) after ``steps[index]`` in a pass of ``loop``'s body:
+    what it writes from the result, or, under a test on the result (``controlled``, grown here
+    when the step is such a test that decides no request), all it writes; less what an
+    assignment that runs on every pass rebinds from other data (``prompt = render(ex)``)."""
+    step = steps[index]
+    if step.kind == "test":
+        if step.reads & tainted:
+            decision = _decision(model, step, scope)
+            if not decision.decides_submit(loop):
+                later, earlier = controlled_steps(model, steps, index, decision)
+                controlled |= later
+                for before in earlier:
+                    tainted = tainted | steps[before].writes
+        return tainted
+    if index in controlled:
+        return tainted | step.writes
+    if not step.reads & tainted:
+        return tainted
+    if step.kind == "stmt" and _every_pass(model, step.node, loop):
+        killed = rebound_names(model, step.node, scope, tainted)
+        if killed:
+            return without_names(tainted, killed)
+    return tainted | step.writes
+
+
+# What a statement of a loop body can sit in and still run on every pass of the body.
+_EVERY_PASS = frozenset({cst.SimpleStatementLine, cst.IndentedBlock, cst.With})
+
+
+def _every_pass(model: ModelView, node: cst.CSTNode, loop: cst.For | cst.While) -> bool:
+    """Whether the small statement ``node`` runs on every pass of ``loop``'s body that reaches
+    it: no ``if``, loop or ``try`` between them."""
+    parent = model.parent(node)
+    while parent is not None and parent is not loop.body:
+        if type(parent) not in _EVERY_PASS:
+            return False
+        parent = model.parent(parent)
+    return parent is not None
 
 
 def _holders(model: ModelView, inner: cst.CSTNode) -> set[int]:
@@ -466,17 +627,23 @@ def _needed_next_iteration(
     """Whether the next iteration needs the result before its first submit (it reads it, or a
     test branches on it), and whether that use can end the loop (the ``while`` test, or a test
     whose block breaks out)."""
-    tainted = set(tainted)
-    if isinstance(loop_node, cst.While) and names_read(model, loop_node.test) & tainted:
-        return True, True
-    for step in steps:
+    if isinstance(loop_node, cst.While):
+        if names_read(model, loop_node.test) & tainted:
+            return True, True
+    elif names_read(model, loop_node.iter) & tainted:
+        tainted = tainted | target_keys(loop_node.target)  # ``for item in queue`` it fills
+    else:  # the next pass's target comes from the iterable, not from this pass
+        tainted = without_names(tainted, target_names(loop_node.target))
+    controlled: set[int] = set()
+    for index, step in enumerate(steps):
         for event in step.events:
             if isinstance(event, Submit):
                 return bool(submit_reads(model, event, scope) & tainted), False
-        if step.reads & tainted:
-            if step.kind == "test":
-                return True, step.exits
-            tainted |= step.writes
+        if step.kind == "test" and step.reads & tainted:
+            decision = _decision(model, step, scope)
+            if decision.decides_submit(loop_node):
+                return True, decision.ends(loop_node)
+        tainted = _through(model, steps, index, tainted, controlled, loop_node, scope)
     return False, False
 
 
@@ -641,7 +808,7 @@ def coroutines_awaited_one_by_one(model: ModelView, loop: LoopInfo) -> list[Coro
             (i for i, step in enumerate(steps) if model.contains(step.node, candidate.node)),
             None,
         )
-        if index is not None and not _decided_on(model, steps, index, loop.scope):
+        if index is not None and not _decided_on(model, steps, index, node, loop.scope):
             found.append(candidate)
     return found
 
@@ -657,15 +824,22 @@ def _paced(model: ModelView, body: cst.CSTNode, scope: Scope) -> bool:
     )
 
 
-def _decided_on(model: ModelView, steps: list[Step], index: int, scope: Scope) -> bool:
-    """Whether a later test of the iteration reads what step ``index`` produced and decides
-    something with it (jumps, or submits a request)."""
+def _decided_on(
+    model: ModelView, steps: list[Step], index: int, loop: cst.For, scope: Scope
+) -> bool:
+    """Whether a later test of the iteration reads what step ``index`` produced and decides a
+    request with it (``Decision``: ``if good(r): break``)."""
     tainted = set(steps[index].writes)
-    for later in steps[index + 1 :]:
-        if later.reads & tainted:
-            if later.kind == "test" and _decides(model, later, scope):
-                return True
-            tainted |= later.writes
+    controlled: set[int] = set()
+    for later_index in range(index + 1, len(steps)):
+        later = steps[later_index]
+        if (
+            later.kind == "test"
+            and later.reads & tainted
+            and _decision(model, later, scope).decides_submit(loop)
+        ):
+            return True
+        tainted = _through(model, steps, later_index, tainted, controlled, loop, scope)
     return False
 
 

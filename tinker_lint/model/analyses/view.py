@@ -22,7 +22,7 @@ from tinker_lint.model.facts.sdk import Role
 from tinker_lint.model.facts.types import TType
 
 if TYPE_CHECKING:
-    from tinker_lint.model.analyses.flow import Event
+    from tinker_lint.model.analyses.flow import Decision, Event
     from tinker_lint.model.analyses.helpers import Helpers
     from tinker_lint.model.analyses.pipeline import LoopWait
     from tinker_lint.model.analyses.steps import Steps
@@ -95,6 +95,8 @@ class ModelView(Protocol):
     reads_cache: dict[int, set[str]]
     run_reads_cache: dict[tuple[int, int], set[str]]
     writes_cache: dict[int, tuple[set[str], set[str], set[str]]]
+    storing_cache: dict[int, tuple[tuple[str, str, cst.BaseExpression], ...]]
+    decisions_cache: dict[int, Decision]
     jumps_cache: dict[int, frozenset[type]]
     breaks_cache: dict[int, bool]
     loop_waits_cache: dict[LoopInfo, list[LoopWait]]

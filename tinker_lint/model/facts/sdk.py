@@ -217,6 +217,16 @@ CLIENT_CLASSES: dict[str, Client] = {c.value: c for c in Client}
 # APIFuture's own methods: waiting on, or converting, a future.
 FUTURE_METHODS = frozenset({"result", "result_async", "future", "coroutine"})
 
+# Methods of the SDK's value types that return a new value and leave their receiver as it was,
+# by class (``ModelInput.append(chunk)`` is ``ModelInput(chunks=self.chunks + [chunk])``, and
+# ``append_int(t)`` appends a one-token chunk the same way). Storing a result with them changes
+# nothing the receiver holds: ``prompt.append(chunk)`` makes a datum, it does not put the result in
+# ``prompt`` (a list's ``append`` does). ``tests/test_sdk_tables.py`` checks each against the
+# installed tinker, and that no other SDK class has a method the model takes to store.
+NON_MUTATING_METHODS: dict[str, frozenset[str]] = {
+    "ModelInput": frozenset({"append", "append_int"}),
+}
+
 
 def lookup(client: Client, name: str) -> SdkMethod | None:
     return METHODS.get(client, {}).get(name)
