@@ -1222,6 +1222,42 @@ def _decide(model: ModelView, control: cst.CSTNode, scope: Scope) -> Decision:
     return Decision(submits, leaves, loop, breaks, continues, skips)
 
 
+def handler_decides(
+    model: ModelView, attempt: cst.Try | cst.TryStar, handler: cst.CSTNode, scope: Scope
+) -> bool:
+    """Whether an ``except`` handler of ``attempt`` decides the request that follows the
+    ``try`` on the normal path, so that the waits of its body are needed by that request: the
+    handler leaves the function, or jumps past an unguarded request (``continue`` past the
+    optimizer step). A handler that only logs, that makes a request of its own (a fallback:
+    the request after the ``try`` is made either way), or whose jump skips only requests under
+    a cadence guard (an evaluation every N steps), decides nothing of the next step's
+    requests."""
+    decision = decision_of(model, handler, scope)
+    if decision.leaves:
+        return True
+    loop = decision.loop
+    if loop is None:
+        return False
+    skipped = [loop.body] if decision.breaks else _statements_after(model, attempt, loop)
+    return any(
+        type(node) is cst.Call
+        and model.roles_submitted_by_call(node, scope)
+        and not _guarded(model, node, loop)
+        for root in skipped
+        for node in model.walk(root, NESTED_CODE)
+    )
+
+
+def _guarded(model: ModelView, node: cst.CSTNode, loop: cst.For | cst.While) -> bool:
+    """Whether ``node`` is under a cadence guard inside ``loop``."""
+    current = model.parent(node)
+    while current is not None and current is not loop:
+        if id(current) in model.guarded_blocks:
+            return True
+        current = model.parent(current)
+    return False
+
+
 _LOOP_JUMPS = frozenset({cst.Break, cst.Continue})
 _NESTED_OR_MODULE = frozenset({*NESTED_CODE, cst.Module})
 

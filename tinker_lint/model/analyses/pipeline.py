@@ -27,6 +27,7 @@ from tinker_lint.model.analyses.flow import (
     controlled_steps,
     decision_of,
     events_in,
+    handler_decides,
     kept_by_receiver,
     linear_steps,
     names_read,
@@ -292,6 +293,10 @@ class _PathWalker:
             before = {id(p.wait.node) for p in state}
             body = self.suite(stmt.body, [p.copy() for p in state])
             entry = _merge(state, _handler_entry(body, before))
+            if any(handler_decides(self.model, stmt, h, self.scope) for h in stmt.handlers):
+                # Whether the next request is made depends on the body's waits succeeding
+                # (``except: continue`` past the optimizer step): they are needed by it.
+                body = entry
             handlers = [self.suite(h.body, [p.copy() for p in entry]) for h in stmt.handlers]
             orelse = self.suite(stmt.orelse.body, body) if stmt.orelse else body
             out = _merge(orelse, *handlers)
