@@ -1003,12 +1003,7 @@ class FileView:
         that its own text does not show: it names Tinker itself, the project makes loops hot by
         name (``hot-loop-calls``), or a module it imports, however deep, names Tinker
         (``reaches_tinker``). The engine and ``run.gate`` ask this, and only then for helpers."""
-        return (
-            hot_loop_calls
-            or may_concern_tinker(facts)
-            or cookbook_api.imports_any(imported_modules(facts.text))
-            or self.reaches_tinker(facts.text)
-        )
+        return hot_loop_calls or may_concern_tinker(facts) or self.reaches_tinker(facts.text)
 
     def reaches_tinker(self, text: str) -> bool:
         """Whether a module the file imports, or one those import in turn however deep, may
@@ -1022,6 +1017,8 @@ class FileView:
         ]
         if any(part.tinker for part in parts):
             return True
+        if cookbook_api.imports_any(imported_modules(text)):
+            return True  # tinker-cookbook's API, which submits (``facts/cookbook_api.py``)
         self.reached.extend(parts)  # read when the dependencies are asked for (a cache's key)
         return False
 

@@ -158,20 +158,22 @@ class Helpers:
 
     def _imported(self, func: cst.BaseExpression, scope: Scope) -> str | None:
         dotted = dotted_name(func)
-        if dotted is None or scope.lookup(dotted.split(".")[0]):
+        if dotted is None or scope.lookup(dotted.split(".")[0]) or self.project is None:
             return None
         qualified = self.model.imports.qualify(func)
         if qualified is None:
             return None
-        if self.project is None:
-            return qualified if cookbook_api.in_cookbook(qualified) else None
         return self.project.absolute_name(qualified)
 
     def _library(self, qualified: str) -> bool:
         """Whether ``qualified`` is tinker-cookbook's and the project does not hold it (then the
-        cookbook's table answers for it; else the project's own code does)."""
-        return cookbook_api.in_cookbook(qualified) and (
-            self.project is None or not self.project.holds(qualified)
+        cookbook's table answers for it; else the project's own code does). A file linted with
+        no project sees no helpers, the cookbook's neither: the pre-filters, which ask the
+        project for them, see none either."""
+        return (
+            self.project is not None
+            and cookbook_api.in_cookbook(qualified)
+            and not self.project.holds(qualified)
         )
 
     def _external(self, func: cst.BaseExpression, scope: Scope) -> Summary | None:
