@@ -295,6 +295,12 @@ class RecordingView:
             self.asked[("is_class", (qualified,))] = found
         return found
 
+    def holds(self, qualified: str) -> bool:
+        found = self.view.holds(qualified)
+        if self.recording:
+            self.asked[("holds", (qualified,))] = found
+        return found
+
 
 def _plain(summary: Summary | None) -> Any:
     """A summary as compared across lints: with its wait sites' lines (``Summary`` equality
@@ -306,7 +312,7 @@ def answers_same(view: ProjectView, asked: dict[tuple[str, tuple[str, ...]], Any
     """Whether ``view`` answers each question as recorded."""
     for (method, args), answer in asked.items():
         found = getattr(view, method)(*args)
-        if (found if method == "is_class" else _plain(found)) != answer:
+        if (found if method in ("is_class", "holds") else _plain(found)) != answer:
             return False
     return True
 

@@ -47,6 +47,7 @@ from tinker_lint.io.files import (
     listing_key,
     merged_listings,
 )
+from tinker_lint.model.facts import cookbook_api
 from tinker_lint.model.facts.sdk import Role
 from tinker_lint.prefilter.mentions import may_concern_tinker
 from tinker_lint.prefilter.needs import TextFacts
@@ -164,8 +165,11 @@ class Source:
         self.digest = digest
         self.is_text = text is not None
         self.names: frozenset[str] = frozenset(imported_modules(text)) if text else frozenset()
-        # What any function of it needs to submit a request itself (``mentions``).
-        self.names_tinker = text is not None and may_concern_tinker(text)
+        # What any function of it needs to submit a request itself (``mentions``), or to call
+        # tinker-cookbook's API that does (``facts/cookbook_api.py``).
+        self.names_tinker = text is not None and (
+            may_concern_tinker(text) or cookbook_api.imports_any(self.names)
+        )
         self.may_matter = text is not None and _MAY_MATTER.search(text) is not None
 
 
@@ -579,6 +583,7 @@ class ProjectIndex:
             return _EMPTY_SKETCH
         module_view = node.view
         helpers = _helper_names(node.imports, sketch_of)
+        helpers = _with_cookbook(helpers, _cookbook_helpers(node.listed, module_view))
         aliases = module_view.aliases_of(node.listed)
         module = module_view.module_name
         key = None
@@ -947,6 +952,9 @@ class FileView:
                 return inherited
         return None
 
+    def holds(self, qualified: str) -> bool:
+        return self._lookup(qualified) is not None
+
     def is_class(self, qualified: str) -> bool:
         found = self._lookup(qualified)
         if found is None:
@@ -985,7 +993,10 @@ class FileView:
                 identifiers & shape.callable_classes
             ):
                 return True
-        return False
+        # tinker-cookbook's API, where the project does not hold it (``_cookbook_helpers``).
+        return bool(identifiers & cookbook_api.NAMES) and cookbook_api.imports_any(
+            imported_modules(text)
+        )
 
     def may_see_helpers(self, facts: TextFacts, hot_loop_calls: bool) -> bool:
         """Whether a helper of the project may give the rules anything to find in this file
@@ -1006,6 +1017,8 @@ class FileView:
         ]
         if any(part.tinker for part in parts):
             return True
+        if cookbook_api.imports_any(imported_modules(text)):
+            return True  # tinker-cookbook's API, which submits (``facts/cookbook_api.py``)
         self.reached.extend(parts)  # read when the dependencies are asked for (a cache's key)
         return False
 
@@ -1013,10 +1026,12 @@ class FileView:
         """What the file may call of its project's modules that submits or waits: every name
         their sketches say does (so ``obj.method()`` on an instance of their class counts), and
         each name imported under another (``from .steps import fwd as step``)."""
-        imports = self.resolved_imports(tree)
+        listed = list(_imports(tree, self.absolute_name))
+        imports = self.resolve(listed)
         for path, _ in imports:
             self._consult(path)
-        return _helper_names(imports, lambda path: self.index.module_sketch(path, self))
+        found = _helper_names(imports, lambda path: self.index.module_sketch(path, self))
+        return _with_cookbook(found, _cookbook_helpers(listed, self))
 
     def resolved_imports(self, tree: ast.Module) -> list[tuple[str, list[tuple[str, str]]]]:
         """The project files the tree imports, each with the names taken from it (name, local)."""
@@ -1218,6 +1233,48 @@ def _helper_names(
             if name in found.blocks:
                 blocks.add(local)
     return HelperNames(frozenset(steps), frozenset(submits), frozenset(waits), frozenset(blocks))
+
+
+def _cookbook_helpers(
+    listed: Iterable[tuple[str, Iterable[tuple[str, str]]]], view: FileView
+) -> HelperNames:
+    """What a module may call of tinker-cookbook's API that submits or waits, by name, from the
+    table (``facts/cookbook_api.py``): the entries of each cookbook module it imports that the
+    project does not hold, and each under the local name it is imported as."""
+    steps: set[str] = set()
+    submits: set[str] = set()
+    waits: set[str] = set()
+    blocks: set[str] = set()
+    for module, names in listed:
+        if not cookbook_api.in_cookbook(module) or module not in cookbook_api.MODULES:
+            continue
+        if view._module_file(module) is not None:
+            continue  # the project's own: its sketch says what it does
+        found = cookbook_api.callables_in(module)
+        taken = [(name, name) for name in found]
+        taken += [(name, local) for name, local in names if name in found]
+        for name, local in taken:
+            entry = found[name]
+            if entry.submits:
+                submits.add(local)
+            if entry.submits & {Role.TRAIN, Role.SAMPLE}:
+                steps.add(local)
+            if entry.waits:
+                waits.add(local)
+                if entry.blocks:
+                    blocks.add(local)
+    return HelperNames(frozenset(steps), frozenset(submits), frozenset(waits), frozenset(blocks))
+
+
+def _with_cookbook(helpers: HelperNames, more: HelperNames) -> HelperNames:
+    if not more:
+        return helpers
+    return HelperNames(
+        helpers.steps | more.steps,
+        helpers.submits | more.submits,
+        helpers.waits | more.waits,
+        helpers.blocks | more.blocks,
+    )
 
 
 def _own_or_overrides(

@@ -6,7 +6,10 @@ Plain to see, or unknown (never guessed from a name):
   the project's);
 - ``obj.m(...)`` and ``obj(...)`` on an instance of a project class (``obj = Policy(...)``,
   ``obj: Policy``, ``self.policy = policy`` with ``policy: Policy``);
-- ``mod.f(...)`` on an imported module of the project.
+- ``mod.f(...)`` on an imported module of the project;
+- the same of tinker-cookbook's API (``TinkerMessageCompleter``, ``do_group_rollout``) when the
+  cookbook is not a module of the project: its entry of ``facts/cookbook_api.py``
+  (``cookbook.py``). Where the project holds the cookbook, its own summaries answer.
 
 The answer is the callee's summary (``summaries.py``); the project's other modules are asked
 through the model's ``ProjectView``.
@@ -18,7 +21,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from tinker_lint.model.analyses import cookbook
 from tinker_lint.model.analyses.summaries import ProjectView, Summaries, Summary, is_abstract
+from tinker_lint.model.facts import cookbook_api
 from tinker_lint.model.facts.imports import dotted_name
 from tinker_lint.model.facts.types import Kind
 
@@ -94,7 +99,11 @@ class Helpers:
                     return self.qualified_class(func.value)
                 return None
         qualified = self._imported(func, scope)
-        if qualified is not None and self.project is not None and self.project.is_class(qualified):
+        if qualified is None:
+            return None
+        if self.project is not None and self.project.is_class(qualified):
+            return qualified
+        if cookbook_api.is_class(qualified) and self._library(qualified):
             return qualified
         return None
 
@@ -156,13 +165,36 @@ class Helpers:
             return None
         return self.project.absolute_name(qualified)
 
+    def _library(self, qualified: str) -> bool:
+        """Whether ``qualified`` is tinker-cookbook's and the project does not hold it (then the
+        cookbook's table answers for it; else the project's own code does). A file linted with
+        no project sees no helpers, the cookbook's neither: the pre-filters, which ask the
+        project for them, see none either."""
+        return (
+            self.project is not None
+            and cookbook_api.in_cookbook(qualified)
+            and not self.project.holds(qualified)
+        )
+
     def _external(self, func: cst.BaseExpression, scope: Scope) -> Summary | None:
         qualified = self._imported(func, scope)
-        if qualified is None or self.project is None:
+        if qualified is None:
             return None
-        if self.project.is_class(qualified):
-            return None  # a constructor: its ``__init__`` is setup, not a step
-        return self.project.function(qualified)
+        if self.project is not None:
+            if self.project.is_class(qualified):
+                return None  # a constructor: its ``__init__`` is setup, not a step
+            found = self.project.function(qualified)
+            if found is not None:
+                return found
+        return cookbook.function(qualified) if self._library(qualified) else None
+
+    def _elsewhere(self, qualified_class: str, name: str) -> Summary | None:
+        """``name`` on an instance of a class of another module: the project's, or the
+        cookbook's."""
+        found = self.project.method(qualified_class, name) if self.project is not None else None
+        if found is None and self._library(qualified_class):
+            found = cookbook.method(qualified_class, name)
+        return found
 
     def method(
         self, qualified_class: str, name: str
@@ -171,9 +203,7 @@ class Helpers:
         bases), or the project's."""
         module, _, class_name = qualified_class.rpartition(".")
         if module != self.module_name or class_name not in self.model.index.classes:
-            if self.project is None:
-                return None
-            return self.project.method(qualified_class, name)
+            return self._elsewhere(qualified_class, name)
         return self._local_method(class_name, name, set())
 
     def _local_method(
@@ -194,11 +224,7 @@ class Helpers:
                 found = self._local_method(value.value, name, seen)
             else:
                 qualified = self._imported(value, self.model.module_scope)
-                found = (
-                    self.project.method(qualified, name)
-                    if qualified is not None and self.project is not None
-                    else None
-                )
+                found = self._elsewhere(qualified, name) if qualified is not None else None
             if found is not None:
                 return found
         return None

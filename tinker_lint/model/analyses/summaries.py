@@ -89,7 +89,10 @@ class WaitSite:
 
     def where(self, here: str) -> str:
         """``line 8`` in the file ``here``, else ``steps.py:8`` (relative to ``here``'s
-        directory; ``path`` is absolute, or empty for the file itself)."""
+        directory; ``path`` is absolute, or empty for the file itself); a module of a library
+        the project does not hold (``tinker_cookbook.completers``, ``cookbook.py``) as named."""
+        if self.path and not os.path.isabs(self.path):
+            return self.path
         if not self.path or self.path == os.path.abspath(here):
             return f"line {self.line}"
         try:
@@ -224,6 +227,12 @@ class ProjectView(Protocol):
         ...
 
     def is_class(self, qualified: str) -> bool: ...
+
+    def holds(self, qualified: str) -> bool:
+        """Whether a module of the project holds ``qualified`` (its longest prefix that names a
+        module is the project's), whatever it is: a library the project holds (tinker-cookbook's
+        own checkout) answers for itself."""
+        ...
 
 
 # ==========================================================================================
