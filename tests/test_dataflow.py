@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from tinker_lint.model.analyses.dataflow import assigned_names, chain_root, target_names
+from tinker_lint.model.analyses.dataflow import assigned_names, chain_root, indexes, target_names
 from tinker_lint.model.query import SemanticModel
 
 
@@ -120,3 +120,149 @@ def test_up_to_the_statement() -> None:
         "SimpleStatementLine",
         "IndentedBlock",
     ]
+
+
+# --- how a value is used after the statement that makes it --------------------------------------
+USES = """\
+import math
+
+
+def step(t, xs):
+    n = t.item()
+    x = t.item()
+    for i in range(n):
+        pass
+    if x > 0:
+        pass
+    y = t.item()
+    z = y * 2
+    w = z + 1
+    v = w - 1
+    if v > 0:
+        pass
+    g = t.item()
+    if math.isnan(g):
+        pass
+    k = t.item()
+    if len(k) > 0:
+        pass
+    m = t.item()
+    offsets.append(m)
+    for a in offsets:
+        pass
+    r = t.item()
+    return r
+
+
+c = t.item()
+rows = [row for row in c]
+"""
+
+
+def _uses_model() -> tuple[SemanticModel, dict[str, cst.BaseSmallStatement]]:
+    """The model of ``USES`` and its assignments ``name = t.item()``, by name."""
+    model = SemanticModel(cst.parse_module(USES))
+    reads: dict[str, cst.BaseSmallStatement] = {}
+    for node in model.walk(model.module):
+        if (
+            isinstance(node, cst.Assign)
+            and isinstance(node.value, cst.Call)
+            and cst.Module([]).code_for_node(node.value) == "t.item()"
+        ):
+            target = node.targets[0].target
+            assert isinstance(target, cst.Name)
+            reads[target.value] = node
+    return model, reads
+
+
+def _later(name: str, guards: frozenset[str] = frozenset()) -> set[str]:
+    model, reads = _uses_model()
+    statement = reads[name]
+    function = next((f for f in model.functions if model.contains(f.node, statement)), None)
+    scope = function.scope if function is not None else model.module_scope
+    return model.dataflow.later_uses(statement, scope, function, guards=guards)
+
+
+@pytest.mark.parametrize(
+    ("name", "kinds"),
+    [
+        ("n", {"branch"}),  # a ``range`` argument
+        ("x", {"branch"}),  # an ``if`` test
+        ("y", set()),  # followed two assignments (``z``, ``w``), not the third (``v``, tested)
+        ("g", {"branch"}),  # ``if math.isnan(g):``: a guard only when the caller names it one
+        ("k", set()),  # ``if len(k) > 0:`` reads how many, not the values
+        ("m", {"data"}),  # ``offsets.append(m)``, then ``for a in offsets``
+        ("r", {"returned"}),
+        ("c", {"data"}),  # a comprehension's iterable, at module level
+    ],
+)
+def test_later_uses(name: str, kinds: set[str]) -> None:
+    assert _later(name) == kinds
+
+
+def test_later_uses_with_guards() -> None:
+    assert _later("g", guards=frozenset({"math.isnan"})) == {"guard"}
+    # Near miss: another guard; the ``if`` around it is then the use.
+    assert _later("g", guards=frozenset({"math.isinf"})) == {"branch"}
+
+
+def test_uses_follow_assignments_up_to_a_limit() -> None:
+    source = """\
+def step(t):
+    a = t.item()
+    b = a
+    c = b
+    if c:
+        pass
+"""
+    model = SemanticModel(cst.parse_module(source))
+    function = model.functions[0]
+    first = function.node.body.body[0].body[0]
+    assert model.dataflow.uses({"a"}, first, function.scope, function) == {"branch"}
+    # Near miss: one assignment followed (``b``), not the second (``c``) that is branched on.
+    assert model.dataflow.uses({"a"}, first, function.scope, function, follow=1) == set()
+
+
+def test_uses_after_an_append() -> None:
+    source = """\
+def step(t, offsets):
+    offsets.append(int(t.item()))
+    for start in offsets:
+        pass
+    other.append(t)
+"""
+    model = SemanticModel(cst.parse_module(source))
+    function = model.functions[0]
+    statement = function.node.body.body[0].body[0]
+    assert isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call)
+    read = statement.value.args[0].value  # int(t.item())
+    dataflow = model.dataflow
+    assert dataflow.appended_to(read) == "offsets"
+    assert dataflow.uses({"offsets"}, statement, function.scope, function, follow=1) == {"data"}
+    # Near miss: the receiver of ``append`` is no argument of it.
+    append = statement.value.func
+    assert isinstance(append, cst.Attribute)
+    assert dataflow.appended_to(append.value) is None
+
+
+@pytest.mark.parametrize(
+    ("source", "inside"),
+    [
+        ("x[t.item():]", True),
+        ("x[t.item()]", True),
+        ("range(t.item())", True),
+        ("slice(0, t.item())", True),
+        ("f(t.item())", False),  # near miss: an argument of another function
+        ("t.item()[x]", False),  # near miss: the indexed value, not its index
+    ],
+)
+def test_in_index(source: str, inside: bool) -> None:
+    model = SemanticModel(cst.parse_module(f"y = {source}\n"))
+    read = next(
+        n
+        for n in model.walk(model.module)
+        if isinstance(n, cst.Call) and cst.Module([]).code_for_node(n) == "t.item()"
+    )
+    assert model.dataflow.in_index(read) is inside
+    pairs = list(model.dataflow.up_to_statement(read))
+    assert any(indexes(parent, child) for child, parent in pairs) is inside

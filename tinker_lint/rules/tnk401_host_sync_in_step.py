@@ -7,7 +7,13 @@ from functools import partial
 
 import libcst as cst
 
-from tinker_lint.model.analyses.dataflow import assigned_names, chain_root
+from tinker_lint.model.analyses.dataflow import (
+    GUARD,
+    NEEDS_VALUE,
+    RETURNED,
+    chain_root,
+    indexes,
+)
 from tinker_lint.model.analyses.torch_steps import TorchStep
 from tinker_lint.model.facts.imports import dotted_name
 from tinker_lint.model.facts.names import CPU_TENSOR_MAKERS
@@ -468,7 +474,7 @@ def _reported(model: SemanticModel, site: CallSite) -> bool:
             and parent.args
         ):
             return False
-        if _indexes(model, parent, child, site):
+        if indexes(parent, child):
             return False
     node = model.dataflow.statement_of(site.node)
     if node is not None and _needed_on_host(model, node, site):
@@ -516,139 +522,39 @@ def _copies_to_host_async(site: CallSite) -> bool:
     return False
 
 
-def _indexes(model: SemanticModel, node: cst.CSTNode, child: cst.CSTNode, site: CallSite) -> bool:
-    """``child`` is an index or slice bound of ``node`` (``x[a.item():b.item()]``), or an argument
-    of ``range``/``slice``: Python needs the number itself."""
-    if isinstance(node, cst.SubscriptElement):
-        return True
-    if isinstance(node, cst.Call) and isinstance(child, cst.Arg):
-        return isinstance(node.func, cst.Name) and node.func.value in ("range", "slice")
-    return False
-
-
-# How a value read on the host is used later: "branch" (a condition, an index or slice bound, a
-# ``range`` argument), "data" (iterated: CPU-side processing of the rows), "guard" (checked for
-# NaNs), "returned" (the function's result: its callers decide).
-_REQUIRED_USES = frozenset({"branch", "data"})
-
-
-def _later_uses(model: SemanticModel, statement: cst.CSTNode, site: CallSite) -> set[str]:
-    """How the names ``statement`` assigns are used later in the function."""
-    return _uses(model, assigned_names(statement), statement, site, 0)
-
-
-def _uses(
-    model: SemanticModel, names: set[str], statement: cst.CSTNode, site: CallSite, depth: int
-) -> set[str]:
-    """How ``names`` are used after ``statement``, followed through a couple of assignments and
-    list appends (``offsets.append(start)``, then ``zip(offsets, ...)``). A branch or an iteration
-    means the program needs the value itself, with no device equivalent (an adaptive
-    coefficient, a truncation check, token lists for a request)."""
-    kinds: set[str] = set()
-    if not names:
-        return kinds
-    scope_node = site.function.node if site.function is not None else model.module
-    for name, first in model.dataflow.reads_after(scope_node, names, statement):
-        if _length_only(model, first):
-            continue  # ``if len(losses) > 0:`` reads how many, not the values
-        node: cst.CSTNode = name
-        parent: cst.CSTNode | None = first
-        appended_to: str | None = None
-        while parent is not None and not isinstance(
-            parent, cst.BaseSmallStatement | cst.BaseCompoundStatement
-        ):
-            if _indexes(model, parent, node, site):
-                return {"branch"}
-            if isinstance(parent, cst.CompFor) and node is parent.iter:
-                return {"data"}
-            if isinstance(parent, cst.Arg):
-                call = model.parent(parent)
-                if isinstance(call, cst.Call) and model.qualify(call.func, site.scope) in _GUARDS:
-                    kinds.add("guard")  # ``if math.isnan(loss_value):``: a guard, reported as one
-                    break
-                if (
-                    isinstance(call, cst.Call)
-                    and isinstance(call.func, cst.Attribute)
-                    and call.func.attr.value in ("append", "extend")
-                    and isinstance(call.func.value, cst.Name)
-                ):
-                    appended_to = call.func.value.value
-            node, parent = parent, model.parent(parent)
-        else:
-            if isinstance(parent, cst.If | cst.While) and node is parent.test:
-                return {"branch"}
-            if isinstance(parent, cst.For) and node is parent.iter:
-                return {"data"}
-            if isinstance(parent, cst.Return):
-                kinds.add("returned")
-            elif depth < 2 and parent is not None:
-                # ``x = value * 2``, then ``x``'s uses; ``xs.append(value)``, then ``xs``'s.
-                followed = {appended_to} if appended_to is not None else assigned_names(parent)
-                kinds |= _uses(model, followed, parent, site, depth + 1)
-            if kinds & _REQUIRED_USES:
-                return kinds
-    return kinds
-
-
 def _needed_on_host(model: SemanticModel, statement: cst.CSTNode, site: CallSite) -> bool:
     """The value read is branched on, iterated, or (returned) used so by a caller of the
-    function: the program needs it on the host."""
-    kinds = _later_uses(model, statement, site)
+    function: the program needs it on the host (``dataflow.uses``)."""
+    dataflow = model.dataflow
+    kinds = dataflow.later_uses(statement, site.scope, site.function, guards=_GUARDS)
     if isinstance(statement, cst.Return):
-        kinds.add("returned")
-    holder = _appended_to(model, site.node)
+        kinds.add(RETURNED)
+    holder = dataflow.appended_to(site.node)
     if holder is not None:  # ``offsets.append(int(t.item()))``: then how ``offsets`` is used
-        kinds |= _uses(model, {holder}, statement, site, 1)
-    if kinds & _REQUIRED_USES:
+        kinds |= dataflow.uses(
+            {holder}, statement, site.scope, site.function, guards=_GUARDS, follow=1
+        )
+    if kinds & NEEDS_VALUE:
         return True
-    if "returned" in kinds and site.function is not None:
+    if RETURNED in kinds and site.function is not None:
         for caller in model.torch_steps.callers_of(site.function):
-            held = model.dataflow.statement_of(caller.node)
+            held = dataflow.statement_of(caller.node)
             if held is None:
                 continue
-            if _in_index(model, caller) or _later_uses(model, held, caller) & _REQUIRED_USES:
+            if dataflow.in_index(caller.node) or (
+                dataflow.later_uses(held, caller.scope, caller.function, guards=_GUARDS)
+                & NEEDS_VALUE
+            ):
                 return True
     return False
-
-
-def _length_only(model: SemanticModel, parent: cst.CSTNode) -> bool:
-    """A name's use as the one argument of ``len(...)``."""
-    call = model.parent(parent) if isinstance(parent, cst.Arg) else None
-    return (
-        isinstance(call, cst.Call)
-        and isinstance(call.func, cst.Name)
-        and call.func.value == "len"
-        and len(call.args) == 1
-    )
-
-
-def _appended_to(model: SemanticModel, node: cst.CSTNode) -> str | None:
-    """``xs`` when ``node`` is (inside) the argument of ``xs.append(...)`` / ``xs.extend(...)``."""
-    for _, parent in model.dataflow.up_to_statement(node):
-        if isinstance(parent, cst.Arg):
-            call = model.parent(parent)
-            if (
-                isinstance(call, cst.Call)
-                and isinstance(call.func, cst.Attribute)
-                and call.func.attr.value in ("append", "extend")
-                and isinstance(call.func.value, cst.Name)
-            ):
-                return call.func.value.value
-    return None
-
-
-def _in_index(model: SemanticModel, site: CallSite) -> bool:
-    return any(
-        _indexes(model, node, child, site)
-        for child, node in model.dataflow.up_to_statement(site.node)
-    )
 
 
 def _how(model: SemanticModel, site: CallSite) -> str:
     """The fix for what the read is used for: a guard, a timing, a bare sync, or logging."""
     statement = model.dataflow.statement_of(site.node)
     if _is_guard(model, site) or (
-        statement is not None and "guard" in _later_uses(model, statement, site)
+        statement is not None
+        and GUARD in model.dataflow.later_uses(statement, site.scope, site.function, guards=_GUARDS)
     ):
         return "check it on the device (`torch.isfinite(loss)`) and read the flag every N steps"
     if _is_sync(model, site):
@@ -665,21 +571,19 @@ def _how(model: SemanticModel, site: CallSite) -> str:
 
 
 def _is_guard(model: SemanticModel, site: CallSite) -> bool:
-    node: cst.CSTNode | None = site.node
-    while node is not None:
-        parent = model.parent(node)
-        if isinstance(parent, cst.If | cst.While) and parent.test is node:
-            return True
-        if isinstance(parent, cst.Assert):
-            return True
+    """The read is a check: an argument of a guard (``math.isnan(loss.item())``) within its
+    statement, the test of an ``if``/``while``, or in an ``assert``."""
+    node: cst.CSTNode = site.node
+    for _, parent in model.dataflow.up_to_statement(site.node):
         if isinstance(parent, cst.Arg):
             call = model.parent(parent)
             if isinstance(call, cst.Call) and model.qualify(call.func, site.scope) in _GUARDS:
                 return True
-        if isinstance(parent, cst.BaseSmallStatement | cst.BaseCompoundStatement) or parent is None:
-            return False
         node = parent
-    return False
+    statement = model.parent(node)
+    return (isinstance(statement, cst.If | cst.While) and statement.test is node) or isinstance(
+        statement, cst.Assert
+    )
 
 
 def _times(model: SemanticModel, site: CallSite) -> bool:
