@@ -1,12 +1,20 @@
 """The model's def-use questions (``model/analyses/dataflow.py``): the statement of a node, the names a
-target binds, the reads of names after a statement."""
+target binds, the reads of names after a statement and how they use the value; and the questions
+rules used to answer with copies of their own (issue 31): where a value lives (``tensors.py``)."""
 
 from __future__ import annotations
 
 import libcst as cst
 import pytest
 
-from tinker_lint.model.analyses.dataflow import assigned_names, chain_root, indexes, target_names
+from tinker_lint.model.analyses.dataflow import (
+    assigned_names,
+    chain_root,
+    indexes,
+    root_call,
+    target_names,
+)
+from tinker_lint.model.analyses.tensors import iterated_part, to_cpu
 from tinker_lint.model.query import SemanticModel
 
 
@@ -266,3 +274,134 @@ def test_in_index(source: str, inside: bool) -> None:
     assert model.dataflow.in_index(read) is inside
     pairs = list(model.dataflow.up_to_statement(read))
     assert any(indexes(parent, child) for child, parent in pairs) is inside
+
+
+@pytest.mark.parametrize(
+    ("source", "root"),
+    [
+        ("torch.tensor(x).float().view(-1)", "torch.tensor(x)"),
+        ("t.cpu().numpy()", "t.cpu()"),
+        ("torch.tensor(x)[0].float()", "torch.tensor(x)[0].float()"),  # near miss: a subscript
+        ("x", "x"),
+    ],
+)
+def test_root_call(source: str, root: str) -> None:
+    assert cst.Module([]).code_for_node(root_call(cst.parse_expression(source))) == root
+
+
+# --- value on the CPU (``tensors.py``) ------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("source", "index", "wrappers", "part"),
+    [
+        ("zip(a, b)", 1, True, "b"),
+        ("zip(a, b)", 1, False, "b"),
+        ("enumerate(a)", 1, False, "a"),
+        ("enumerate(a)", 0, False, None),  # the counter
+        ("zip(reversed(a), b)", 0, True, "a"),
+        ("zip(reversed(a), b)", 0, False, "reversed(a)"),  # as written, without wrappers
+        ("list(zip(a, b))", 0, True, "a"),
+        ("list(zip(a, b))", 0, False, None),  # near miss: a wrapper around the zip
+        ("zip(a, b)", 2, False, None),  # near miss: no third iterable
+        ("t", None, True, "t"),
+    ],
+)
+def test_iterated_part(source: str, index: int | None, wrappers: bool, part: str | None) -> None:
+    found = iterated_part(cst.parse_expression(source), index, wrappers=wrappers)
+    assert (None if found is None else cst.Module([]).code_for_node(found)) == part
+
+
+@pytest.mark.parametrize(
+    ("source", "copies"),
+    [
+        ('t.to("cpu")', True),
+        ('t.to(device="cpu")', True),
+        ('t.to("cpu", non_blocking=True)', True),
+        ('t.to(torch.device("cpu"))', False),  # the string only
+        ('t.to("cuda")', False),
+        ('t.to(dtype="cpu")', False),  # near miss: the string, for another keyword
+    ],
+)
+def test_to_cpu(source: str, copies: bool) -> None:
+    call = cst.parse_expression(source)
+    assert isinstance(call, cst.Call)
+    assert to_cpu(call) is copies
+
+
+LOSSES = """\
+def step(self, model, batch):
+    loss = model(batch)
+    loss.backward()
+    self.total.mean().backward()
+    other = loss * 2
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "chains", "is_loss"),
+    [
+        ("loss", False, True),
+        ("loss", True, True),
+        ("loss.detach()", True, True),  # through the chain
+        ("loss.detach()", False, False),  # near miss: a plain name only
+        ("self.total", True, True),  # ``self.total.mean().backward()``
+        ("self.total", False, False),
+        ("other", True, False),  # near miss: made from the loss, not it
+    ],
+)
+def test_is_loss(source: str, chains: bool, is_loss: bool) -> None:
+    model = SemanticModel(cst.parse_module(LOSSES))
+    function = model.functions[0]
+    expr = cst.parse_expression(source)
+    assert model.tensors.is_loss(expr, function, through_chains=chains) is is_loss
+    assert model.tensors.is_loss(expr, None, through_chains=chains) is False  # module level
+
+
+MADE = """\
+import numpy as np
+import torch
+
+
+def make(model, tokenizer, t, masks, out_cpu):
+    a = torch.tensor([1, 2])
+    b = torch.tensor([1, 2], device="cuda")
+    c = np.zeros(3)
+    d = t.detach().cpu().float()
+    e = torch.load("x.pt", map_location="cpu")
+    f = torch.load("x.pt")
+    g = tokenizer(text, return_tensors="pt")
+    out = model.generate(g)
+    h = out[:, 3:]
+    for row, mask in zip(out_cpu, masks):
+        pass
+    out_cpu = t.cpu()
+    k = t.float()
+    m = torch.cat([a, a])
+    return a, b, c, d, e, f, g, h, row, mask, k, m
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "any_binding", "on_cpu"),
+    [
+        ("a", True, True),
+        ("b", True, False),  # near miss: ``device=``
+        ("c", True, True),  # numpy
+        ("d", True, True),  # a ``.cpu()`` result
+        ("e", True, True),
+        ("f", True, False),  # near miss: no ``map_location="cpu"``
+        ("g", True, True),  # a tokenizer's output
+        ("h", True, True),  # a slice of what ``generate`` returned
+        ("row", True, True),  # ``zip(out_cpu, ...)`` after ``out_cpu = t.cpu()``
+        ("mask", True, False),  # near miss: the other iterable, a parameter
+        ("k", True, False),  # near miss: a parameter's method
+        ("m", True, False),  # ops are not followed with ``any_binding``
+        ("m", False, True),  # ...and are without: both inputs are on the CPU
+        ("a", False, True),
+        ("b", False, False),
+    ],
+)
+def test_on_cpu(name: str, any_binding: bool, on_cpu: bool) -> None:
+    model = SemanticModel(cst.parse_module(MADE))
+    function = model.functions[0]
+    expr = cst.parse_expression(name)
+    assert model.tensors.on_cpu(expr, function.scope, any_binding=any_binding) is on_cpu

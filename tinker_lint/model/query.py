@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from tinker_lint.model.analyses.flow import Event
     from tinker_lint.model.analyses.pipeline import LoopWait
     from tinker_lint.model.analyses.steps import Steps
+    from tinker_lint.model.analyses.tensors import Tensors
     from tinker_lint.model.analyses.torch_steps import TorchSteps
     from tinker_lint.model.analyses.training_kind import TrainingKinds
     from tinker_lint.model.facts.sdk import Role
@@ -291,6 +292,14 @@ class SemanticModel:
         from tinker_lint.model.analyses.torch_steps import TorchSteps
 
         return TorchSteps(self)
+
+    @cached_property
+    def tensors(self) -> Tensors:
+        """Which values of a torch step are tensors, and which are on the CPU (``tensors.py``,
+        TNK401/TNK404)."""
+        from tinker_lint.model.analyses.tensors import Tensors
+
+        return Tensors(self)
 
     @cached_property
     def datasets(self) -> Datasets:

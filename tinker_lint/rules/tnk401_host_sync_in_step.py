@@ -14,10 +14,9 @@ from tinker_lint.model.analyses.dataflow import (
     chain_root,
     indexes,
 )
+from tinker_lint.model.analyses.tensors import to_cpu
 from tinker_lint.model.analyses.torch_steps import TorchStep
 from tinker_lint.model.facts.imports import dotted_name
-from tinker_lint.model.facts.names import CPU_TENSOR_MAKERS
-from tinker_lint.model.facts.scopes import FunctionInfo
 from tinker_lint.model.query import CallSite, SemanticModel
 from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs, words
@@ -187,7 +186,9 @@ def _mask_reads(ctx: Context, finding: _MakeFinding) -> Iterator[Finding]:
         if (
             found is None
             or id(found) in seen
-            or _on_cpu(model, chain_root(found, attributes=False), site)
+            or model.tensors.on_cpu(
+                chain_root(found, attributes=False), site.scope, any_binding=True
+            )
         ):
             continue
         if not _reported(model, site):
@@ -272,7 +273,7 @@ def _formatted_tensors(ctx: Context, finding: _MakeFinding) -> Iterator[Finding]
 def _step_tensor(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -> bool:
     """The loss ``.backward()`` is called on in this function, or a ``clip_grad_norm_`` result
     bound in it."""
-    if _is_loss(model, expr, site):
+    if model.tensors.is_loss(expr, site.function, through_chains=True):
         return True
     if not isinstance(expr, cst.Name):
         return False
@@ -293,11 +294,13 @@ def host_read(model: SemanticModel, site: CallSite) -> str | None:
     if type(func) is cst.Attribute:
         method = func.attr.value
         if method in _TO_HOST and not node.args:
-            if _inner_read(func.value) or _on_cpu(model, func.value, site):
+            if _inner_read(func.value) or model.tensors.on_cpu(
+                func.value, site.scope, any_binding=True
+            ):
                 return None  # ``x.cpu().numpy()``: the first read is the one reported
             return f"`{callee(model, node)}`"
-        if method == "to" and _to_cpu(node):
-            if _on_cpu(model, func.value, site):
+        if method == "to" and to_cpu(node):
+            if model.tensors.on_cpu(func.value, site.scope, any_binding=True):
                 return None
             return f"`{callee(model, node)}`"
         if method == "synchronize" and not node.args:
@@ -310,7 +313,7 @@ def host_read(model: SemanticModel, site: CallSite) -> str | None:
     if (
         func.value in _CONVERSIONS
         and len(node.args) == 1
-        and _is_loss(model, node.args[0].value, site)
+        and model.tensors.is_loss(node.args[0].value, site.function, through_chains=True)
     ):
         return f"`{code_of(model, node)}`"
     if not node.args and _sync_alias(model, func):
@@ -344,121 +347,6 @@ def _inner_read(expr: cst.BaseExpression) -> bool:
         if expr.func.attr.value in _TO_HOST or expr.func.attr.value == "to":
             return True
         expr = expr.func.value
-    return False
-
-
-def _to_cpu(call: cst.Call) -> bool:
-    for arg in call.args:
-        value = arg.value
-        if isinstance(value, cst.SimpleString) and value.evaluated_value == "cpu":
-            return arg.keyword is None or arg.keyword.value == "device"
-    return False
-
-
-def _on_cpu(model: SemanticModel, expr: cst.BaseExpression, site: CallSite, depth: int = 0) -> bool:
-    """Made on the CPU in this function: ``torch.from_numpy``, ``torch.tensor`` without
-    ``device=``, ``torch.load(map_location="cpu")``, numpy, a tokenizer's or processor's output
-    (``return_tensors="pt"``), a ``.cpu()``/``.numpy()`` result, or what ``generate`` returned
-    (which synchronised every token already), directly or through a function of the module;
-    followed back through a few assignments and loop targets."""
-    root = chain_root(expr, attributes=False)
-    if not isinstance(root, cst.Name) or depth > 3:
-        return False
-    for binding in site.scope.lookup(root.value):
-        value = binding.expr
-        if binding.kind not in _FOLLOWED or not isinstance(value, cst.BaseExpression):
-            continue
-        if binding.kind == "iter-unpack":
-            value = _zipped(value, binding.index)  # ``for row, mask in zip(ids_cpu, masks)``
-            if value is None:
-                continue
-        if isinstance(chain_root(value, attributes=False), cst.Name) and _on_cpu(
-            model, value, site, depth + 1
-        ):
-            return True  # ``completion_ids = out[:, n:]`` after ``out = model.generate(...)``
-        if _host_result(value):
-            return True  # ``ids = t.cpu()``: reading ``ids`` later costs nothing
-        value = _root_call(value)
-        if not isinstance(value, cst.Call):
-            continue
-        if _made_on_cpu(model, value, site):
-            return True
-    return False
-
-
-# Bindings followed back to where a value was made: ``x = ...``, ``a, b = ...``, ``for x in ...``.
-_FOLLOWED = frozenset({"value", "unpack", "iter", "iter-unpack"})
-
-
-def _zipped(iterable: cst.BaseExpression, index: int) -> cst.BaseExpression | None:
-    """What position ``index`` of ``zip(a, b)`` / ``enumerate(a)`` iterates over."""
-    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
-        args = [a.value for a in iterable.args if a.keyword is None and not a.star]
-        if iterable.func.value == "zip" and index < len(args):
-            return args[index]
-        if iterable.func.value == "enumerate" and index == 1 and args:
-            return args[0]
-    return None
-
-
-def _host_result(value: cst.BaseExpression) -> bool:
-    """``t.cpu()``, ``t.detach().cpu().float()``, ``t.numpy()``, ``t.to("cpu")``: on the host."""
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
-        method = value.func.attr.value
-        if method in ("cpu", "numpy", "tolist") or (method == "to" and _to_cpu(value)):
-            return True
-        value = value.func.value
-    return False
-
-
-def _made_on_cpu(model: SemanticModel, call: cst.Call, site: CallSite) -> bool:
-    qualified = model.qualify(call.func, site.scope) or ""
-    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-    if "device" in keywords:
-        return False
-    if qualified == "torch.load":
-        location = keywords.get("map_location")
-        return isinstance(location, cst.SimpleString) and location.evaluated_value == "cpu"
-    if qualified in CPU_TENSOR_MAKERS or qualified.startswith("numpy."):
-        return True
-    if "return_tensors" in keywords:
-        return True  # a tokenizer's or processor's tensors are made on the CPU
-    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "generate":
-        return True
-    target = model.resolve_function(call.func, site.scope)
-    return target is not None and target in _generating(model)
-
-
-def _generating(model: SemanticModel) -> dict[FunctionInfo, CallSite]:
-    """Functions of the module that call ``generate`` (themselves or through another): what they
-    return came out of sampling, which synchronised every token (``self._generate(model, ...)``)."""
-    return model.torch_steps.generating_functions
-
-
-def _root_call(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """``torch.tensor(x).float().view(-1)`` -> ``torch.tensor(x)``."""
-    while (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
-        and isinstance(expr.func.value, cst.Call)
-    ):
-        expr = expr.func.value
-    return expr
-
-
-def _is_loss(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -> bool:
-    """The value ``.backward()`` is called on in this function (``float(loss)``)."""
-    name = dotted_name(chain_root(expr, attributes=False))
-    if name is None or site.function is None:
-        return False
-    for call in site.function.calls:
-        func = call.node.func
-        if (
-            isinstance(func, cst.Attribute)
-            and func.attr.value == "backward"
-            and dotted_name(chain_root(func.value, attributes=False)) == name
-        ):
-            return True
     return False
 
 
@@ -517,7 +405,7 @@ def _copies_to_host_async(site: CallSite) -> bool:
         non_blocking = any(
             a.keyword is not None and a.keyword.value == "non_blocking" for a in other.node.args
         )
-        if non_blocking and (func.attr.value in ("cpu", "copy_") or _to_cpu(other.node)):
+        if non_blocking and (func.attr.value in ("cpu", "copy_") or to_cpu(other.node)):
             return True
     return False
 

@@ -181,7 +181,7 @@ for batch in loader:
         model = ctx.model
         if not model.torch_steps.may_step:
             return  # no loop runs on every torch step (``loop_step`` below)
-        tensors = Tensors(model)
+        tensors = model.tensors
         reported: set[LoopInfo] = set()
         lines: set[int] = set()
         collate: set[str] | None = None

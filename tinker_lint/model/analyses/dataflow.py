@@ -87,6 +87,18 @@ def indexes(node: cst.CSTNode, child: cst.CSTNode) -> bool:
     return False
 
 
+def root_call(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The first call of a chain of method calls: ``torch.tensor(x).float().view(-1)`` ->
+    ``torch.tensor(x)`` (``expr`` itself when it is no such chain)."""
+    while (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and isinstance(expr.func.value, cst.Call)
+    ):
+        expr = expr.func.value
+    return expr
+
+
 @dataclass
 class References:
     """Every node of one function (or of the module, nested functions included) by its place in
