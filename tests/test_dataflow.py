@@ -405,3 +405,40 @@ def test_on_cpu(name: str, any_binding: bool, on_cpu: bool) -> None:
     function = model.functions[0]
     expr = cst.parse_expression(name)
     assert model.tensors.on_cpu(expr, function.scope, any_binding=any_binding) is on_cpu
+
+
+DEVICES = """\
+import torch
+
+host = "cpu"
+first = torch.device("cpu:0")
+maybe = "cpu"
+maybe = "cuda"
+
+
+def f():
+    pass
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "with_index", "cpu"),
+    [
+        ('"cpu"', False, True),
+        ('"cpu:0"', True, True),
+        ('"cpu:0"', False, False),  # near miss: with an index, for TNK405's reading
+        ('torch.device("cpu")', False, True),
+        ('torch.device("cuda")', True, False),
+        ("torch.device()", True, False),
+        ("host", False, True),  # a name bound only to one
+        ("first", True, True),
+        ("first", False, False),
+        ("maybe", True, False),  # near miss: bound to another device too
+        ("device", True, False),  # bound nowhere here
+    ],
+)
+def test_is_cpu_device(source: str, with_index: bool, cpu: bool) -> None:
+    model = SemanticModel(cst.parse_module(DEVICES))
+    scope = model.functions[0].scope
+    found = model.tensors.is_cpu_device(cst.parse_expression(source), scope, with_index=with_index)
+    assert found is cpu

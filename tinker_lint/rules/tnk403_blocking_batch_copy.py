@@ -213,8 +213,8 @@ def _is_device(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -
     """Whether ``expr`` names a device other than the CPU, as far as the module shows: not a
     dtype, not ``"cpu"`` (nor a name only ever bound to it), not the device of a tensor the step
     computed (``labels.to(logits.device)`` is a hop between devices)."""
-    if _is_cpu(model, expr, site):
-        return False
+    if model.tensors.is_cpu_device(expr, site.scope, with_index=True):
+        return False  # ``"cpu"``, ``"cpu:0"``, ``torch.device("cpu")``, a name bound to one
     if isinstance(expr, cst.Attribute):
         if expr.attr.value == "dtype":
             return False
@@ -229,32 +229,7 @@ def _is_device(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -
             and _bound_in(model, expr.value.value, site.loops[-1], site.scope)
         ):
             return False
-    if isinstance(expr, cst.Name):
-        if "dtype" in expr.value:
-            return False
-        bindings = site.scope.lookup(expr.value)
-        if bindings and all(
-            b.kind == "value"
-            and isinstance(b.expr, cst.BaseExpression)
-            and _is_cpu(model, b.expr, site)
-            for b in bindings
-        ):
-            return False
-    return True
-
-
-def _is_cpu(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -> bool:
-    """``"cpu"``, ``"cpu:0"``, ``torch.device("cpu")``."""
-    if isinstance(expr, cst.SimpleString):
-        value = expr.evaluated_value
-        return isinstance(value, str) and value.split(":")[0] == "cpu"
-    if (
-        isinstance(expr, cst.Call)
-        and expr.args
-        and model.qualify(expr.func, site.scope) == "torch.device"
-    ):
-        return _is_cpu(model, expr.args[0].value, site)
-    return False
+    return not (isinstance(expr, cst.Name) and "dtype" in expr.value)
 
 
 def _bound_in(model: SemanticModel, name: str, loop: LoopInfo, scope: Scope) -> bool:

@@ -368,6 +368,34 @@ class Tensors:
             )
         return False
 
+    def is_cpu_device(
+        self, expr: cst.BaseExpression, scope: Scope, *, with_index: bool = False
+    ) -> bool:
+        """``expr`` names the host: ``"cpu"``, ``torch.device("cpu")``, or a name every assignment
+        of which is one. ``with_index`` (TNK403's reading): ``"cpu:0"`` too; without (TNK405's),
+        ``"cpu"`` alone."""
+        if self._cpu_literal(expr, scope, with_index):
+            return True
+        if not isinstance(expr, cst.Name):
+            return False
+        bindings = scope.lookup(expr.value)
+        return bool(bindings) and all(
+            b.kind == "value"
+            and isinstance(b.expr, cst.BaseExpression)
+            and self._cpu_literal(b.expr, scope, with_index)
+            for b in bindings
+        )
+
+    def _cpu_literal(self, expr: cst.BaseExpression, scope: Scope, with_index: bool) -> bool:
+        if isinstance(expr, cst.SimpleString):
+            value = expr.evaluated_value
+            if with_index:
+                return isinstance(value, str) and value.split(":")[0] == "cpu"
+            return value == "cpu"
+        if isinstance(expr, cst.Call) and self.model.qualify(expr.func, scope) == "torch.device":
+            return bool(expr.args) and self._cpu_literal(expr.args[0].value, scope, with_index)
+        return False
+
     def _made_on_cpu(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> bool:
         root = chain_root(expr, attributes=False)
         if not isinstance(root, cst.Name) or depth > 3:
