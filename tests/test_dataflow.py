@@ -11,6 +11,8 @@ from tinker_lint.model.analyses.dataflow import (
     assigned_names,
     chain_root,
     indexes,
+    loop_targets,
+    names_in,
     root_call,
     target_names,
 )
@@ -442,3 +444,75 @@ def test_is_cpu_device(source: str, with_index: bool, cpu: bool) -> None:
     scope = model.functions[0].scope
     found = model.tensors.is_cpu_device(cst.parse_expression(source), scope, with_index=with_index)
     assert found is cpu
+
+
+def test_chain_root_keeps_a_method_and_goes_into_a_call() -> None:
+    expr = cst.parse_expression('torch.from_numpy(b["x"]).float().to(device)[0]')
+    code = cst.Module([]).code_for_node
+    assert code(chain_root(expr, attributes=True)) == "torch"  # through every call
+    kept = chain_root(expr, attributes=True, keep=frozenset({"to"}))
+    assert code(kept) == 'torch.from_numpy(b["x"]).float().to(device)'
+
+    def into(call: cst.Call) -> cst.BaseExpression | None:
+        wraps = isinstance(call.func, cst.Attribute) and call.func.attr.value == "from_numpy"
+        return call.args[0].value if wraps else None
+
+    inner = cst.parse_expression('torch.from_numpy(b["x"]).float()')
+    assert code(chain_root(inner, attributes=True, into=into)) == "b"
+    # Near miss: ``keep`` ends the chain before the call ``into`` would go into.
+    assert code(chain_root(expr, attributes=True, keep=frozenset({"to"}), into=into)) == (
+        'torch.from_numpy(b["x"]).float().to(device)'
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "every_name", "names"),
+    [
+        ("for i, (x, *ys) in pairs:\n    pass\n", False, {"i", "x", "ys"}),
+        ("for self.x, k in pairs:\n    pass\n", False, {"k"}),  # an attribute binds no name
+        ("for self.x, k in pairs:\n    pass\n", True, {"self", "x", "k"}),
+        ("for a[i] in xs:\n    pass\n", True, {"a", "i"}),
+        ("ys = [x + y for x in xs for y, _ in x]\n", False, {"x", "y", "_"}),
+        ("while cond:\n    pass\n", False, set()),  # near miss: a ``while`` binds nothing
+    ],
+)
+def test_loop_targets(source: str, every_name: bool, names: set[str]) -> None:
+    model = SemanticModel(cst.parse_module(source))
+    assert loop_targets(model.loops[0], every_name=every_name) == names
+
+
+def test_names_in_source_order() -> None:
+    assert list(names_in(cst.parse_expression("f(a.b, c[d])"))) == ["f", "a", "b", "c", "d"]
+
+
+def test_assigned_in_a_loop() -> None:
+    source = """\
+def train(model, loader):
+    device = model.device
+    for batch in loader:
+        logits = model(batch)
+        x = batch.to(logits.device)
+"""
+    model = SemanticModel(cst.parse_module(source))
+    loop = model.loops[0]
+    scope = model.functions[0].scope
+    assert model.dataflow.assigned_in("logits", loop, scope) is True
+    assert model.dataflow.assigned_in("device", loop, scope) is False  # near miss: before it
+    assert model.dataflow.assigned_in("model", loop, scope) is False  # a parameter
+
+
+@pytest.mark.parametrize(
+    ("source", "root"),
+    [
+        ('batch["x"].float()[0]', "batch"),
+        ("torch.from_numpy(b).float()", "b"),  # the data a CPU maker wraps
+        ("np.asarray(rows)", "rows"),
+        ('torch.tensor(b, device="cuda")', "torch"),  # near miss: made on the device
+        ("xs.to(device).float()", "xs.to(device)"),  # a copy is kept
+        ("batch.x.cuda()", "batch.x.cuda()"),
+    ],
+)
+def test_data_root(source: str, root: str) -> None:
+    model = SemanticModel(cst.parse_module("import numpy as np\nimport torch\n"))
+    found = model.tensors.data_root(cst.parse_expression(source), model.module_scope)
+    assert cst.Module([]).code_for_node(found) == root

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tinker_lint.model.analyses.batches import loop_iterables, small
+from tinker_lint.model.analyses.dataflow import loop_targets
 from tinker_lint.model.analyses.tensor_loops import (
     ElementAccess,
     carries_a_value,
     element_subscripts,
-    loop_targets,
 )
 from tinker_lint.model.analyses.tensors import Tensors, iterated_part
 from tinker_lint.model.analyses.torch_steps import TorchStep
@@ -312,7 +312,7 @@ def _leaves_torch(
 def _items_leave_torch(model: SemanticModel, tensors: Tensors, loop: LoopInfo) -> bool:
     """Whether every use of the loop's items in its body hands them to code that is not torch
     (``tokenizer.decode(ids)``)."""
-    targets = loop_targets(loop)
+    targets = loop_targets(loop, every_name=True)
     bound: set[int] = set()
     node = loop.node
     if isinstance(node, cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp):
@@ -484,7 +484,7 @@ def _parameter_updates(model: SemanticModel, loop: LoopInfo) -> cst.Call | None:
     iterable = next(loop_iterables(loop))
     if not _over_parameters(iterable):
         return None
-    targets = loop_targets(loop)
+    targets = loop_targets(loop, every_name=True)
     for site in loop.calls:
         func = site.node.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in _IN_PLACE:

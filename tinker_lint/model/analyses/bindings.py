@@ -16,16 +16,6 @@ if TYPE_CHECKING:
     from tinker_lint.model.query import SemanticModel
 
 
-def target_names(target: cst.CSTNode) -> set[str]:
-    """The plain names an assignment or loop target binds (``a``, ``a, (b, c)``), not the
-    attributes or subscripts it stores into."""
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, cst.Tuple | cst.List):
-        return {n for element in target.elements for n in target_names(element.value)}
-    return set()
-
-
 def bound_in(model: SemanticModel, node: cst.CSTNode) -> set[str]:
     """Write keys of every name ``node`` binds or stores into (assignment, ``for``, comprehension
     and ``with`` targets, ``x.append(...)``); not inside nested functions."""

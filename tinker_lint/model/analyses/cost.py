@@ -38,7 +38,8 @@ from tinker_lint.model.analyses.batches import (
     names_collection,
     small,
 )
-from tinker_lint.model.analyses.bindings import argument, parameters, target_names
+from tinker_lint.model.analyses.bindings import argument, parameters
+from tinker_lint.model.analyses.dataflow import target_names
 from tinker_lint.model.facts.scopes import CallSite, FunctionInfo, LoopInfo, Scope
 from tinker_lint.model.facts.sdk import Role
 from tinker_lint.model.facts.types import Kind

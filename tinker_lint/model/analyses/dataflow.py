@@ -9,14 +9,16 @@ not a copy of its own (issue 31). Names only, no types: what a read means is the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
+from tinker_lint.model.facts.tree import child_nodes
+
 if TYPE_CHECKING:
-    from tinker_lint.model.facts.scopes import FunctionInfo, Scope
+    from tinker_lint.model.facts.scopes import FunctionInfo, LoopInfo, Scope
     from tinker_lint.model.query import SemanticModel
 
 STATEMENT = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
@@ -64,17 +66,66 @@ def assigned_names(statement: cst.CSTNode) -> set[str]:
     return {name for target in targets for name in target_names(target)}
 
 
-def chain_root(expr: cst.BaseExpression, *, attributes: bool) -> cst.BaseExpression:
+def chain_root(
+    expr: cst.BaseExpression,
+    *,
+    attributes: bool,
+    keep: frozenset[str] = frozenset(),
+    into: Callable[[cst.Call], cst.BaseExpression | None] | None = None,
+) -> cst.BaseExpression:
     """What a chain of method calls and subscripts starts from: ``x.detach().float()[0]`` ->
     ``x``; with ``attributes`` also through attributes (``batch.x["ids"].cuda()`` -> ``batch``),
-    without them to the dotted name (``self.loss.item()`` -> ``self.loss``)."""
+    without them to the dotted name (``self.loss.item()`` -> ``self.loss``). ``keep``: methods
+    whose call ends the chain, kept (``x.to(device)`` for ``{"to"}``); ``into``: for a call, the
+    expression to go on from, or None (``torch.from_numpy(b)`` -> ``b``), asked before the call's
+    method."""
     while True:
+        if into is not None and isinstance(expr, cst.Call):
+            inner = into(expr)
+            if inner is not None:
+                expr = inner
+                continue
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            if expr.func.attr.value in keep:
+                return expr
             expr = expr.func.value
         elif isinstance(expr, cst.Subscript) or (attributes and isinstance(expr, cst.Attribute)):
             expr = expr.value
         else:
             return expr
+
+
+def names_in(node: cst.CSTNode) -> Iterator[str]:
+    """Every name under ``node`` (attribute names too), in source order."""
+    # Through the child fields ``tree.py`` knows (layout left out) and by exact type: libcst's
+    # ``node.children`` rebuilds each node it passes, and ``isinstance`` on its classes is slow.
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        kind = type(current)
+        if kind is cst.Name:
+            yield cast(cst.Name, current).value
+            continue  # its only children are parentheses
+        stack.extend(reversed(child_nodes(current)))
+
+
+def loop_targets(loop: LoopInfo, *, every_name: bool = False) -> set[str]:
+    """The names a ``for`` loop or a comprehension (each of its ``for`` clauses) binds on each
+    iteration (``target_names``). ``every_name`` (the tensor loops' reading, TNK203/TNK404): every
+    name in the targets, those of the attributes and subscripts they store into too (``for
+    self.x in`` -> ``self``, ``x``)."""
+    node = loop.node
+    targets: list[cst.BaseExpression] = []
+    if isinstance(node, cst.For):
+        targets.append(node.target)
+    elif isinstance(node, cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp):
+        clause: cst.CompFor | None = node.for_in
+        while clause is not None:
+            targets.append(clause.target)
+            clause = clause.inner_for_in
+    if every_name:
+        return {name for target in targets for name in names_in(target)}
+    return {name for target in targets for name in target_names(target)}
 
 
 def indexes(node: cst.CSTNode, child: cst.CSTNode) -> bool:
@@ -183,6 +234,14 @@ class Dataflow:
                 ):
                     return call.func.value.value
         return None
+
+    def assigned_in(self, name: str, loop: LoopInfo, scope: Scope) -> bool:
+        """Whether ``name`` (as ``scope`` sees it) gets a value inside ``loop``'s body: a value
+        of this iteration, not one from before the loop."""
+        for binding in scope.lookup(name):
+            if binding.expr is not None and self.model.contains(loop.body, binding.expr):
+                return True
+        return False
 
     def later_uses(
         self,

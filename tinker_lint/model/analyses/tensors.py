@@ -32,7 +32,7 @@ import libcst as cst
 
 from tinker_lint.model.analyses.bindings import argument, parameters
 from tinker_lint.model.analyses.dataflow import chain_root, root_call
-from tinker_lint.model.facts.arguments import has_keyword
+from tinker_lint.model.facts.arguments import has_keyword, passed
 from tinker_lint.model.facts.imports import dotted_name
 from tinker_lint.model.facts.names import ARRAY_SCALAR_METHODS, CPU_TENSOR_MAKERS
 from tinker_lint.model.facts.scopes import Binding, FunctionInfo, Scope
@@ -367,6 +367,24 @@ class Tensors:
                 for p in parts
             )
         return False
+
+    def data_root(self, expr: cst.BaseExpression, scope: Scope) -> cst.BaseExpression:
+        """What a tensor's chain is made from: ``batch["x"].float()[0]`` -> ``batch``,
+        ``torch.from_numpy(b)`` -> ``b`` (a CPU maker without ``device=``: the data it wraps). A
+        copy in the chain (``.to``, ``.cuda``) is kept: what it gives is on the device already."""
+        return chain_root(
+            expr, attributes=True, keep=_MOVES, into=lambda call: self._cpu_wrapped(call, scope)
+        )
+
+    def _cpu_wrapped(self, call: cst.Call, scope: Scope) -> cst.BaseExpression | None:
+        """The data ``torch.from_numpy(b)``, ``np.asarray(b)`` make a CPU tensor or array of."""
+        if (
+            call.args
+            and self.model.qualify(call.func, scope) in CPU_TENSOR_MAKERS
+            and passed(call, "device") is None
+        ):
+            return call.args[0].value
+        return None
 
     def is_cpu_device(
         self, expr: cst.BaseExpression, scope: Scope, *, with_index: bool = False
