@@ -17,6 +17,7 @@ from tinker_lint.model.analyses.dataflow import (
 from tinker_lint.model.analyses.tensors import to_cpu
 from tinker_lint.model.analyses.torch_steps import TorchStep
 from tinker_lint.model.facts.imports import dotted_name
+from tinker_lint.model.facts.names import HOST_READS
 from tinker_lint.model.query import CallSite, SemanticModel
 from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs, words
@@ -28,10 +29,8 @@ from tinker_lint.rules.torchloop import calls_on_every_step, every_torch_step, i
 # the fix.
 _MakeFinding = Callable[[Context, cst.CSTNode, TorchStep, str, str, str], Finding]
 
-# Methods that copy a tensor to the host, so the CPU waits for the GPU to finish everything queued.
-_TO_HOST = frozenset({"item", "tolist", "cpu", "numpy"})
+# ``float(loss)``: a conversion of the loss reads it on the host.
 _CONVERSIONS = frozenset({"float", "int", "bool"})
-# Values that are on the CPU already: ``.cpu()``/``.numpy()`` of them is a no-op (spec trap 4).
 _TIMERS = frozenset({"time.time", "time.perf_counter", "time.monotonic", "time.process_time"})
 _GUARDS = frozenset({"math.isnan", "math.isinf", "math.isfinite", "numpy.isnan", "numpy.isfinite"})
 
@@ -132,7 +131,7 @@ for step, batch in enumerate(loader):
         text=(
             TORCH_STEP,
             TORCH_STEP_RECEIVER,
-            words({*_TO_HOST, *_CONVERSIONS, "synchronize"}) | TORCH_STEP,
+            words({*HOST_READS, *_CONVERSIONS, "synchronize"}) | TORCH_STEP,
         ),
         tree=(lambda s: s.torch_step,),
     )
@@ -293,7 +292,7 @@ def host_read(model: SemanticModel, site: CallSite) -> str | None:
     # Asked of every call: exact types (``isinstance`` on libcst's classes is slow).
     if type(func) is cst.Attribute:
         method = func.attr.value
-        if method in _TO_HOST and not node.args:
+        if method in HOST_READS and not node.args:
             if _inner_read(func.value) or model.tensors.on_cpu(
                 func.value, site.scope, any_binding=True
             ):
@@ -344,7 +343,7 @@ def _sync_alias(model: SemanticModel, func: cst.Name) -> bool:
 def _inner_read(expr: cst.BaseExpression) -> bool:
     """``x.cpu()`` / ``x.detach().cpu()``: the value is on the host already."""
     while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-        if expr.func.attr.value in _TO_HOST or expr.func.attr.value == "to":
+        if expr.func.attr.value in HOST_READS or expr.func.attr.value == "to":
             return True
         expr = expr.func.value
     return False

@@ -17,6 +17,7 @@ from tinker_lint.model.analyses.tensor_loops import (
 from tinker_lint.model.analyses.tensors import Tensors, iterated_part
 from tinker_lint.model.analyses.torch_steps import TorchStep
 from tinker_lint.model.facts.imports import dotted_name
+from tinker_lint.model.facts.names import HOST_READS
 from tinker_lint.model.query import CallSite, LoopInfo, Scope, SemanticModel
 from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs
@@ -26,8 +27,7 @@ from tinker_lint.rules.torchloop import every_torch_step, in_torch_step, loop_st
 
 # Reads of a tensor on the host: inside a per-element loop, one sync (and one Python object) per
 # element. TNK401 reports them in a step; TNK404 reports the loop, at the read (``supersedes``).
-_TO_HOST = frozenset({"item", "tolist", "cpu", "numpy"})
-_SYNCS = _TO_HOST | {"synchronize"}
+_SYNCS = HOST_READS | {"synchronize"}
 # In-place updates of a parameter (an EMA, a manual SGD step): one kernel per parameter tensor.
 _IN_PLACE = frozenset(
     {"mul_", "add_", "sub_", "div_", "lerp_", "copy_", "addcmul_", "addcdiv_", "zero_"}
@@ -536,7 +536,7 @@ def _host_read(model: SemanticModel, loop: LoopInfo) -> cst.Call | None:
         func = site.node.func
         if (
             isinstance(func, cst.Attribute)
-            and func.attr.value in _TO_HOST
+            and func.attr.value in HOST_READS
             and not site.node.args
             and model.contains(loop.body, site.node)
         ):
