@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import partial
+from typing import Protocol
 
 import libcst as cst
 
@@ -25,9 +26,15 @@ from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import callee, code_of
 from tinker_lint.rules.torchloop import calls_on_every_step, every_torch_step, in_torch_step
 
-# ``HostSyncInStep._finding``: a finding at a node, from the step, what is read, why it waits and
-# the fix.
-_MakeFinding = Callable[[Context, cst.CSTNode, TorchStep, str, str, str], Finding]
+
+class _MakeFinding(Protocol):
+    """``HostSyncInStep._finding``: a finding of a kind (the rule's ``variants``) at a node, from
+    the step and what the code shows."""
+
+    def __call__(
+        self, ctx: Context, node: cst.CSTNode, step: TorchStep, variant: str, **fields: str
+    ) -> Finding: ...
+
 
 # ``float(loss)``: a conversion of the loss reads it on the host.
 _CONVERSIONS = frozenset({"float", "int", "bool"})
@@ -35,6 +42,15 @@ _TIMERS = frozenset({"time.time", "time.perf_counter", "time.monotonic", "time.p
 _GUARDS = frozenset({"math.isnan", "math.isinf", "math.isfinite", "numpy.isnan", "numpy.isfinite"})
 
 _COST = "it waits for the GPU to finish and stops the CPU running ahead (4-18% of step time in public fixes)"
+# A read on the host, in the code as written: "`loss.item()` waits for the GPU in the training
+# loop on line 12".
+_READ = "`{call}` waits for the GPU {in_step}"
+_RUNS = "It runs {every_torch_step}: "
+# Preview's reads whose result's size the GPU decides (``x[mask]``, ``nonzero``).
+_SIZE = (
+    _RUNS + "the result's size is decided on the GPU, so " + _COST + ": keep the shape fixed "
+    "(`torch.where(mask, x, 0)`, `(x * mask).sum() / mask.sum()`) where the code allows it"
+)
 
 
 class HostSyncInStep(Rule):
@@ -46,10 +62,36 @@ class HostSyncInStep(Rule):
         "Read tensors on the host on a cadence: `.item()`, `.cpu()`, `.tolist()` or "
         "`torch.cuda.synchronize()` on every training step make the CPU wait for the GPU"
     )
-    # ``what``: "`loss.item()`"; ``cost``: why the read waits; ``how``: the fix for its use
-    # (logging, a guard, timing).
-    message = "{what} waits for the GPU {in_step}"
-    help = "It runs {every_torch_step}: {cost}: {how}"
+    # A read's kind is its fix, by what the value is used for (logging, a guard, timing, nothing);
+    # an f-string of a tensor and preview's reads of a size decided on the GPU have their own.
+    variants = {
+        "logging": (
+            _READ,
+            _RUNS + _COST + ": accumulate on the device (`running += loss.detach()`) and read it "
+            "inside your logging cadence (`if step % log_every == 0:`)",
+        ),
+        "guard": (
+            _READ,
+            _RUNS + _COST + ": check it on the device (`torch.isfinite(loss)`) and read the flag "
+            "every N steps",
+        ),
+        "timing": (
+            _READ,
+            _RUNS + _COST + ": time with `torch.cuda.Event(enable_timing=True)`, or synchronize "
+            "only on the log step",
+        ),
+        "sync": (_READ, _RUNS + _COST + ": remove it, or synchronize only on the log step"),
+        "f-string": (
+            "`{{{name}}}` in an f-string waits for the GPU {in_step}",
+            _RUNS + "formatting a tensor reads it on the host, and " + _COST + ": format "
+            "`{name}.item()` on the log step only (`if step % log_every == 0:`), or accumulate "
+            "on the device",
+        ),
+        "nonzero": (_READ, _SIZE),
+        "where": ("`torch.where(cond)` with one argument waits for the GPU {in_step}", _SIZE),
+        "mask": ("`{code}` (boolean-mask indexing) waits for the GPU {in_step}", _SIZE),
+    }
+    message, help = variants["logging"]
     why = """
 A CUDA kernel launch returns at once; the CPU runs ahead and queues the next step's work while the
 GPU computes. Reading a value on the host (`.item()`, `.tolist()`, `.cpu()`, `.numpy()`,
@@ -138,24 +180,24 @@ for step, batch in enumerate(loader):
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
-        for site, what, step in calls_on_every_step(ctx, partial(host_read, model)):
+        for site, call, step in calls_on_every_step(ctx, partial(host_read, model)):
             if not _reported(model, site):
                 continue
-            yield self._finding(ctx, site.node, step, what, _COST, _how(model, site))
+            yield self._finding(ctx, site.node, step, _how(model, site), call=call)
         yield from _formatted_tensors(ctx, self._finding)
         if ctx.preview:
             yield from _mask_reads(ctx, self._finding)
 
     def _finding(
-        self, ctx: Context, node: cst.CSTNode, step: TorchStep, what: str, cost: str, how: str
+        self, ctx: Context, node: cst.CSTNode, step: TorchStep, variant: str, **fields: str
     ) -> Finding:
         return self.finding(
             node,
-            what=what,
+            None,
+            variant,
             in_step=in_torch_step(ctx, step),
             every_torch_step=every_torch_step(ctx, step),
-            cost=cost,
-            how=how,
+            **fields,
         )
 
 
@@ -171,17 +213,19 @@ def _mask_reads(ctx: Context, finding: _MakeFinding) -> Iterator[Finding]:
         func = node.func
         qualified = model.qualify(func, site.scope) or ""
         found: cst.BaseExpression | None = None
-        what = ""
+        variant = ""
+        fields: dict[str, str] = {}
         if (isinstance(func, cst.Attribute) and func.attr.value == "nonzero" and not qualified) or (
             qualified == "torch.nonzero"
         ):
-            found, what = node, f"`{callee(model, node)}`"
+            found, variant, fields = node, "nonzero", {"call": callee(model, node)}
         elif qualified == "torch.where" and len(node.args) == 1:
-            found, what = node, "`torch.where(cond)` with one argument"
+            found, variant = node, "where"
         elif isinstance(func, cst.Attribute):
             subscript = _masked(model, func.value, site)
             if subscript is not None:
-                found, what = subscript, f"`{code_of(model, subscript)}` (boolean-mask indexing)"
+                found, variant = subscript, "mask"
+                fields = {"code": code_of(model, subscript)}
         if (
             found is None
             or id(found) in seen
@@ -196,15 +240,7 @@ def _mask_reads(ctx: Context, finding: _MakeFinding) -> Iterator[Finding]:
         if step is None:
             continue
         seen.add(id(found))
-        yield finding(
-            ctx,
-            found,
-            step,
-            what,
-            f"the result's size is decided on the GPU, so {_COST}",
-            "keep the shape fixed (`torch.where(mask, x, 0)`, `(x * mask).sum() / mask.sum()`) "
-            "where the code allows it",
-        )
+        yield finding(ctx, found, step, variant, **fields)
 
 
 def _masked(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -> cst.Subscript | None:
@@ -258,15 +294,7 @@ def _formatted_tensors(ctx: Context, finding: _MakeFinding) -> Iterator[Finding]
                 step = steps.step_of(site)
                 if step is None:
                     continue
-                yield finding(
-                    ctx,
-                    part,
-                    step,
-                    f"`{{{name}}}` in an f-string",
-                    f"formatting a tensor reads it on the host, and {_COST}",
-                    f"format `{name}.item()` on the log step only (`if step % log_every == 0:`), "
-                    "or accumulate on the device",
-                )
+                yield finding(ctx, part, step, "f-string", name=name)
 
 
 def _step_tensor(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -> bool:
@@ -286,7 +314,8 @@ def _step_tensor(model: SemanticModel, expr: cst.BaseExpression, site: CallSite)
 
 
 def host_read(model: SemanticModel, site: CallSite) -> str | None:
-    """ "`loss.item()`" if ``site`` reads a tensor on the host (or synchronises), else None."""
+    """ "loss.item()" (the call's code) if ``site`` reads a tensor on the host (or
+    synchronises), else None."""
     node = site.node
     func = node.func
     # Asked of every call: exact types (``isinstance`` on libcst's classes is slow).
@@ -297,15 +326,15 @@ def host_read(model: SemanticModel, site: CallSite) -> str | None:
                 func.value, site.scope, any_binding=True
             ):
                 return None  # ``x.cpu().numpy()``: the first read is the one reported
-            return f"`{callee(model, node)}`"
+            return callee(model, node)
         if method == "to" and to_cpu(node):
             if model.tensors.on_cpu(func.value, site.scope, any_binding=True):
                 return None
-            return f"`{callee(model, node)}`"
+            return callee(model, node)
         if method == "synchronize" and not node.args:
             qualified = model.qualify(func, site.scope) or ""
             if qualified.startswith("torch.") or isinstance(func.value, cst.Call):
-                return f"`{code_of(model, node)}`"
+                return code_of(model, node)
         return None
     if type(func) is not cst.Name:
         return None
@@ -314,9 +343,9 @@ def host_read(model: SemanticModel, site: CallSite) -> str | None:
         and len(node.args) == 1
         and model.tensors.is_loss(node.args[0].value, site.function, through_chains=True)
     ):
-        return f"`{code_of(model, node)}`"
+        return code_of(model, node)
     if not node.args and _sync_alias(model, func):
-        return f"`{code_of(model, node)}`"
+        return code_of(model, node)
     return None
 
 
@@ -437,24 +466,17 @@ def _needed_on_host(model: SemanticModel, statement: cst.CSTNode, site: CallSite
 
 
 def _how(model: SemanticModel, site: CallSite) -> str:
-    """The fix for what the read is used for: a guard, a timing, a bare sync, or logging."""
+    """The fix, by what the read is used for (the rule's ``variants``): a guard, a timing, a bare
+    sync, or logging."""
     statement = model.dataflow.statement_of(site.node)
     if _is_guard(model, site) or (
         statement is not None
         and GUARD in model.dataflow.later_uses(statement, site.scope, site.function, guards=_GUARDS)
     ):
-        return "check it on the device (`torch.isfinite(loss)`) and read the flag every N steps"
+        return "guard"
     if _is_sync(model, site):
-        if _times(model, site):
-            return (
-                "time with `torch.cuda.Event(enable_timing=True)`, or synchronize only on the "
-                "log step"
-            )
-        return "remove it, or synchronize only on the log step"
-    return (
-        "accumulate on the device (`running += loss.detach()`) and read it inside your logging "
-        "cadence (`if step % log_every == 0:`)"
-    )
+        return "timing" if _times(model, site) else "sync"
+    return "logging"
 
 
 def _is_guard(model: SemanticModel, site: CallSite) -> bool:
