@@ -516,3 +516,41 @@ def test_data_root(source: str, root: str) -> None:
     model = SemanticModel(cst.parse_module("import numpy as np\nimport torch\n"))
     found = model.tensors.data_root(cst.parse_expression(source), model.module_scope)
     assert cst.Module([]).code_for_node(found) == root
+
+
+def test_enclosing() -> None:
+    source = """\
+def step(model):
+    for batch in loader:
+        with torch.no_grad():
+            try:
+                f(batch)
+            except RuntimeError:
+                torch.cuda.empty_cache()
+"""
+    model = SemanticModel(cst.parse_module(source))
+    code = cst.Module([]).code_for_node
+    call = next(s.node for s in model.calls if code(s.node) == "torch.cuda.empty_cache()")
+    kinds = [type(node).__name__ for node in model.dataflow.enclosing(call, cst.FunctionDef)]
+    assert kinds == [
+        "Expr",
+        "SimpleStatementLine",
+        "IndentedBlock",
+        "ExceptHandler",
+        "Try",
+        "IndentedBlock",
+        "With",
+        "IndentedBlock",
+        "For",
+        "IndentedBlock",
+    ]
+    # Up to the first of several kinds, or up to a given node.
+    up_to_loop = list(model.dataflow.enclosing(call, (cst.For, cst.While)))
+    assert type(up_to_loop[-1]).__name__ == "IndentedBlock"
+    assert len(up_to_loop) == 8
+    loop = model.loops[0].node
+    below = list(model.dataflow.enclosing(call, below=loop))
+    assert below == up_to_loop
+    # Near miss: a kind not around it climbs to the module, the module included.
+    outer = [type(node).__name__ for node in model.dataflow.enclosing(call, cst.ClassDef)]
+    assert outer[-2:] == ["FunctionDef", "Module"]

@@ -182,6 +182,21 @@ class Dataflow:
             yield child, parent
             child, parent = parent, self.model.parent(parent)
 
+    def enclosing(
+        self,
+        node: cst.CSTNode,
+        until: type[cst.CSTNode] | tuple[type[cst.CSTNode], ...] = (),
+        *,
+        below: cst.CSTNode | None = None,
+    ) -> Iterator[cst.CSTNode]:
+        """The nodes around ``node``, innermost first, up to (not including) the first that is
+        an ``until`` (``cst.FunctionDef``: within its function) or is ``below`` (within that
+        node), else up to the module, included."""
+        parent = self.model.parent(node)
+        while parent is not None and parent is not below and not isinstance(parent, until):
+            yield parent
+            parent = self.model.parent(parent)
+
     def references(self, scope_node: cst.CSTNode) -> References:
         """The nodes of ``scope_node`` (a function, or the module) in source order: walked once."""
         key = id(scope_node)
