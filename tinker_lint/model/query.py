@@ -14,7 +14,7 @@ Every module of ``model/``, by what it is:
   function a call runs), ``summaries.py`` (what calling a function does), ``arguments.py`` and
   ``bindings.py`` (what a call passes, what a region binds).
 - Analyses, each the owner of one question: ``dataflow.py`` (def-use: statements, targets, later
-  reads), ``flow.py`` (submits, waits and data dependencies along statements), ``pipeline.py``
+  reads and how they use the value), ``flow.py`` (submits, waits and data dependencies along statements), ``pipeline.py``
   (after a wait, what is submitted next), ``concurrency.py`` (can other coroutines run here),
   ``steps.py`` and ``batches.py`` (what runs on every step, loops over a batch), ``cost.py`` (how
   many times per step, over what), ``training_kind.py`` (supervised, RL or DPO),
