@@ -246,17 +246,14 @@ def tnk104(text: str) -> list[tuple[int, int, str]]:
 
 
 def blocking(effect: tuple[str, str], warns: str = "") -> str:
-    """TNK104's message and help for a wait made where it is reported, as ``lint`` gives them."""
+    """TNK104's message and help for a wait made where it is reported, as ``lint`` gives them:
+    the rule's variant for what the wait does (``FREEZES``, ``ONE_OFF``) and whether the SDK
+    warns."""
     rule = next(rule for rule in PYTHON_RULES if rule.code == "TNK104")
-    fields = {
-        "through": "",
-        "effect": effect[0],
-        "where": "",
-        "cost": effect[1],
-        "warns": warns,
-        "remedy": "use `await fut` instead of `fut.result()`",
-    }
-    return f"{rule.message.format(**fields)}\nhelp: {rule.help.format(**fields)}"
+    kind = "freezes" if effect == FREEZES else "blocks"
+    assert effect in (FREEZES, ONE_OFF) and warns in ("", SDK_WARNS)
+    message, help = rule.variants[kind + ("-warns" if warns else "")]
+    return f"{message.format()}\nhelp: {help.format()}"
 
 
 def test_the_two_messages_word_for_word():

@@ -18,7 +18,8 @@ from this module only (its ``__all__``); import-linter checks both that and the 
     ``submits.py`` (what a call, a function or a loop submits), ``helpers.py`` (which project
     function a call runs), ``summaries.py`` (what calling a function does), ``bindings.py``
     (what a region binds);
-  - ``dataflow.py`` (def-use: statements, targets, later reads), ``flow.py`` (submits, waits and
+  - ``dataflow.py`` (def-use: statements, targets, later
+    reads and how they use the value), ``flow.py`` (submits, waits and
     data dependencies along statements), ``pipeline.py`` (after a wait, what is submitted next),
     ``concurrency.py`` (can other coroutines run here), ``steps.py`` and ``batches.py`` (what runs
     on every step, loops over a batch), ``cost.py`` (how many times per step, over what),
@@ -45,7 +46,16 @@ from tinker_lint.model.analyses.batches import is_payload, loop_iterables, small
 from tinker_lint.model.analyses.bindings import argument, bound_in, parameters
 from tinker_lint.model.analyses.concurrency import Concurrency
 from tinker_lint.model.analyses.cost import CostShape, Scale, bases
-from tinker_lint.model.analyses.dataflow import assigned_names, chain_root, target_names
+from tinker_lint.model.analyses.dataflow import (
+    GUARD,
+    NEEDS_VALUE,
+    RETURNED,
+    assigned_names,
+    chain_root,
+    indexes,
+    loop_targets,
+    target_names,
+)
 from tinker_lint.model.analyses.datasets import DATASET_ORIGINS, HF, Loader
 from tinker_lint.model.analyses.flow import (
     NESTED_CODE,
@@ -95,18 +105,22 @@ from tinker_lint.model.analyses.tensor_loops import (
     ElementAccess,
     carries_a_value,
     element_subscripts,
-    loop_targets,
     reads_another_element,
     stored_subscript_values,
 )
-from tinker_lint.model.analyses.tensors import Tensors, iterated_part
+from tinker_lint.model.analyses.tensors import Tensors, iterated_part, to_cpu
 from tinker_lint.model.analyses.torch_steps import TorchStep, place
 from tinker_lint.model.facts import sdk
 from tinker_lint.model.facts.arguments import has_keyword, passed
 from tinker_lint.model.facts.carry import Carry
 from tinker_lint.model.facts.collect import collect
 from tinker_lint.model.facts.imports import dotted_name
-from tinker_lint.model.facts.names import BLOCKING_WAIT_FUNCTIONS, CPU_TENSOR_MAKERS, array_function
+from tinker_lint.model.facts.names import (
+    BLOCKING_WAIT_FUNCTIONS,
+    CPU_TENSOR_MAKERS,
+    HOST_READS,
+    array_function,
+)
 from tinker_lint.model.facts.scopes import (
     Binding,
     CallSite,
@@ -142,6 +156,7 @@ if TYPE_CHECKING:
     from tinker_lint.model.analyses.flow import Event
     from tinker_lint.model.analyses.pipeline import LoopWait
     from tinker_lint.model.analyses.steps import Steps
+    from tinker_lint.model.analyses.tensors import Tensors
     from tinker_lint.model.analyses.torch_steps import TorchSteps
     from tinker_lint.model.analyses.training_kind import TrainingKinds
     from tinker_lint.model.facts.sdk import Role
@@ -152,8 +167,12 @@ __all__ = [
     "CPU_TENSOR_MAKERS",
     "DATASET_ORIGINS",
     "FUTURE_METHODS",
+    "GUARD",
     "HF",
+    "HOST_READS",
+    "NEEDS_VALUE",
     "NESTED_CODE",
+    "RETURNED",
     "TOKEN_BUILD_WORDS",
     "Binding",
     "CallSite",
@@ -200,6 +219,7 @@ __all__ = [
     "exact_paths",
     "has_keyword",
     "helper_wait_text",
+    "indexes",
     "is_payload",
     "is_save",
     "iterated_part",
@@ -227,6 +247,7 @@ __all__ = [
     "stored_subscript_values",
     "target_keys",
     "target_names",
+    "to_cpu",
     "token_by_token_builds",
     "waited_text",
     "waits_and_next_submits",
@@ -441,6 +462,12 @@ class SemanticModel:
         return TorchSteps(self)
 
     @cached_property
+    def tensors(self) -> Tensors:
+        """Which values of a torch step are tensors, and which are on the CPU (``tensors.py``,
+        TNK401/TNK404)."""
+        return Tensors(self)
+
+    @cached_property
     def datasets(self) -> Datasets:
         """What a dataset is: a ``datasets.Dataset``, a torch dataset doing per-sample I/O, the
         module's ``DataLoader`` calls (``datasets.py``, TNK402/TNK405)."""
@@ -462,11 +489,6 @@ class SemanticModel:
         from tinker_lint.model.analyses.cost import CostShapes
 
         return CostShapes(self)
-
-    @cached_property
-    def tensors(self) -> Tensors:
-        """What is a tensor, where it lives, which loops iterate one (``tensors.py``, TNK404)."""
-        return Tensors(self)
 
     @cached_property
     def concurrency(self) -> Concurrency:

@@ -16,19 +16,10 @@ from tinker_lint.prefilter.mentions import TINKER, methods
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
-# ``how`` (the message) and ``remedy`` (the help) for a request submitted and waited for in the
-# loop.
-SUBMITTED_IN_LOOP = (
-    "is waited for before the next",
-    "The iterations are independent: submit all requests, then gather them",
-)
-# A coroutine collected before the loop starts its request only when awaited (spec: "Coroutines").
-COROUTINE = (
-    "starts only when awaited",
-    "A coroutine starts its request only when awaited, so each waits for the previous one, "
-    "though the iterations are independent: run them together with "
-    "`await asyncio.gather(*coroutines)`",
-)
+_AT_A_TIME = "Sampling one request at a time: "
+# A request submitted and waited for in the loop (itself, or in a helper the loop calls).
+_WAITED = " is waited for before the next"
+_GATHER = "The iterations are independent: submit all requests, then gather them"
 
 
 class SequentialSampling(Rule):
@@ -43,11 +34,27 @@ class SequentialSampling(Rule):
         "Submit all sampling requests, then gather them (`asyncio.gather(*futures)`, or collect "
         "the futures and call `.result()` afterwards)"
     )
-    # ``how``/``remedy``: a request submitted and waited for in the loop (``SUBMITTED_IN_LOOP``), or
-    # a coroutine made before the loop that starts only when awaited (``COROUTINE``).
-    message = "Sampling one request at a time: {waited} {how}"
-    # ``through``: what a helper waited for per iteration waits for, else empty.
-    help = "{through}{remedy}"
+    # A request submitted and waited for in the loop: by the loop itself, or by a helper it calls
+    # (where the helper waits, when known); or a coroutine collected before the loop, which
+    # starts its request only when awaited (spec: "Coroutines").
+    variants = {
+        "loop": (_AT_A_TIME + "each `{method}`" + _WAITED, _GATHER),
+        "helper": (
+            _AT_A_TIME + "each `{helper}()` call" + _WAITED,
+            "`{helper}()` waits for `{method}` ({place}). " + _GATHER,
+        ),
+        "helper-unplaced": (
+            _AT_A_TIME + "each `{helper}()` call" + _WAITED,
+            "`{helper}()` waits for `{method}`. " + _GATHER,
+        ),
+        "coroutine": (
+            _AT_A_TIME + "each `{coroutine}` coroutine starts only when awaited",
+            "A coroutine starts its request only when awaited, so each waits for the previous "
+            "one, though the iterations are independent: run them together with "
+            "`await asyncio.gather(*coroutines)`",
+        ),
+    }
+    message, help = variants["loop"]
     why = """\
 `SamplingClient` requests are not ordered: the server runs them concurrently (the SDK dispatches up
 to 400 at once and allows 2,000 in flight). A loop that submits one `sample` or `compute_logprobs`
@@ -174,26 +181,24 @@ async def sample_in_batches(batches):
                     chained.add(id(item.wait.node))
                     if id(item.wait.node) not in reported:
                         reported.add(id(item.wait.node))
-                        how, remedy = SUBMITTED_IN_LOOP
-                        yield self.finding(
-                            item.wait.anchor,
-                            waited=_waited(item),
-                            how=how,
-                            remedy=remedy,
-                            through=_through(item, ctx.path),
-                        )
+                        yield self._submitted(item, ctx.path)
         for loop in model.loops:
             for waited in coroutines_awaited_one_by_one(model, loop):
                 if id(waited.node) not in reported:
                     reported.add(id(waited.node))
-                    how, remedy = COROUTINE
-                    yield self.finding(
-                        waited.node,
-                        waited=f"each `{waited.what}` coroutine",
-                        how=how,
-                        remedy=remedy,
-                        through="",
-                    )
+                    yield self.finding(waited.node, None, "coroutine", coroutine=waited.what)
+
+    def _submitted(self, item: LoopWait, here: str) -> Finding:
+        """A request submitted and waited for in the loop: by the loop itself, or by a helper
+        (and where that waits: ``steps.py:8``, or ``line 8`` in this file)."""
+        node, method, helper = item.wait.anchor, _method(item), item.wait.helper
+        if helper is None:
+            return self.finding(node, None, "loop", method=method)
+        site = helper.wait
+        if site is None:
+            return self.finding(node, None, "helper-unplaced", helper=helper.name, method=method)
+        place = site.where(here)
+        return self.finding(node, None, "helper", helper=helper.name, method=method, place=place)
 
 
 def _samples_only(item: LoopWait, loop_roles: frozenset[Role]) -> bool:
@@ -217,19 +222,3 @@ def _samples_only(item: LoopWait, loop_roles: frozenset[Role]) -> bool:
 def _method(item: LoopWait) -> str:
     names = sorted(n for n in item.wait.methods if n in ("sample", "compute_logprobs"))
     return names[0] if names else "sample"
-
-
-def _waited(item: LoopWait) -> str:
-    helper = item.wait.helper
-    return f"each `{helper.name}()` call" if helper is not None else f"each `{_method(item)}`"
-
-
-def _through(item: LoopWait, here: str) -> str:
-    """What a helper waited for per iteration waits for: "`rollout()` waits for `sample`
-    (steps.py:8). "; "" for a wait in the loop itself."""
-    helper = item.wait.helper
-    if helper is None:
-        return ""
-    site = helper.wait
-    where = f" ({site.where(here)})" if site is not None else ""
-    return f"`{helper.name}()` waits for `{_method(item)}`{where}. "

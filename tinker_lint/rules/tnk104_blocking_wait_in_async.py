@@ -22,15 +22,58 @@ from tinker_lint.prefilter.mentions import TINKER
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
 
+# What the wait does, in the message and then in the help: it always blocks the event loop for its
+# round trip; it freezes other work only where other coroutines can run beside it
+# (``Concurrency.runs_beside_others``).
+FREEZES = (
+    "freezes every concurrent rollout",
+    "Nothing else on the event loop (the other rollouts) runs until the request comes back",
+)
+ONE_OFF = ("blocks the event loop", "Nothing else on the event loop runs for the round trip")
+SDK_WARNS = (
+    ", and the SDK logs a sync-from-async warning with a stack trace "
+    "(the client future's `result()` is `@sync_only`)"
+)
+_HELPER_REMEDY = (
+    "make `{helper}` an `async def` that awaits, and await it, or call it through "
+    "`await asyncio.to_thread(...)`"
+)
+
+
+def _variants() -> dict[str, tuple[str, str]]:
+    """Each kind of finding: what the wait does (``freezes``, ``blocks``), whose wait it is (the
+    function's own; a helper's, with where the helper waits, or without: ``helper``,
+    ``helper-unplaced``), and whether the SDK warns (``warns``): ``blocks-helper-warns``."""
+    effects = {"freezes": FREEZES, "blocks": ONE_OFF}
+    # Where the wait blocks (message), what a helper's wait waits for and the remedy (help).
+    waits = {
+        "": ("", "", "use `await fut` instead of `fut.result()`"),
+        "helper": (
+            " in `{helper}()`",
+            "`{helper}()` waits for `{request}` at {place}. ",
+            _HELPER_REMEDY,
+        ),
+        "helper-unplaced": (" in `{helper}()`", "", _HELPER_REMEDY),
+    }
+    variants: dict[str, tuple[str, str]] = {}
+    for effect_name, (effect, cost) in effects.items():
+        for wait_name, (through, where, remedy) in waits.items():
+            for warn_name, warns in (("", ""), ("warns", SDK_WARNS)):
+                name = "-".join(part for part in (effect_name, wait_name, warn_name) if part)
+                variants[name] = (
+                    "Blocking wait" + through + " inside `async def` " + effect,
+                    where + cost + warns + ": " + remedy,
+                )
+    return variants
+
 
 class BlockingWaitInAsync(Rule):
     code = "TNK104"
     name = "blocking-wait-in-async"
     level = "error"
     summary = "Use `await fut` instead of `fut.result()` inside `async def`"
-    message = "Blocking wait{through} inside `async def` {effect}"
-    # ``where``: what a helper's wait waits for; ``cost``/``warns``: what the wait does there.
-    help = "{where}{cost}{warns}: {remedy}"
+    variants = _variants()
+    message, help = variants["blocks"]
     why = """\
 `fut.result()`, `fut.future().result()` and `concurrent.futures.wait(...)` block the calling thread.
 Inside `async def` that thread runs the event loop: nothing else on it runs until the request
@@ -179,41 +222,32 @@ async def rollouts(sampling_client, prompts, params):
                             awaited_names |= exact_paths(names_read(model, expr))
                     awaited_origins |= {t.origin_id for t in event.futures if t.origin_id}
                 elif not _already_awaited(model, event, awaited_names, awaited_origins):
-                    through, where, remedy = _message_fields(event, ctx.path)
-                    effect, cost, warns = _effect(model, concurrency, event)
-                    yield self.finding(
-                        event.anchor,
-                        through=through,
-                        effect=effect,
-                        where=where,
-                        cost=cost,
-                        warns=warns,
-                        remedy=remedy,
-                    )
+                    variant, fields = _kind(model, concurrency, event, ctx.path)
+                    yield self.finding(event.anchor, None, variant, **fields)
 
 
-# What the wait does, in the message and then in the help: it always blocks the event loop for its
-# round trip; it freezes other work only where other coroutines can run beside it
-# (``Concurrency.runs_beside_others``).
-FREEZES = (
-    "freezes every concurrent rollout",
-    "Nothing else on the event loop (the other rollouts) runs until the request comes back",
-)
-ONE_OFF = ("blocks the event loop", "Nothing else on the event loop runs for the round trip")
-SDK_WARNS = (
-    ", and the SDK logs a sync-from-async warning with a stack trace "
-    "(the client future's `result()` is `@sync_only`)"
-)
-
-
-def _effect(model: SemanticModel, concurrency: Concurrency, wait: Wait) -> tuple[str, str, str]:
-    """The effect (message), its cost and the SDK's warning if it warns (help)."""
+def _kind(
+    model: SemanticModel, concurrency: Concurrency, wait: Wait, here: str
+) -> tuple[str, dict[str, str]]:
+    """The finding's kind (``_variants``) and what the code shows: the helper, what its wait
+    waits for and where."""
     site = model.call_site_of.get(id(wait.node))
-    effect, cost = FREEZES if site is not None and concurrency.runs_beside_others(site) else ONE_OFF
+    effect = "freezes" if site is not None and concurrency.runs_beside_others(site) else "blocks"
     # ``BackcompatClientFuture.result`` is ``@sync_only`` (tinker-sdk-facts.md); a training
     # future's ``result()`` and the sample wrapper's do not warn.
     warns = wait.futures and all(t.kind is Kind.CLIENT_FUTURE for t in wait.futures)
-    return effect, cost, SDK_WARNS if warns else ""
+    fields: dict[str, str] = {}
+    whose = ""
+    helper = wait.helper
+    if helper is not None:
+        fields["helper"] = helper.name
+        waits = helper.wait
+        if waits is not None:
+            whose = "helper"
+            fields.update(request=waits.what, place=waits.where(here))
+        else:
+            whose = "helper-unplaced"
+    return "-".join(part for part in (effect, whose, "warns" if warns else "") if part), fields
 
 
 def _already_awaited(model: SemanticModel, wait: Wait, names: set[str], origins: set[int]) -> bool:
@@ -230,23 +264,4 @@ def _blocking_helper(model: SemanticModel, site: CallSite) -> bool:
     helper = model.helper_of(site.node, site.scope)
     return (
         helper is not None and not helper.is_async and (helper.blocks or bool(helper.waits_params))
-    )
-
-
-def _message_fields(wait: Wait, here: str) -> tuple[str, str, str]:
-    """Where the wait blocks (message), what a helper's wait waits for, and the remedy (help)."""
-    helper = wait.helper
-    if helper is None:
-        return "", "", "use `await fut` instead of `fut.result()`"
-    site = helper.wait
-    where = (
-        f"`{helper.name}()` waits for `{site.what}` at {site.where(here)}. "
-        if site is not None
-        else ""
-    )
-    return (
-        f" in `{helper.name}()`",
-        where,
-        f"make `{helper.name}` an `async def` that awaits, and await it, or call it through "
-        "`await asyncio.to_thread(...)`",
     )

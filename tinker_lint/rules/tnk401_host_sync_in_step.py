@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import partial
+from typing import Protocol
 
 import libcst as cst
 
 from tinker_lint.model.query import (
-    CPU_TENSOR_MAKERS,
+    GUARD,
+    HOST_READS,
+    NEEDS_VALUE,
+    RETURNED,
     CallSite,
-    FunctionInfo,
     SemanticModel,
     TorchStep,
-    assigned_names,
     chain_root,
     dotted_name,
+    indexes,
+    to_cpu,
 )
 from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs, words
@@ -23,18 +27,31 @@ from tinker_lint.rules.base import Context, Example, Finding, Rule
 from tinker_lint.rules.hotloop import callee, code_of
 from tinker_lint.rules.torchloop import calls_on_every_step, every_torch_step, in_torch_step
 
-# ``HostSyncInStep._finding``: a finding at a node, from the step, what is read, why it waits and
-# the fix.
-_MakeFinding = Callable[[Context, cst.CSTNode, TorchStep, str, str, str], Finding]
 
-# Methods that copy a tensor to the host, so the CPU waits for the GPU to finish everything queued.
-_TO_HOST = frozenset({"item", "tolist", "cpu", "numpy"})
+class _MakeFinding(Protocol):
+    """``HostSyncInStep._finding``: a finding of a kind (the rule's ``variants``) at a node, from
+    the step and what the code shows."""
+
+    def __call__(
+        self, ctx: Context, node: cst.CSTNode, step: TorchStep, variant: str, **fields: str
+    ) -> Finding: ...
+
+
+# ``float(loss)``: a conversion of the loss reads it on the host.
 _CONVERSIONS = frozenset({"float", "int", "bool"})
-# Values that are on the CPU already: ``.cpu()``/``.numpy()`` of them is a no-op (spec trap 4).
 _TIMERS = frozenset({"time.time", "time.perf_counter", "time.monotonic", "time.process_time"})
 _GUARDS = frozenset({"math.isnan", "math.isinf", "math.isfinite", "numpy.isnan", "numpy.isfinite"})
 
 _COST = "it waits for the GPU to finish and stops the CPU running ahead (4-18% of step time in public fixes)"
+# A read on the host, in the code as written: "`loss.item()` waits for the GPU in the training
+# loop on line 12".
+_READ = "`{call}` waits for the GPU {in_step}"
+_RUNS = "It runs {every_torch_step}: "
+# Preview's reads whose result's size the GPU decides (``x[mask]``, ``nonzero``).
+_SIZE = (
+    _RUNS + "the result's size is decided on the GPU, so " + _COST + ": keep the shape fixed "
+    "(`torch.where(mask, x, 0)`, `(x * mask).sum() / mask.sum()`) where the code allows it"
+)
 
 
 class HostSyncInStep(Rule):
@@ -46,10 +63,36 @@ class HostSyncInStep(Rule):
         "Read tensors on the host on a cadence: `.item()`, `.cpu()`, `.tolist()` or "
         "`torch.cuda.synchronize()` on every training step make the CPU wait for the GPU"
     )
-    # ``what``: "`loss.item()`"; ``cost``: why the read waits; ``how``: the fix for its use
-    # (logging, a guard, timing).
-    message = "{what} waits for the GPU {in_step}"
-    help = "It runs {every_torch_step}: {cost}: {how}"
+    # A read's kind is its fix, by what the value is used for (logging, a guard, timing, nothing);
+    # an f-string of a tensor and preview's reads of a size decided on the GPU have their own.
+    variants = {
+        "logging": (
+            _READ,
+            _RUNS + _COST + ": accumulate on the device (`running += loss.detach()`) and read it "
+            "inside your logging cadence (`if step % log_every == 0:`)",
+        ),
+        "guard": (
+            _READ,
+            _RUNS + _COST + ": check it on the device (`torch.isfinite(loss)`) and read the flag "
+            "every N steps",
+        ),
+        "timing": (
+            _READ,
+            _RUNS + _COST + ": time with `torch.cuda.Event(enable_timing=True)`, or synchronize "
+            "only on the log step",
+        ),
+        "sync": (_READ, _RUNS + _COST + ": remove it, or synchronize only on the log step"),
+        "f-string": (
+            "`{{{name}}}` in an f-string waits for the GPU {in_step}",
+            _RUNS + "formatting a tensor reads it on the host, and " + _COST + ": format "
+            "`{name}.item()` on the log step only (`if step % log_every == 0:`), or accumulate "
+            "on the device",
+        ),
+        "nonzero": (_READ, _SIZE),
+        "where": ("`torch.where(cond)` with one argument waits for the GPU {in_step}", _SIZE),
+        "mask": ("`{code}` (boolean-mask indexing) waits for the GPU {in_step}", _SIZE),
+    }
+    message, help = variants["logging"]
     why = """
 A CUDA kernel launch returns at once; the CPU runs ahead and queues the next step's work while the
 GPU computes. Reading a value on the host (`.item()`, `.tolist()`, `.cpu()`, `.numpy()`,
@@ -131,31 +174,31 @@ for step, batch in enumerate(loader):
         text=(
             TORCH_STEP,
             TORCH_STEP_RECEIVER,
-            words({*_TO_HOST, *_CONVERSIONS, "synchronize"}) | TORCH_STEP,
+            words({*HOST_READS, *_CONVERSIONS, "synchronize"}) | TORCH_STEP,
         ),
         tree=(lambda s: s.torch_step,),
     )
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         model = ctx.model
-        for site, what, step in calls_on_every_step(ctx, partial(host_read, model)):
+        for site, call, step in calls_on_every_step(ctx, partial(host_read, model)):
             if not _reported(model, site):
                 continue
-            yield self._finding(ctx, site.node, step, what, _COST, _how(model, site))
+            yield self._finding(ctx, site.node, step, _how(model, site), call=call)
         yield from _formatted_tensors(ctx, self._finding)
         if ctx.preview:
             yield from _mask_reads(ctx, self._finding)
 
     def _finding(
-        self, ctx: Context, node: cst.CSTNode, step: TorchStep, what: str, cost: str, how: str
+        self, ctx: Context, node: cst.CSTNode, step: TorchStep, variant: str, **fields: str
     ) -> Finding:
         return self.finding(
             node,
-            what=what,
+            None,
+            variant,
             in_step=in_torch_step(ctx, step),
             every_torch_step=every_torch_step(ctx, step),
-            cost=cost,
-            how=how,
+            **fields,
         )
 
 
@@ -171,21 +214,25 @@ def _mask_reads(ctx: Context, finding: _MakeFinding) -> Iterator[Finding]:
         func = node.func
         qualified = model.qualify(func, site.scope) or ""
         found: cst.BaseExpression | None = None
-        what = ""
+        variant = ""
+        fields: dict[str, str] = {}
         if (isinstance(func, cst.Attribute) and func.attr.value == "nonzero" and not qualified) or (
             qualified == "torch.nonzero"
         ):
-            found, what = node, f"`{callee(model, node)}`"
+            found, variant, fields = node, "nonzero", {"call": callee(model, node)}
         elif qualified == "torch.where" and len(node.args) == 1:
-            found, what = node, "`torch.where(cond)` with one argument"
+            found, variant = node, "where"
         elif isinstance(func, cst.Attribute):
             subscript = _masked(model, func.value, site)
             if subscript is not None:
-                found, what = subscript, f"`{code_of(model, subscript)}` (boolean-mask indexing)"
+                found, variant = subscript, "mask"
+                fields = {"code": code_of(model, subscript)}
         if (
             found is None
             or id(found) in seen
-            or _on_cpu(model, chain_root(found, attributes=False), site)
+            or model.tensors.on_cpu(
+                chain_root(found, attributes=False), site.scope, any_binding=True
+            )
         ):
             continue
         if not _reported(model, site):
@@ -194,15 +241,7 @@ def _mask_reads(ctx: Context, finding: _MakeFinding) -> Iterator[Finding]:
         if step is None:
             continue
         seen.add(id(found))
-        yield finding(
-            ctx,
-            found,
-            step,
-            what,
-            f"the result's size is decided on the GPU, so {_COST}",
-            "keep the shape fixed (`torch.where(mask, x, 0)`, `(x * mask).sum() / mask.sum()`) "
-            "where the code allows it",
-        )
+        yield finding(ctx, found, step, variant, **fields)
 
 
 def _masked(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -> cst.Subscript | None:
@@ -256,21 +295,13 @@ def _formatted_tensors(ctx: Context, finding: _MakeFinding) -> Iterator[Finding]
                 step = steps.step_of(site)
                 if step is None:
                     continue
-                yield finding(
-                    ctx,
-                    part,
-                    step,
-                    f"`{{{name}}}` in an f-string",
-                    f"formatting a tensor reads it on the host, and {_COST}",
-                    f"format `{name}.item()` on the log step only (`if step % log_every == 0:`), "
-                    "or accumulate on the device",
-                )
+                yield finding(ctx, part, step, "f-string", name=name)
 
 
 def _step_tensor(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -> bool:
     """The loss ``.backward()`` is called on in this function, or a ``clip_grad_norm_`` result
     bound in it."""
-    if _is_loss(model, expr, site):
+    if model.tensors.is_loss(expr, site.function, through_chains=True):
         return True
     if not isinstance(expr, cst.Name):
         return False
@@ -284,35 +315,38 @@ def _step_tensor(model: SemanticModel, expr: cst.BaseExpression, site: CallSite)
 
 
 def host_read(model: SemanticModel, site: CallSite) -> str | None:
-    """ "`loss.item()`" if ``site`` reads a tensor on the host (or synchronises), else None."""
+    """ "loss.item()" (the call's code) if ``site`` reads a tensor on the host (or
+    synchronises), else None."""
     node = site.node
     func = node.func
     # Asked of every call: exact types (``isinstance`` on libcst's classes is slow).
     if type(func) is cst.Attribute:
         method = func.attr.value
-        if method in _TO_HOST and not node.args:
-            if _inner_read(func.value) or _on_cpu(model, func.value, site):
+        if method in HOST_READS and not node.args:
+            if _inner_read(func.value) or model.tensors.on_cpu(
+                func.value, site.scope, any_binding=True
+            ):
                 return None  # ``x.cpu().numpy()``: the first read is the one reported
-            return f"`{callee(model, node)}`"
-        if method == "to" and _to_cpu(node):
-            if _on_cpu(model, func.value, site):
+            return callee(model, node)
+        if method == "to" and to_cpu(node):
+            if model.tensors.on_cpu(func.value, site.scope, any_binding=True):
                 return None
-            return f"`{callee(model, node)}`"
+            return callee(model, node)
         if method == "synchronize" and not node.args:
             qualified = model.qualify(func, site.scope) or ""
             if qualified.startswith("torch.") or isinstance(func.value, cst.Call):
-                return f"`{code_of(model, node)}`"
+                return code_of(model, node)
         return None
     if type(func) is not cst.Name:
         return None
     if (
         func.value in _CONVERSIONS
         and len(node.args) == 1
-        and _is_loss(model, node.args[0].value, site)
+        and model.tensors.is_loss(node.args[0].value, site.function, through_chains=True)
     ):
-        return f"`{code_of(model, node)}`"
+        return code_of(model, node)
     if not node.args and _sync_alias(model, func):
-        return f"`{code_of(model, node)}`"
+        return code_of(model, node)
     return None
 
 
@@ -339,124 +373,9 @@ def _sync_alias(model: SemanticModel, func: cst.Name) -> bool:
 def _inner_read(expr: cst.BaseExpression) -> bool:
     """``x.cpu()`` / ``x.detach().cpu()``: the value is on the host already."""
     while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-        if expr.func.attr.value in _TO_HOST or expr.func.attr.value == "to":
+        if expr.func.attr.value in HOST_READS or expr.func.attr.value == "to":
             return True
         expr = expr.func.value
-    return False
-
-
-def _to_cpu(call: cst.Call) -> bool:
-    for arg in call.args:
-        value = arg.value
-        if isinstance(value, cst.SimpleString) and value.evaluated_value == "cpu":
-            return arg.keyword is None or arg.keyword.value == "device"
-    return False
-
-
-def _on_cpu(model: SemanticModel, expr: cst.BaseExpression, site: CallSite, depth: int = 0) -> bool:
-    """Made on the CPU in this function: ``torch.from_numpy``, ``torch.tensor`` without
-    ``device=``, ``torch.load(map_location="cpu")``, numpy, a tokenizer's or processor's output
-    (``return_tensors="pt"``), a ``.cpu()``/``.numpy()`` result, or what ``generate`` returned
-    (which synchronised every token already), directly or through a function of the module;
-    followed back through a few assignments and loop targets."""
-    root = chain_root(expr, attributes=False)
-    if not isinstance(root, cst.Name) or depth > 3:
-        return False
-    for binding in site.scope.lookup(root.value):
-        value = binding.expr
-        if binding.kind not in _FOLLOWED or not isinstance(value, cst.BaseExpression):
-            continue
-        if binding.kind == "iter-unpack":
-            value = _zipped(value, binding.index)  # ``for row, mask in zip(ids_cpu, masks)``
-            if value is None:
-                continue
-        if isinstance(chain_root(value, attributes=False), cst.Name) and _on_cpu(
-            model, value, site, depth + 1
-        ):
-            return True  # ``completion_ids = out[:, n:]`` after ``out = model.generate(...)``
-        if _host_result(value):
-            return True  # ``ids = t.cpu()``: reading ``ids`` later costs nothing
-        value = _root_call(value)
-        if not isinstance(value, cst.Call):
-            continue
-        if _made_on_cpu(model, value, site):
-            return True
-    return False
-
-
-# Bindings followed back to where a value was made: ``x = ...``, ``a, b = ...``, ``for x in ...``.
-_FOLLOWED = frozenset({"value", "unpack", "iter", "iter-unpack"})
-
-
-def _zipped(iterable: cst.BaseExpression, index: int) -> cst.BaseExpression | None:
-    """What position ``index`` of ``zip(a, b)`` / ``enumerate(a)`` iterates over."""
-    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
-        args = [a.value for a in iterable.args if a.keyword is None and not a.star]
-        if iterable.func.value == "zip" and index < len(args):
-            return args[index]
-        if iterable.func.value == "enumerate" and index == 1 and args:
-            return args[0]
-    return None
-
-
-def _host_result(value: cst.BaseExpression) -> bool:
-    """``t.cpu()``, ``t.detach().cpu().float()``, ``t.numpy()``, ``t.to("cpu")``: on the host."""
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
-        method = value.func.attr.value
-        if method in ("cpu", "numpy", "tolist") or (method == "to" and _to_cpu(value)):
-            return True
-        value = value.func.value
-    return False
-
-
-def _made_on_cpu(model: SemanticModel, call: cst.Call, site: CallSite) -> bool:
-    qualified = model.qualify(call.func, site.scope) or ""
-    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-    if "device" in keywords:
-        return False
-    if qualified == "torch.load":
-        location = keywords.get("map_location")
-        return isinstance(location, cst.SimpleString) and location.evaluated_value == "cpu"
-    if qualified in CPU_TENSOR_MAKERS or qualified.startswith("numpy."):
-        return True
-    if "return_tensors" in keywords:
-        return True  # a tokenizer's or processor's tensors are made on the CPU
-    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "generate":
-        return True
-    target = model.resolve_function(call.func, site.scope)
-    return target is not None and target in _generating(model)
-
-
-def _generating(model: SemanticModel) -> dict[FunctionInfo, CallSite]:
-    """Functions of the module that call ``generate`` (themselves or through another): what they
-    return came out of sampling, which synchronised every token (``self._generate(model, ...)``)."""
-    return model.torch_steps.generating_functions
-
-
-def _root_call(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """``torch.tensor(x).float().view(-1)`` -> ``torch.tensor(x)``."""
-    while (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
-        and isinstance(expr.func.value, cst.Call)
-    ):
-        expr = expr.func.value
-    return expr
-
-
-def _is_loss(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -> bool:
-    """The value ``.backward()`` is called on in this function (``float(loss)``)."""
-    name = dotted_name(chain_root(expr, attributes=False))
-    if name is None or site.function is None:
-        return False
-    for call in site.function.calls:
-        func = call.node.func
-        if (
-            isinstance(func, cst.Attribute)
-            and func.attr.value == "backward"
-            and dotted_name(chain_root(func.value, attributes=False)) == name
-        ):
-            return True
     return False
 
 
@@ -472,7 +391,7 @@ def _reported(model: SemanticModel, site: CallSite) -> bool:
             and parent.args
         ):
             return False
-        if _indexes(model, parent, child, site):
+        if indexes(parent, child):
             return False
     node = model.dataflow.statement_of(site.node)
     if node is not None and _needed_on_host(model, node, site):
@@ -515,175 +434,66 @@ def _copies_to_host_async(site: CallSite) -> bool:
         non_blocking = any(
             a.keyword is not None and a.keyword.value == "non_blocking" for a in other.node.args
         )
-        if non_blocking and (func.attr.value in ("cpu", "copy_") or _to_cpu(other.node)):
+        if non_blocking and (func.attr.value in ("cpu", "copy_") or to_cpu(other.node)):
             return True
     return False
-
-
-def _indexes(model: SemanticModel, node: cst.CSTNode, child: cst.CSTNode, site: CallSite) -> bool:
-    """``child`` is an index or slice bound of ``node`` (``x[a.item():b.item()]``), or an argument
-    of ``range``/``slice``: Python needs the number itself."""
-    if isinstance(node, cst.SubscriptElement):
-        return True
-    if isinstance(node, cst.Call) and isinstance(child, cst.Arg):
-        return isinstance(node.func, cst.Name) and node.func.value in ("range", "slice")
-    return False
-
-
-# How a value read on the host is used later: "branch" (a condition, an index or slice bound, a
-# ``range`` argument), "data" (iterated: CPU-side processing of the rows), "guard" (checked for
-# NaNs), "returned" (the function's result: its callers decide).
-_REQUIRED_USES = frozenset({"branch", "data"})
-
-
-def _later_uses(model: SemanticModel, statement: cst.CSTNode, site: CallSite) -> set[str]:
-    """How the names ``statement`` assigns are used later in the function."""
-    return _uses(model, assigned_names(statement), statement, site, 0)
-
-
-def _uses(
-    model: SemanticModel, names: set[str], statement: cst.CSTNode, site: CallSite, depth: int
-) -> set[str]:
-    """How ``names`` are used after ``statement``, followed through a couple of assignments and
-    list appends (``offsets.append(start)``, then ``zip(offsets, ...)``). A branch or an iteration
-    means the program needs the value itself, with no device equivalent (an adaptive
-    coefficient, a truncation check, token lists for a request)."""
-    kinds: set[str] = set()
-    if not names:
-        return kinds
-    scope_node = site.function.node if site.function is not None else model.module
-    for name, first in model.dataflow.reads_after(scope_node, names, statement):
-        if _length_only(model, first):
-            continue  # ``if len(losses) > 0:`` reads how many, not the values
-        node: cst.CSTNode = name
-        parent: cst.CSTNode | None = first
-        appended_to: str | None = None
-        while parent is not None and not isinstance(
-            parent, cst.BaseSmallStatement | cst.BaseCompoundStatement
-        ):
-            if _indexes(model, parent, node, site):
-                return {"branch"}
-            if isinstance(parent, cst.CompFor) and node is parent.iter:
-                return {"data"}
-            if isinstance(parent, cst.Arg):
-                call = model.parent(parent)
-                if isinstance(call, cst.Call) and model.qualify(call.func, site.scope) in _GUARDS:
-                    kinds.add("guard")  # ``if math.isnan(loss_value):``: a guard, reported as one
-                    break
-                if (
-                    isinstance(call, cst.Call)
-                    and isinstance(call.func, cst.Attribute)
-                    and call.func.attr.value in ("append", "extend")
-                    and isinstance(call.func.value, cst.Name)
-                ):
-                    appended_to = call.func.value.value
-            node, parent = parent, model.parent(parent)
-        else:
-            if isinstance(parent, cst.If | cst.While) and node is parent.test:
-                return {"branch"}
-            if isinstance(parent, cst.For) and node is parent.iter:
-                return {"data"}
-            if isinstance(parent, cst.Return):
-                kinds.add("returned")
-            elif depth < 2 and parent is not None:
-                # ``x = value * 2``, then ``x``'s uses; ``xs.append(value)``, then ``xs``'s.
-                followed = {appended_to} if appended_to is not None else assigned_names(parent)
-                kinds |= _uses(model, followed, parent, site, depth + 1)
-            if kinds & _REQUIRED_USES:
-                return kinds
-    return kinds
 
 
 def _needed_on_host(model: SemanticModel, statement: cst.CSTNode, site: CallSite) -> bool:
     """The value read is branched on, iterated, or (returned) used so by a caller of the
-    function: the program needs it on the host."""
-    kinds = _later_uses(model, statement, site)
+    function: the program needs it on the host (``dataflow.uses``)."""
+    dataflow = model.dataflow
+    kinds = dataflow.later_uses(statement, site.scope, site.function, guards=_GUARDS)
     if isinstance(statement, cst.Return):
-        kinds.add("returned")
-    holder = _appended_to(model, site.node)
+        kinds.add(RETURNED)
+    holder = dataflow.appended_to(site.node)
     if holder is not None:  # ``offsets.append(int(t.item()))``: then how ``offsets`` is used
-        kinds |= _uses(model, {holder}, statement, site, 1)
-    if kinds & _REQUIRED_USES:
+        kinds |= dataflow.uses(
+            {holder}, statement, site.scope, site.function, guards=_GUARDS, follow=1
+        )
+    if kinds & NEEDS_VALUE:
         return True
-    if "returned" in kinds and site.function is not None:
+    if RETURNED in kinds and site.function is not None:
         for caller in model.torch_steps.callers_of(site.function):
-            held = model.dataflow.statement_of(caller.node)
+            held = dataflow.statement_of(caller.node)
             if held is None:
                 continue
-            if _in_index(model, caller) or _later_uses(model, held, caller) & _REQUIRED_USES:
+            if dataflow.in_index(caller.node) or (
+                dataflow.later_uses(held, caller.scope, caller.function, guards=_GUARDS)
+                & NEEDS_VALUE
+            ):
                 return True
     return False
 
 
-def _length_only(model: SemanticModel, parent: cst.CSTNode) -> bool:
-    """A name's use as the one argument of ``len(...)``."""
-    call = model.parent(parent) if isinstance(parent, cst.Arg) else None
-    return (
-        isinstance(call, cst.Call)
-        and isinstance(call.func, cst.Name)
-        and call.func.value == "len"
-        and len(call.args) == 1
-    )
-
-
-def _appended_to(model: SemanticModel, node: cst.CSTNode) -> str | None:
-    """``xs`` when ``node`` is (inside) the argument of ``xs.append(...)`` / ``xs.extend(...)``."""
-    for _, parent in model.dataflow.up_to_statement(node):
-        if isinstance(parent, cst.Arg):
-            call = model.parent(parent)
-            if (
-                isinstance(call, cst.Call)
-                and isinstance(call.func, cst.Attribute)
-                and call.func.attr.value in ("append", "extend")
-                and isinstance(call.func.value, cst.Name)
-            ):
-                return call.func.value.value
-    return None
-
-
-def _in_index(model: SemanticModel, site: CallSite) -> bool:
-    return any(
-        _indexes(model, node, child, site)
-        for child, node in model.dataflow.up_to_statement(site.node)
-    )
-
-
 def _how(model: SemanticModel, site: CallSite) -> str:
-    """The fix for what the read is used for: a guard, a timing, a bare sync, or logging."""
+    """The fix, by what the read is used for (the rule's ``variants``): a guard, a timing, a bare
+    sync, or logging."""
     statement = model.dataflow.statement_of(site.node)
     if _is_guard(model, site) or (
-        statement is not None and "guard" in _later_uses(model, statement, site)
+        statement is not None
+        and GUARD in model.dataflow.later_uses(statement, site.scope, site.function, guards=_GUARDS)
     ):
-        return "check it on the device (`torch.isfinite(loss)`) and read the flag every N steps"
+        return "guard"
     if _is_sync(model, site):
-        if _times(model, site):
-            return (
-                "time with `torch.cuda.Event(enable_timing=True)`, or synchronize only on the "
-                "log step"
-            )
-        return "remove it, or synchronize only on the log step"
-    return (
-        "accumulate on the device (`running += loss.detach()`) and read it inside your logging "
-        "cadence (`if step % log_every == 0:`)"
-    )
+        return "timing" if _times(model, site) else "sync"
+    return "logging"
 
 
 def _is_guard(model: SemanticModel, site: CallSite) -> bool:
-    node: cst.CSTNode | None = site.node
-    while node is not None:
-        parent = model.parent(node)
-        if isinstance(parent, cst.If | cst.While) and parent.test is node:
-            return True
-        if isinstance(parent, cst.Assert):
-            return True
+    """The read is a check: an argument of a guard (``math.isnan(loss.item())``) within its
+    statement, the test of an ``if``/``while``, or in an ``assert``."""
+    node: cst.CSTNode = site.node
+    for _, parent in model.dataflow.up_to_statement(site.node):
         if isinstance(parent, cst.Arg):
             call = model.parent(parent)
             if isinstance(call, cst.Call) and model.qualify(call.func, site.scope) in _GUARDS:
                 return True
-        if isinstance(parent, cst.BaseSmallStatement | cst.BaseCompoundStatement) or parent is None:
-            return False
         node = parent
-    return False
+    statement = model.parent(node)
+    return (isinstance(statement, cst.If | cst.While) and statement.test is node) or isinstance(
+        statement, cst.Assert
+    )
 
 
 def _times(model: SemanticModel, site: CallSite) -> bool:

@@ -9,17 +9,18 @@ from functools import partial
 import libcst as cst
 
 from tinker_lint.model.query import (
-    CPU_TENSOR_MAKERS,
     CallSite,
     LoopInfo,
     Scope,
     SemanticModel,
     TorchStep,
     argument,
+    assigned_names,
     dotted_name,
     has_keyword,
+    loop_iterables,
+    loop_targets,
     passed,
-    target_names,
 )
 from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs, words
@@ -219,8 +220,8 @@ def _is_device(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -
     """Whether ``expr`` names a device other than the CPU, as far as the module shows: not a
     dtype, not ``"cpu"`` (nor a name only ever bound to it), not the device of a tensor the step
     computed (``labels.to(logits.device)`` is a hop between devices)."""
-    if _is_cpu(model, expr, site):
-        return False
+    if model.tensors.is_cpu_device(expr, site.scope, with_index=True):
+        return False  # ``"cpu"``, ``"cpu:0"``, ``torch.device("cpu")``, a name bound to one
     if isinstance(expr, cst.Attribute):
         if expr.attr.value == "dtype":
             return False
@@ -232,68 +233,13 @@ def _is_device(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -
             expr.attr.value == "device"
             and isinstance(expr.value, cst.Name)
             and site.loops
-            and _bound_in(model, expr.value.value, site.loops[-1], site.scope)
+            and model.dataflow.assigned_in(expr.value.value, site.loops[-1], site.scope)
         ):
             return False
-    if isinstance(expr, cst.Name):
-        if "dtype" in expr.value:
-            return False
-        bindings = site.scope.lookup(expr.value)
-        if bindings and all(
-            b.kind == "value"
-            and isinstance(b.expr, cst.BaseExpression)
-            and _is_cpu(model, b.expr, site)
-            for b in bindings
-        ):
-            return False
-    return True
-
-
-def _is_cpu(model: SemanticModel, expr: cst.BaseExpression, site: CallSite) -> bool:
-    """``"cpu"``, ``"cpu:0"``, ``torch.device("cpu")``."""
-    if isinstance(expr, cst.SimpleString):
-        value = expr.evaluated_value
-        return isinstance(value, str) and value.split(":")[0] == "cpu"
-    if (
-        isinstance(expr, cst.Call)
-        and expr.args
-        and model.qualify(expr.func, site.scope) == "torch.device"
-    ):
-        return _is_cpu(model, expr.args[0].value, site)
-    return False
-
-
-def _bound_in(model: SemanticModel, name: str, loop: LoopInfo, scope: Scope) -> bool:
-    """Whether ``name`` gets a value inside ``loop``'s body (a tensor of this step)."""
-    for binding in scope.lookup(name):
-        if binding.expr is not None and model.contains(loop.body, binding.expr):
-            return True
-    return False
+    return not (isinstance(expr, cst.Name) and "dtype" in expr.value)
 
 
 # --- where the copied value comes from ----------------------------------------------------------
-def _chain_root(model: SemanticModel, expr: cst.BaseExpression, scope: Scope) -> cst.BaseExpression:
-    """``batch["x"].float()[0]`` -> ``batch``; ``torch.from_numpy(b)`` -> ``b``. A copy in the
-    chain (``.to``, ``.cuda``) is kept: what it gives is on the device already."""
-    while True:
-        if isinstance(expr, cst.Subscript | cst.Attribute):
-            expr = expr.value
-        elif (
-            isinstance(expr, cst.Call)
-            and expr.args
-            and model.qualify(expr.func, scope) in CPU_TENSOR_MAKERS
-            and passed(expr, "device") is None
-        ):
-            # Before the methods: ``torch.from_numpy(b)`` is a call of an attribute too.
-            expr = expr.args[0].value
-        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            if expr.func.attr.value in ("to", "cuda"):
-                return expr
-            expr = expr.func.value
-        else:
-            return expr
-
-
 def feed_of(
     model: SemanticModel, expr: cst.BaseExpression, site: CallSite, depth: int = 0
 ) -> Feed | None:
@@ -302,7 +248,7 @@ def feed_of(
     it comes from elsewhere (an environment, the model, setup) or was copied already."""
     if depth > _DEPTH:
         return None
-    root = _chain_root(model, expr, site.scope)
+    root = model.tensors.data_root(expr, site.scope)
     if isinstance(root, cst.Call):
         if isinstance(root.func, cst.Name) and root.func.value == "next" and root.args:
             return Feed(root.args[0].value, site.scope)
@@ -312,7 +258,7 @@ def feed_of(
     name = root.value
     # A target of a loop around the copy (the innermost first): its items are the batches.
     for loop in reversed(site.loops):
-        if name in _loop_targets(loop):
+        if name in loop_targets(loop):
             if _reassigned_before(model, name, loop, site):
                 break
             return _loop_feed(model, loop, site, depth)
@@ -340,19 +286,6 @@ def feed_of(
     return None
 
 
-def _loop_targets(loop: LoopInfo) -> set[str]:
-    node = loop.node
-    names: set[str] = set()
-    if isinstance(node, cst.For):
-        names = target_names(node.target)
-    elif isinstance(node, cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp):
-        clause: cst.CompFor | None = node.for_in
-        while clause is not None:
-            names |= target_names(clause.target)
-            clause = clause.inner_for_in
-    return names
-
-
 def _reassigned_before(model: SemanticModel, name: str, loop: LoopInfo, site: CallSite) -> bool:
     """``x = x.to(device)`` earlier in the loop body: the ``x`` copied later is that one."""
     line = model.line_of(site.node)
@@ -372,10 +305,9 @@ def _reassigned_before(model: SemanticModel, name: str, loop: LoopInfo, site: Ca
 def _loop_feed(model: SemanticModel, loop: LoopInfo, site: CallSite, depth: int) -> Feed | None:
     """The loop's iterable, when its items are batches: the training loop's own items (unless it
     counts, ``range``), a DataLoader's or a generator's, or the items of a batch (``.items()``)."""
-    iterables = list(_iterables(loop))
-    if not iterables:
+    iterable = next(loop_iterables(loop), None)
+    if iterable is None:
         return None
-    iterable = iterables[0]
     base = _unwrapped(model, iterable, loop.scope)
     if isinstance(base, cst.Call) and dotted_name(base.func) == "range":
         return None
@@ -393,7 +325,7 @@ def _loop_feed(model: SemanticModel, loop: LoopInfo, site: CallSite, depth: int)
 def _on_device(model: SemanticModel, expr: cst.BaseExpression, scope: Scope) -> bool:
     """``xs.to(device)``, or a name every assignment of which is one: its items are on the
     device already."""
-    root = _chain_root(model, expr, scope)
+    root = model.tensors.data_root(expr, scope)
     if isinstance(root, cst.Call):
         return isinstance(root.func, cst.Attribute) and root.func.attr.value in ("to", "cuda")
     if not isinstance(root, cst.Name):
@@ -401,19 +333,11 @@ def _on_device(model: SemanticModel, expr: cst.BaseExpression, scope: Scope) -> 
     values = [b.expr for b in scope.lookup(root.value) if b.kind == "value"]
     return bool(values) and all(
         isinstance(value, cst.BaseExpression)
-        and isinstance(moved := _chain_root(model, value, scope), cst.Call)
+        and isinstance(moved := model.tensors.data_root(value, scope), cst.Call)
         and isinstance(moved.func, cst.Attribute)
         and moved.func.attr.value in ("to", "cuda")
         for value in values
     )
-
-
-def _iterables(loop: LoopInfo) -> Iterator[cst.BaseExpression]:
-    node = loop.node
-    if isinstance(node, cst.For):
-        yield node.iter
-    elif isinstance(node, cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp):
-        yield node.for_in.iter
 
 
 def _unwrapped(model: SemanticModel, expr: cst.BaseExpression, scope: Scope) -> cst.BaseExpression:
@@ -483,20 +407,13 @@ def _lacks_pinning(loader: cst.Call) -> bool:
 def _feeds_generate(model: SemanticModel, site: CallSite) -> bool:
     """The copy is an input of ``generate(...)`` (which synchronises every token anyway): inside
     its arguments, or assigned to a name the loop passes to it."""
-    node: cst.CSTNode | None = model.parent(site.node)
-    statement = None
-    while node is not None:
-        if _is_generate(node):
-            return True
-        if isinstance(node, cst.BaseSmallStatement):
-            statement = node
-            break
-        node = model.parent(node)
+    dataflow = model.dataflow
+    if any(_is_generate(parent) for _, parent in dataflow.up_to_statement(site.node)):
+        return True
+    statement = dataflow.statement_of(site.node)
     if not isinstance(statement, cst.Assign) or not site.loops:
         return False
-    targets: set[str] = set()
-    for target in statement.targets:
-        targets |= target_names(target.target)
+    targets = assigned_names(statement)
     for other in site.loops[-1].calls:
         if _is_generate(other.node) and any(
             isinstance(arg.value, cst.Name) and arg.value.value in targets
@@ -528,7 +445,7 @@ def _setup_of_a_run(model: SemanticModel, step: TorchStep) -> bool:
 def _written_after(model: SemanticModel, source: cst.BaseExpression, site: CallSite) -> str | None:
     """An in-place write of the copied value's root later in the loop (``x.copy_(...)``,
     ``x[...] = ...``), as source text: a reused buffer, which makes the fix unsafe."""
-    root = _chain_root(model, source, site.scope)
+    root = model.tensors.data_root(source, site.scope)
     if not isinstance(root, cst.Name) or not site.loops:
         return None
     name = root.value
@@ -557,5 +474,5 @@ def _written_after(model: SemanticModel, source: cst.BaseExpression, site: CallS
 
 
 def _names(model: SemanticModel, expr: cst.BaseExpression, scope: Scope) -> str | None:
-    root = _chain_root(model, expr, scope)
+    root = model.tensors.data_root(expr, scope)
     return root.value if isinstance(root, cst.Name) else None

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tinker_lint.model.query import (
+    HOST_READS,
     CallSite,
     ElementAccess,
     LoopInfo,
@@ -31,8 +32,7 @@ from tinker_lint.rules.torchloop import every_torch_step, in_torch_step, loop_st
 
 # Reads of a tensor on the host: inside a per-element loop, one sync (and one Python object) per
 # element. TNK401 reports them in a step; TNK404 reports the loop, at the read (``supersedes``).
-_TO_HOST = frozenset({"item", "tolist", "cpu", "numpy"})
-_SYNCS = _TO_HOST | {"synchronize"}
+_SYNCS = HOST_READS | {"synchronize"}
 # In-place updates of a parameter (an EMA, a manual SGD step): one kernel per parameter tensor.
 _IN_PLACE = frozenset(
     {"mul_", "add_", "sub_", "div_", "lerp_", "copy_", "addcmul_", "addcdiv_", "zero_"}
@@ -317,7 +317,7 @@ def _leaves_torch(
 def _items_leave_torch(model: SemanticModel, tensors: Tensors, loop: LoopInfo) -> bool:
     """Whether every use of the loop's items in its body hands them to code that is not torch
     (``tokenizer.decode(ids)``)."""
-    targets = loop_targets(loop)
+    targets = loop_targets(loop, every_name=True)
     bound: set[int] = set()
     node = loop.node
     if isinstance(node, cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp):
@@ -489,7 +489,7 @@ def _parameter_updates(model: SemanticModel, loop: LoopInfo) -> cst.Call | None:
     iterable = next(loop_iterables(loop))
     if not _over_parameters(iterable):
         return None
-    targets = loop_targets(loop)
+    targets = loop_targets(loop, every_name=True)
     for site in loop.calls:
         func = site.node.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in _IN_PLACE:
@@ -541,7 +541,7 @@ def _host_read(model: SemanticModel, loop: LoopInfo) -> cst.Call | None:
         func = site.node.func
         if (
             isinstance(func, cst.Attribute)
-            and func.attr.value in _TO_HOST
+            and func.attr.value in HOST_READS
             and not site.node.args
             and model.contains(loop.body, site.node)
         ):

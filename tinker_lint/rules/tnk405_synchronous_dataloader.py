@@ -232,26 +232,9 @@ def _device_argument(call: cst.Call) -> cst.BaseExpression | None:
 def _device_kind(model: SemanticModel, site: CallSite, value: cst.BaseExpression) -> str:
     """ "cpu" for ``"cpu"``, ``torch.device("cpu")`` or a name bound only to one; "dtype" for
     ``torch.float16``; else "device"."""
-    if _is_cpu(model, site, value):
+    if model.tensors.is_cpu_device(value, site.scope):
         return "cpu"
-    if isinstance(value, cst.Name):
-        bindings = site.scope.lookup(value.value)
-        if bindings and all(
-            b.kind == "value"
-            and isinstance(b.expr, cst.BaseExpression)
-            and _is_cpu(model, site, b.expr)
-            for b in bindings
-        ):
-            return "cpu"
     qualified = model.qualify(value, site.scope) or ""
     if qualified.startswith("torch.") and qualified != "torch.device":
         return "dtype"
     return "device"
-
-
-def _is_cpu(model: SemanticModel, site: CallSite, value: cst.BaseExpression) -> bool:
-    if isinstance(value, cst.SimpleString):
-        return value.evaluated_value == "cpu"
-    if isinstance(value, cst.Call) and model.qualify(value.func, site.scope) == "torch.device":
-        return bool(value.args) and _is_cpu(model, site, value.args[0].value)
-    return False

@@ -115,9 +115,8 @@ def empties_cache(model: SemanticModel, site: CallSite) -> bool:
 
 
 def in_oom_handler(model: SemanticModel, site: CallSite) -> bool:
-    node: cst.CSTNode | None = model.parent(site.node)
-    while node is not None and not isinstance(node, cst.FunctionDef):
-        if isinstance(node, cst.ExceptHandler):
-            return True
-        node = model.parent(node)
-    return False
+    """In an ``except`` handler of its function (``except torch.cuda.OutOfMemoryError:``)."""
+    return any(
+        isinstance(node, cst.ExceptHandler)
+        for node in model.dataflow.enclosing(site.node, cst.FunctionDef)
+    )

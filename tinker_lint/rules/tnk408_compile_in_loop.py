@@ -83,8 +83,7 @@ for batch in loader:
 
 def _once(model: SemanticModel, site: CallSite) -> bool:
     """Behind ``if compiled is None:`` / ``if not compiled:``: runs once."""
-    node = model.parent(site.node)
-    while node is not None and not isinstance(node, cst.FunctionDef | cst.For | cst.While):
+    for node in model.dataflow.enclosing(site.node, (cst.FunctionDef, cst.For, cst.While)):
         if isinstance(node, cst.If):
             test = node.test
             if isinstance(test, cst.Comparison) and any(
@@ -96,5 +95,4 @@ def _once(model: SemanticModel, site: CallSite) -> bool:
                 return True
             if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
                 return True
-        node = model.parent(node)
     return False

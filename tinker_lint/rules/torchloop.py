@@ -66,9 +66,7 @@ def _place(model: SemanticModel, loop: LoopInfo) -> cst.CSTNode:
     if loop.parent is None:
         return loop.node
     place: cst.CSTNode = loop.node
-    node = model.parent(loop.node)
-    while node is not None and node is not loop.parent.node:
+    for node in model.dataflow.enclosing(loop.node, below=loop.parent.node):
         if isinstance(node, cst.With):
             place = node
-        node = model.parent(node)
     return place

@@ -216,13 +216,23 @@ class Steps:
         for site in function.calls:
             if Role.TRAIN not in self.model.roles_submitted_by_call(site.node, site.scope):
                 continue
-            if site.loops:
-                in_loop = True
+            if site.loops or self._runs_steps(site):
+                in_loop = True  # a loop of its own, or a call of a function that loops
             else:
                 outside = True
                 break
         self._training_runs[function] = found = in_loop and not outside
         return found
+
+    def _runs_steps(self, site: CallSite) -> bool:
+        """Whether ``site`` calls a function that runs training steps in a loop of its own: one
+        of this module (``runs_own_loop``), or of the project or the cookbook whose summary
+        waits in a loop (``await do_training(...)`` in a ``main`` that first loads a state)."""
+        target = resolve_function(self.model.methods, site.node.func, site.scope)
+        if target is not None:
+            return self.runs_own_loop(target)
+        summary = self.model.helper_of(site.node, site.scope)
+        return summary is not None and summary.waits_in_loop
 
     def _loops_over_fresh_data(
         self, function: FunctionInfo, call: CallSite, loop: LoopInfo

@@ -1,7 +1,7 @@
 """Python loops that go through a tensor one element (or row) at a time, and the loops among them
 that must stay sequential: what TNK203 (in a Tinker step) and TNK404 (in a torch step) both ask.
 
-- ``loop_targets``/``index_reads``: the loop's own variables, and which of them a subscript
+- ``index_reads``: which of the loop's own variables (``dataflow.loop_targets``) a subscript
   reads (``w[t]``, ``adv[t, k]``);
 - ``element_subscripts``: the subscripts of the body that index a value by the loop's variables;
 - ``reads_another_element``: TNK203's recurrence test (``adv[t] = ... adv[t + 1]``);
@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
+from tinker_lint.model.analyses.dataflow import loop_targets, names_in
 from tinker_lint.model.analyses.flow import _kept_walk
 from tinker_lint.model.facts.scopes import LoopInfo
-from tinker_lint.model.facts.tree import child_nodes
 
 if TYPE_CHECKING:
     from tinker_lint.model.analyses.view import ModelView
@@ -37,34 +37,6 @@ class ElementAccess:
     stored: bool
 
 
-def loop_targets(loop: LoopInfo) -> set[str]:
-    """The names a ``for`` loop or a comprehension binds on each iteration."""
-    node = loop.node
-    targets: list[cst.BaseExpression] = []
-    if isinstance(node, cst.For):
-        targets.append(node.target)
-    elif isinstance(node, cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp):
-        clause: cst.CompFor | None = node.for_in
-        while clause is not None:
-            targets.append(clause.target)
-            clause = clause.inner_for_in
-    return {name for target in targets for name in names_in(target)}
-
-
-def names_in(node: cst.CSTNode) -> Iterator[str]:
-    """Every name under ``node`` (attribute names too), in source order."""
-    # Through the child fields ``tree.py`` knows (layout left out) and by exact type: libcst's
-    # ``node.children`` rebuilds each node it passes, and ``isinstance`` on its classes is slow.
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        kind = type(current)
-        if kind is cst.Name:
-            yield cast(cst.Name, current).value
-            continue  # its only children are parentheses
-        stack.extend(reversed(child_nodes(current)))
-
-
 def index_reads(node: cst.Subscript) -> set[str]:
     """The names the index of ``node`` reads (``x[t + 1, k]`` -> ``{t, k}``)."""
     return {name for element in node.slice for name in names_in(element.slice)}
@@ -78,7 +50,7 @@ def element_subscripts(
 ) -> list[ElementAccess]:
     """The subscripts in ``loop``'s body that index an array (``is_array``) by one of ``names``
     (the loop's own variables by default), in source order."""
-    targets = loop_targets(loop) if names is None else names
+    targets = loop_targets(loop, every_name=True) if names is None else names
     if not targets:
         return []
     return [
@@ -152,7 +124,7 @@ def _carried_names(model: ModelView, loop: LoopInfo) -> set[str]:
     accumulator (``total += x``, read nowhere else in the body) is a reduction, not carried."""
     if not isinstance(loop.node, cst.For | cst.While):
         return set()  # a comprehension assigns nothing (walrus aside)
-    targets = loop_targets(loop)
+    targets = loop_targets(loop, every_name=True)
     assigned: set[str] = set()
     read_first: set[str] = set()
     accumulated: dict[str, int] = {}

@@ -17,7 +17,10 @@ A value is a tensor when it is followed back, through a few assignments, to:
 
 A tensor is on the CPU when it is made by a factory without ``device=`` (``torch.tensor(list)``,
 ``torch.zeros(n)``, ``torch.from_numpy``), by ``.cpu()``/``.numpy()``, or is a numpy array; a
-``.to()``/``.cuda()`` result, a model output, a loss or a batch is maybe on a GPU.
+``.to()``/``.cuda()`` result, a model output, a loss or a batch is maybe on a GPU. TNK401 asks an
+older form of that question (``on_cpu(..., any_binding=True)``): one assignment of the value that
+made it on the CPU, a tokenizer's output or what ``generate`` returned is enough (issue 31: the
+two are kept apart, each as its rule had it, until a commit of its own unifies them).
 """
 
 from __future__ import annotations
@@ -28,10 +31,11 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from tinker_lint.model.analyses.bindings import argument, parameters
-from tinker_lint.model.facts.arguments import has_keyword
+from tinker_lint.model.analyses.dataflow import chain_root, root_call
+from tinker_lint.model.facts.arguments import has_keyword, passed
 from tinker_lint.model.facts.imports import dotted_name
-from tinker_lint.model.facts.names import ARRAY_SCALAR_METHODS, array_function
-from tinker_lint.model.facts.scopes import Binding, Scope
+from tinker_lint.model.facts.names import ARRAY_SCALAR_METHODS, CPU_TENSOR_MAKERS, array_function
+from tinker_lint.model.facts.scopes import Binding, FunctionInfo, Scope
 from tinker_lint.model.facts.types import Kind
 
 if TYPE_CHECKING:
@@ -56,6 +60,9 @@ _FACTORIES = frozenset(
 _SPLITS = frozenset({"torch.split", "torch.chunk", "torch.unbind", "torch.tensor_split"})
 _SPLIT_METHODS = frozenset({"split", "chunk", "unbind", "tensor_split"})
 _DATALOADER = "torch.utils.data.DataLoader"
+# Bindings ``on_cpu(..., any_binding=True)`` follows back to where a value was made: ``x = ...``,
+# ``a, b = ...``, ``for x in ...``, ``for a, b in zip(...)``.
+_FOLLOWED = frozenset({"value", "unpack", "iter", "iter-unpack"})
 
 
 class Tensors:
@@ -118,7 +125,7 @@ class Tensors:
                 expr.value, scope, depth + 1
             )
         if isinstance(expr, cst.Name):
-            if self._is_loss(expr, scope) or self._batch(expr, scope, depth):
+            if self.is_loss(expr, scope.function) or self._batch(expr, scope, depth):
                 return True
             bindings = scope.lookup(expr.value)
             if self._tensor_argument(expr.value, bindings, depth):
@@ -217,19 +224,31 @@ class Tensors:
                     return True
         return False
 
-    def _is_loss(self, name: cst.Name, scope: Scope) -> bool:
-        """The value ``.backward()`` is called on in this function."""
-        function = scope.function
-        if function is None:
+    def is_loss(
+        self,
+        expr: cst.BaseExpression,
+        function: FunctionInfo | None,
+        *,
+        through_chains: bool = False,
+    ) -> bool:
+        """The value ``.backward()`` is called on in ``function``: ``loss`` for ``loss.backward()``.
+        ``through_chains`` (TNK401's reading): both sides go back to the dotted name a chain of
+        calls and subscripts starts from (``float(self.loss)`` for ``self.loss.mean().backward()``);
+        without it, a plain name and a plain receiver only."""
+        if through_chains:
+            name = dotted_name(chain_root(expr, attributes=False))
+        else:
+            name = expr.value if isinstance(expr, cst.Name) else None
+        if name is None or function is None:
             return False
         for site in function.calls:
             func = site.node.func
-            if (
-                isinstance(func, cst.Attribute)
-                and func.attr.value == "backward"
-                and isinstance(func.value, cst.Name)
-                and func.value.value == name.value
-            ):
+            if not isinstance(func, cst.Attribute) or func.attr.value != "backward":
+                continue
+            if through_chains:
+                if dotted_name(chain_root(func.value, attributes=False)) == name:
+                    return True
+            elif isinstance(func.value, cst.Name) and func.value.value == name:
                 return True
         return False
 
@@ -264,8 +283,21 @@ class Tensors:
         return False
 
     # ======================================================================================
-    def on_cpu(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0) -> bool:
-        """Whether the tensor ``expr`` is known to be on the CPU (see the module doc)."""
+    def on_cpu(
+        self, expr: cst.BaseExpression, scope: Scope, depth: int = 0, *, any_binding: bool = False
+    ) -> bool:
+        """Whether the tensor ``expr`` is known to be on the CPU (see the module doc): every
+        value it may hold is, an op's where its tensor inputs are (TNK404).
+
+        ``any_binding`` (TNK401's question, kept as it was): the value a chain of calls and
+        subscripts starts from was made on the CPU by one of its assignments or loop targets,
+        followed back three times: ``torch.from_numpy``, ``torch.tensor`` without ``device=``,
+        ``torch.load(map_location="cpu")``, any numpy function, a tokenizer's or processor's output
+        (``return_tensors="pt"``), a ``.cpu()``/``.numpy()``/``.tolist()`` result, or what
+        ``generate`` returned (which synchronised every token already), directly or through a
+        function of the module. Ops and arithmetic are not followed."""
+        if any_binding:
+            return self._made_on_cpu(expr, scope, depth)
         model = self.model
         if depth > _MAX_DEPTH:
             return False
@@ -336,6 +368,119 @@ class Tensors:
             )
         return False
 
+    def data_root(self, expr: cst.BaseExpression, scope: Scope) -> cst.BaseExpression:
+        """What a tensor's chain is made from: ``batch["x"].float()[0]`` -> ``batch``,
+        ``torch.from_numpy(b)`` -> ``b`` (a CPU maker without ``device=``: the data it wraps). A
+        copy in the chain (``.to``, ``.cuda``) is kept: what it gives is on the device already."""
+        return chain_root(
+            expr, attributes=True, keep=_MOVES, into=lambda call: self._cpu_wrapped(call, scope)
+        )
+
+    def _cpu_wrapped(self, call: cst.Call, scope: Scope) -> cst.BaseExpression | None:
+        """The data ``torch.from_numpy(b)``, ``np.asarray(b)`` make a CPU tensor or array of."""
+        if (
+            call.args
+            and self.model.qualify(call.func, scope) in CPU_TENSOR_MAKERS
+            and passed(call, "device") is None
+        ):
+            return call.args[0].value
+        return None
+
+    def is_cpu_device(
+        self, expr: cst.BaseExpression, scope: Scope, *, with_index: bool = False
+    ) -> bool:
+        """``expr`` names the host: ``"cpu"``, ``torch.device("cpu")``, or a name every assignment
+        of which is one. ``with_index`` (TNK403's reading): ``"cpu:0"`` too; without (TNK405's),
+        ``"cpu"`` alone."""
+        if self._cpu_literal(expr, scope, with_index):
+            return True
+        if not isinstance(expr, cst.Name):
+            return False
+        bindings = scope.lookup(expr.value)
+        return bool(bindings) and all(
+            b.kind == "value"
+            and isinstance(b.expr, cst.BaseExpression)
+            and self._cpu_literal(b.expr, scope, with_index)
+            for b in bindings
+        )
+
+    def _cpu_literal(self, expr: cst.BaseExpression, scope: Scope, with_index: bool) -> bool:
+        if isinstance(expr, cst.SimpleString):
+            value = expr.evaluated_value
+            if with_index:
+                return isinstance(value, str) and value.split(":")[0] == "cpu"
+            return value == "cpu"
+        if isinstance(expr, cst.Call) and self.model.qualify(expr.func, scope) == "torch.device":
+            return bool(expr.args) and self._cpu_literal(expr.args[0].value, scope, with_index)
+        return False
+
+    def _made_on_cpu(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> bool:
+        root = chain_root(expr, attributes=False)
+        if not isinstance(root, cst.Name) or depth > 3:
+            return False
+        for binding in scope.lookup(root.value):
+            value = binding.expr
+            if binding.kind not in _FOLLOWED or not isinstance(value, cst.BaseExpression):
+                continue
+            if binding.kind == "iter-unpack":
+                # ``for row, mask in zip(ids_cpu, masks)``
+                value = iterated_part(value, binding.index, wrappers=False)
+                if value is None:
+                    continue
+            if isinstance(chain_root(value, attributes=False), cst.Name) and self._made_on_cpu(
+                value, scope, depth + 1
+            ):
+                return True  # ``completion_ids = out[:, n:]`` after ``out = model.generate(...)``
+            if _host_result(value):
+                return True  # ``ids = t.cpu()``: reading ``ids`` later costs nothing
+            value = root_call(value)
+            if not isinstance(value, cst.Call):
+                continue
+            if self._cpu_call(value, scope):
+                return True
+        return False
+
+    def _cpu_call(self, call: cst.Call, scope: Scope) -> bool:
+        """A call whose result is made on the CPU (``on_cpu(..., any_binding=True)``)."""
+        model = self.model
+        qualified = model.qualify(call.func, scope) or ""
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        if "device" in keywords:
+            return False
+        if qualified == "torch.load":
+            location = keywords.get("map_location")
+            return isinstance(location, cst.SimpleString) and location.evaluated_value == "cpu"
+        if qualified in CPU_TENSOR_MAKERS or qualified.startswith("numpy."):
+            return True
+        if "return_tensors" in keywords:
+            return True  # a tokenizer's or processor's tensors are made on the CPU
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "generate":
+            return True
+        # Functions of the module that call ``generate`` (themselves or through another): what
+        # they return came out of sampling (``self._generate(model, ...)``).
+        target = model.resolve_function(call.func, scope)
+        return target is not None and target in model.torch_steps.generating_functions
+
+
+def to_cpu(call: cst.Call) -> bool:
+    """``t.to("cpu")``, ``t.to(device="cpu")``: a copy to the host, by the string ``"cpu"`` (the
+    first argument that is one decides; ``torch.device("cpu")`` is not looked at)."""
+    for arg in call.args:
+        value = arg.value
+        if isinstance(value, cst.SimpleString) and value.evaluated_value == "cpu":
+            return arg.keyword is None or arg.keyword.value == "device"
+    return False
+
+
+def _host_result(value: cst.BaseExpression) -> bool:
+    """``t.cpu()``, ``t.detach().cpu().float()``, ``t.numpy()``, ``t.to("cpu")``: on the host."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        method = value.func.attr.value
+        if method in ("cpu", "numpy", "tolist") or (method == "to" and to_cpu(value)):
+            return True
+        value = value.func.value
+    return False
+
 
 def _casts_only(model: ModelView, call: cst.Call, scope: Scope) -> bool:
     """``t.to(torch.long)``, ``t.to(dtype=x)``: a cast that leaves the tensor where it is."""
@@ -363,10 +508,27 @@ def _owner(name: str, scope: Scope) -> object:
     return id(bindings[0].scope) if bindings else None
 
 
-def iterated_part(iterable: cst.BaseExpression, index: int | None) -> cst.BaseExpression | None:
+def iterated_part(
+    iterable: cst.BaseExpression, index: int | None, *, wrappers: bool = True
+) -> cst.BaseExpression | None:
     """What a loop variable is an item of: ``t`` for ``row`` in ``for row in t``; for position
     ``index`` of ``for i, row in enumerate(t)``, None (the counter) or ``t``; for ``for a, b in
-    zip(t, u)``, ``t`` or ``u``. None when it is not an item of one value."""
+    zip(t, u)``, ``t`` or ``u``. None when it is not an item of one value.
+
+    ``wrappers``: through ``reversed``/``iter``/``list``/``tuple`` and nested calls too
+    (``zip(reversed(t), u)`` -> ``t``). Without (TNK401's reading, kept as it was): one ``zip``
+    or ``enumerate`` and a position of it, what it is called with as written (``reversed(t)``)."""
+    if not wrappers:
+        if index is None or not (
+            isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name)
+        ):
+            return None
+        args = [a.value for a in iterable.args if a.keyword is None and not a.star]
+        if iterable.func.value == "zip" and index < len(args):
+            return args[index]
+        if iterable.func.value == "enumerate" and index == 1 and args:
+            return args[0]
+        return None
     while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
         name = iterable.func.value
         args = [a.value for a in iterable.args if a.keyword is None and not a.star]

@@ -41,6 +41,10 @@ CPU_TENSOR_MAKERS = frozenset(
     {"torch.from_numpy", "torch.tensor", "torch.as_tensor", "numpy.array", "numpy.asarray"}
 )
 
+# Methods that copy a tensor to the host (``loss.item()``), so the CPU waits for the GPU to finish
+# everything queued: TNK401's reads on every step, TNK404's per element.
+HOST_READS = frozenset({"item", "tolist", "cpu", "numpy"})
+
 # Modules whose functions make or compute arrays (``np.array``, ``torch.tensor``, ``F.softmax``).
 _ARRAY_MODULES = frozenset(
     {"numpy", "numpy.linalg", "torch", "torch.nn.functional", "torch.linalg", "torch.special"}
