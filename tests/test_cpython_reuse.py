@@ -20,7 +20,9 @@ from tinker_lint.syntax import cpython
 from tinker_lint.syntax.buffers import parses_kept
 
 # A long real file that needs no download: the inner loop's chain (the cookbook's are slow).
-OWN_SOURCE = Path(__file__).resolve().parent.parent / "tinker_lint" / "model" / "analyses" / "flow.py"
+OWN_SOURCE = (
+    Path(__file__).resolve().parent.parent / "tinker_lint" / "model" / "analyses" / "flow.py"
+)
 KEY = "edited.py"
 
 BASE = '''"""A module."""

@@ -42,6 +42,7 @@ from tinker_lint.model.facts.collect import collect
 from tinker_lint.model.facts.names import array_function
 from tinker_lint.model.facts.scopes import (
     Binding,
+    BindingKind,
     CallSite,
     CompNode,
     FunctionInfo,
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Binding",
+    "BindingKind",
     "CallSite",
     "CompNode",
     "FunctionInfo",

@@ -12,7 +12,7 @@ from tinker_lint.model.analyses.torch_steps import TorchStep
 from tinker_lint.model.facts.imports import dotted_name
 from tinker_lint.model.facts.names import CPU_TENSOR_MAKERS
 from tinker_lint.model.facts.scopes import FunctionInfo
-from tinker_lint.model.query import CallSite, SemanticModel
+from tinker_lint.model.query import BindingKind, CallSite, SemanticModel
 from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
@@ -223,7 +223,7 @@ def _is_mask(model: SemanticModel, expr: cst.BaseExpression, site: CallSite, dep
     if isinstance(expr, cst.Name) and depth < 2:
         bindings = site.scope.lookup(expr.value)
         return bool(bindings) and all(
-            b.kind == "value"
+            b.kind is BindingKind.VALUE
             and isinstance(b.expr, cst.BaseExpression)
             and _is_mask(model, b.expr, site, depth + 1)
             for b in bindings
@@ -272,7 +272,7 @@ def _step_tensor(model: SemanticModel, expr: cst.BaseExpression, site: CallSite)
         return False
     for binding in site.scope.lookup(expr.value):
         value = binding.expr
-        if binding.kind == "value" and isinstance(value, cst.Call):
+        if binding.kind is BindingKind.VALUE and isinstance(value, cst.Call):
             qualified = model.qualify(value.func, site.scope) or ""
             if qualified.endswith("clip_grad_norm_"):
                 return True
@@ -319,7 +319,7 @@ def _sync_alias(model: SemanticModel, func: cst.Name) -> bool:
     found = False
     for binding in bindings:
         value = binding.expr
-        if binding.kind != "value" or not isinstance(value, cst.BaseExpression):
+        if binding.kind is not BindingKind.VALUE or not isinstance(value, cst.BaseExpression):
             return False
         branches = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
         for branch in branches:
@@ -362,7 +362,7 @@ def _on_cpu(model: SemanticModel, expr: cst.BaseExpression, site: CallSite, dept
         value = binding.expr
         if binding.kind not in _FOLLOWED or not isinstance(value, cst.BaseExpression):
             continue
-        if binding.kind == "iter-unpack":
+        if binding.kind is BindingKind.ITER_UNPACK:
             value = _zipped(value, binding.index)  # ``for row, mask in zip(ids_cpu, masks)``
             if value is None:
                 continue
@@ -381,7 +381,9 @@ def _on_cpu(model: SemanticModel, expr: cst.BaseExpression, site: CallSite, dept
 
 
 # Bindings followed back to where a value was made: ``x = ...``, ``a, b = ...``, ``for x in ...``.
-_FOLLOWED = frozenset({"value", "unpack", "iter", "iter-unpack"})
+_FOLLOWED = frozenset(
+    {BindingKind.VALUE, BindingKind.UNPACK, BindingKind.ITER, BindingKind.ITER_UNPACK}
+)
 
 
 def _zipped(iterable: cst.BaseExpression, index: int) -> cst.BaseExpression | None:

@@ -17,7 +17,7 @@ from tinker_lint.model.analyses.tensor_loops import (
 from tinker_lint.model.analyses.tensors import Tensors, iterated_part
 from tinker_lint.model.analyses.torch_steps import TorchStep
 from tinker_lint.model.facts.imports import dotted_name
-from tinker_lint.model.query import CallSite, LoopInfo, Scope, SemanticModel
+from tinker_lint.model.query import BindingKind, CallSite, LoopInfo, Scope, SemanticModel
 from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs
 from tinker_lint.rules.base import Context, Example, Finding, Rule
@@ -466,12 +466,12 @@ def _sized_by(
             if not isinstance(value, cst.BaseExpression) or binding.scope.function is None:
                 continue
             if (
-                binding.kind == "unpack"
+                binding.kind is BindingKind.UNPACK
                 and isinstance(value, cst.Attribute)
                 and value.attr.value == "shape"
             ):
                 return "tensor"  # ``B, T = t.shape``
-            if binding.kind == "value":
+            if binding.kind is BindingKind.VALUE:
                 found = _sized_by(tensors, value, loop, depth + 1)
                 if found is not None:
                     return found

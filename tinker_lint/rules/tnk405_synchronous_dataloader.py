@@ -9,7 +9,7 @@ import libcst as cst
 from tinker_lint.model.analyses.dataflow import chain_root, target_names
 from tinker_lint.model.analyses.datasets import Loader
 from tinker_lint.model.facts.scopes import LoopInfo
-from tinker_lint.model.query import CallSite, SemanticModel
+from tinker_lint.model.query import BindingKind, CallSite, SemanticModel
 from tinker_lint.prefilter.mentions import TORCH_STEP, TORCH_STEP_RECEIVER
 from tinker_lint.prefilter.needs import Needs, words
 from tinker_lint.rules.base import Context, Example, Finding, Rule
@@ -233,7 +233,7 @@ def _device_kind(model: SemanticModel, site: CallSite, value: cst.BaseExpression
     if isinstance(value, cst.Name):
         bindings = site.scope.lookup(value.value)
         if bindings and all(
-            b.kind == "value"
+            b.kind is BindingKind.VALUE
             and isinstance(b.expr, cst.BaseExpression)
             and _is_cpu(model, site, b.expr)
             for b in bindings

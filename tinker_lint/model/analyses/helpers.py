@@ -20,6 +20,7 @@ import libcst as cst
 
 from tinker_lint.model.analyses.summaries import ProjectView, Summaries, Summary, is_abstract
 from tinker_lint.model.facts.imports import dotted_name
+from tinker_lint.model.facts.scopes import BindingKind
 from tinker_lint.model.facts.types import Kind
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ class Helpers:
         """The qualified class ``func`` names (``Policy``, ``types.Policy``), if a project one."""
         if isinstance(func, cst.Name):
             for binding in scope.lookup(func.value):
-                if binding.kind == "class":
+                if binding.kind is BindingKind.CLASS:
                     return self.qualified_class(func.value)
                 return None
         qualified = self._imported(func, scope)
@@ -106,7 +107,7 @@ class Helpers:
         if isinstance(func, cst.Name):
             bindings = scope.lookup(func.value)
             for binding in bindings:
-                if binding.kind == "def" and binding.function is not None:
+                if binding.kind is BindingKind.DEF and binding.function is not None:
                     return binding.function
             if bindings:
                 return self._instance_call(func, scope)

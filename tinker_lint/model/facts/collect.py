@@ -28,6 +28,7 @@ from tinker_lint.model.facts.cadence import is_cadence_test
 from tinker_lint.model.facts.imports import ImportMap
 from tinker_lint.model.facts.scopes import (
     Binding,
+    BindingKind,
     CallSite,
     CompNode,
     FunctionInfo,
@@ -49,13 +50,13 @@ from tinker_lint.syntax.buffers import BufferStore
 
 # Container methods that store their (last) argument: as one element, or each of its elements.
 _CONTAINER_STORES = {
-    "append": "element",
-    "appendleft": "element",
-    "add": "element",
-    "insert": "element",
-    "put": "element",
-    "put_nowait": "element",
-    "extend": "elements",
+    "append": BindingKind.ELEMENT,
+    "appendleft": BindingKind.ELEMENT,
+    "add": BindingKind.ELEMENT,
+    "insert": BindingKind.ELEMENT,
+    "put": BindingKind.ELEMENT,
+    "put_nowait": BindingKind.ELEMENT,
+    "extend": BindingKind.ELEMENTS,
 }
 
 _IF = cst.If
@@ -449,7 +450,7 @@ class _Collector:
     def _bind_target(
         self,
         target: cst.BaseExpression,
-        kind: str,
+        kind: BindingKind,
         expr: cst.CSTNode | None,
         index: int = 0,
         size: int = 0,
@@ -464,7 +465,7 @@ class _Collector:
             elements = cast(cst.Tuple | cst.List, target).elements
             values = (
                 [e.value for e in expr.elements]
-                if kind == "value" and (type(expr) is cst.Tuple or type(expr) is cst.List)
+                if kind is BindingKind.VALUE and (type(expr) is cst.Tuple or type(expr) is cst.List)
                 else None
             )
             starred = any(type(e) is cst.StarredElement for e in elements)
@@ -472,26 +473,28 @@ class _Collector:
                 if values is not None and len(values) == len(elements) and not starred:
                     self._bind_target(element.value, kind, values[i])
                 elif (
-                    kind in ("value", "iter")
+                    kind in (BindingKind.VALUE, BindingKind.ITER)
                     and not starred
                     and type(element.value) is not cst.Tuple
                     and type(element.value) is not cst.List
                 ):
                     # ``fwd, opt = submit_step(batch)``, ``for i, fut in enumerate(futures)``
-                    unpack = "unpack" if kind == "value" else "iter-unpack"
+                    unpack = (
+                        BindingKind.UNPACK if kind is BindingKind.VALUE else BindingKind.ITER_UNPACK
+                    )
                     self._bind_target(element.value, unpack, expr, i, len(elements))
                 else:
-                    self._bind_target(element.value, "unknown", None)
+                    self._bind_target(element.value, BindingKind.UNKNOWN, None)
         elif target_type is cst.StarredElement:
-            self._bind_target(cast(cst.StarredElement, target).value, "unknown", None)
+            self._bind_target(cast(cst.StarredElement, target).value, BindingKind.UNKNOWN, None)
         elif target_type is cst.Attribute:
             binding = Binding(kind, expr, self.scope, index=index, size=size)
             self._bind_self_attribute(cast(cst.Attribute, target), binding)
-        elif target_type is cst.Subscript and kind == "value":
-            self._store_element(cast(cst.Subscript, target).value, "element", expr)
+        elif target_type is cst.Subscript and kind is BindingKind.VALUE:
+            self._store_element(cast(cst.Subscript, target).value, BindingKind.ELEMENT, expr)
 
     def _store_element(
-        self, container: cst.BaseExpression, kind: str, expr: cst.CSTNode | None
+        self, container: cst.BaseExpression, kind: BindingKind, expr: cst.CSTNode | None
     ) -> None:
         """``xs.append(fut)``, ``xs[k] = fut``: ``xs`` holds what ``fut`` is. Recorded with the
         name's own bindings (wherever it is bound), so a closure's append does not shadow it."""
@@ -527,7 +530,7 @@ class _Collector:
 
     # --- scopes ----------------------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.scope.bind(node.name.value, Binding("class", node, self.scope))
+        self.scope.bind(node.name.value, Binding(BindingKind.CLASS, node, self.scope))
         if self.scope.kind == "module":
             self.index.classes.setdefault(node.name.value, node)
         scope = Scope(
@@ -552,7 +555,7 @@ class _Collector:
             self.record.scopes.append(scope)
         info = FunctionInfo(node, scope, self.functions[-1], class_name, self_name)
         scope.function = info
-        enclosing.bind(node.name.value, Binding("def", None, enclosing, info))
+        enclosing.bind(node.name.value, Binding(BindingKind.DEF, None, enclosing, info))
         if class_name is not None:
             self.index.methods.setdefault(class_name, {})[node.name.value] = info
         self.index.functions.append(info)
@@ -569,10 +572,11 @@ class _Collector:
         for param in all_params:
             if param.annotation is not None:
                 scope.bind(
-                    param.name.value, Binding("annotation", param.annotation.annotation, scope)
+                    param.name.value,
+                    Binding(BindingKind.ANNOTATION, param.annotation.annotation, scope),
                 )
             else:
-                scope.bind(param.name.value, Binding("unknown", None, scope))
+                scope.bind(param.name.value, Binding(BindingKind.UNKNOWN, None, scope))
         self.scopes.append(scope)
         self.functions.append(info)
         self.loops.append([])
@@ -590,25 +594,25 @@ class _Collector:
     # --- bindings --------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            self._bind_target(target.target, "value", node.value)
+            self._bind_target(target.target, BindingKind.VALUE, node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         target = node.target
         if self.scope.kind == "class" and isinstance(target, cst.Name):
             attrs = self.index.class_attrs.setdefault(self.scope.class_name or "", {})
-            binding = Binding("annotation", node.annotation.annotation, self.scope)
+            binding = Binding(BindingKind.ANNOTATION, node.annotation.annotation, self.scope)
             attrs.setdefault(target.value, []).append(binding)
             self.index.bindings.append(binding)
-        self._bind_target(target, "annotation", node.annotation.annotation)
+        self._bind_target(target, BindingKind.ANNOTATION, node.annotation.annotation)
         if node.value is not None:
-            self._bind_target(target, "value", node.value)
+            self._bind_target(target, BindingKind.VALUE, node.value)
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind_target(node.target, "value", node.value)
+        self._bind_target(node.target, BindingKind.VALUE, node.value)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
-            self._bind_target(node.asname.name, "value", node.item)
+            self._bind_target(node.asname.name, BindingKind.VALUE, node.item)
 
     def visit_Return(self, node: cst.Return) -> None:
         function = self.functions[-1]
@@ -634,7 +638,7 @@ class _Collector:
         self.loops[-1].pop()
 
     def visit_For(self, node: cst.For) -> None:
-        self._bind_target(node.target, "iter", node.iter)
+        self._bind_target(node.target, BindingKind.ITER, node.iter)
         self._enter_loop(node)
 
     def leave_For(self, original_node: cst.For) -> None:
@@ -647,7 +651,7 @@ class _Collector:
         self._leave_loop()
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._bind_target(node.target, "iter", node.iter)
+        self._bind_target(node.target, BindingKind.ITER, node.iter)
 
     def visit_ListComp(self, node: cst.ListComp) -> None:
         self._enter_loop(node)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import cast
 
 import libcst as cst
@@ -20,18 +21,35 @@ LoopNode = cst.For | cst.While
 CompNode = cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp
 
 
+class BindingKind(str, Enum):
+    """What a binding's value is, read from its ``expr`` (what ``infer.py`` follows).
+
+    A ``str`` enum whose values are the strings the pass used before (``"value"``...), so a
+    comparison with the string still holds; compare with the members."""
+
+    VALUE = "value"  # ``expr`` is the value: ``x = expr``, ``(x := expr)``, ``with expr as x``
+    ANNOTATION = "annotation"  # ``expr`` is an annotation: ``x: T``, ``def f(x: T)``
+    ITER = "iter"  # an element of the iterable ``expr``: ``for x in expr``
+    # Position ``index`` of a ``size``-long unpacking of the value (``a, b = expr``) / of an
+    # element of the iterable (``for i, x in expr``).
+    UNPACK = "unpack"
+    ITER_UNPACK = "iter-unpack"
+    # ``expr`` is stored into the container: ``xs.append(expr)``, ``xs[k] = expr``.
+    ELEMENT = "element"
+    ELEMENTS = "elements"  # every element of ``expr`` is (``xs.extend(expr)``)
+    DEF = "def"  # ``def``: ``function`` is its record
+    CLASS = "class"  # ``class``: ``expr`` is the statement
+    UNKNOWN = "unknown"  # a parameter without annotation, a starred or nested target...
+
+
 @dataclass(eq=False)
 class Binding:
     """One place a name gets a value: ``x = expr``, ``x: T``, ``for x in expr``, ``with e as x``."""
 
-    # "value" | "annotation" | "iter" | "def" | "unknown"; "unpack" / "iter-unpack": position
-    # ``index`` of a ``size``-long unpacking of the value / of an element of the iterable;
-    # "element": ``expr`` is stored into the container (``xs.append(expr)``, ``xs[k] = expr``);
-    # "elements": every element of ``expr`` is (``xs.extend(expr)``).
-    kind: str
+    kind: BindingKind
     expr: cst.CSTNode | None
     scope: Scope
-    function: FunctionInfo | None = None  # for kind == "def"
+    function: FunctionInfo | None = None  # for BindingKind.DEF
     index: int = 0
     size: int = 0
 
@@ -164,7 +182,7 @@ def resolve_function(
     kind = type(func)
     if kind is cst.Name:
         for binding in scope.lookup(cast(cst.Name, func).value):
-            if binding.kind == "def":
+            if binding.kind is BindingKind.DEF:
                 return binding.function
         return None
     if kind is not cst.Attribute:
