@@ -4,7 +4,8 @@ A facade: it holds what the one pass recorded and hands each question to the mod
 Every module of ``model/``, by what it is:
 
 - Facts, recorded once, no analysis: ``collect.py`` (the one pass), ``tree.py`` (children,
-  parents, walks), ``scopes.py`` (scopes, bindings, functions, loops, call sites), ``imports.py``
+  parents, walks), ``scopes.py`` (scopes, bindings, functions, loops, call sites),
+  ``references.py`` (each use of a name and the bindings it resolves to), ``imports.py``
   (import aliases), ``cadence.py`` (cadence guards); the tables ``sdk.py`` (what each SDK method
   does), ``names.py`` (names the model and the tree pre-filter share), ``types.py`` (the types
   tracked).
@@ -14,7 +15,7 @@ Every module of ``model/``, by what it is:
   function a call runs), ``summaries.py`` (what calling a function does), ``arguments.py`` and
   ``bindings.py`` (what a call passes, what a region binds).
 - Analyses, each the owner of one question: ``dataflow.py`` (def-use: statements, targets, later
-  reads), ``flow.py`` (submits, waits and data dependencies along statements), ``pipeline.py``
+  reads, reaching definitions), ``flow.py`` (submits, waits and data dependencies along statements), ``pipeline.py``
   (after a wait, what is submitted next), ``concurrency.py`` (can other coroutines run here),
   ``steps.py`` and ``batches.py`` (what runs on every step, loops over a batch), ``cost.py`` (how
   many times per step, over what), ``training_kind.py`` (supervised, RL or DPO),
@@ -40,9 +41,11 @@ from tinker_lint.model.analyses.submits import Submits
 from tinker_lint.model.analyses.summaries import ProjectView
 from tinker_lint.model.facts.collect import collect
 from tinker_lint.model.facts.names import array_function
+from tinker_lint.model.facts.references import Context, Reference
 from tinker_lint.model.facts.scopes import (
     Binding,
     BindingKind,
+    BindingSite,
     CallSite,
     CompNode,
     FunctionInfo,
@@ -75,12 +78,15 @@ if TYPE_CHECKING:
 __all__ = [
     "Binding",
     "BindingKind",
+    "BindingSite",
     "CallSite",
     "CompNode",
+    "Context",
     "FunctionInfo",
     "FunctionNode",
     "LoopInfo",
     "LoopNode",
+    "Reference",
     "Scope",
     "SdkCall",
     "SemanticModel",
@@ -141,6 +147,7 @@ class SemanticModel:
         self.calls = index.calls
         self.call_site_of = index.call_site_of
         self.guarded_blocks = index.guarded_blocks
+        self.scopes = index.scopes  # every scope (comprehensions' too), for ``references``
         tree = index.tree
         self.children_of = tree.children_of
         self.parent_of = tree.parent_of
@@ -259,6 +266,21 @@ class SemanticModel:
     def function_submit_roles(self) -> dict[FunctionInfo, frozenset[Role]]:
         """Roles of the requests each function of this module submits (``submits.py``)."""
         return self._submits.function_roles
+
+    # --- references (``facts/references.py``): made on first ask ----------------------------
+    def references(self, scope: Scope) -> list[Reference]:
+        """Each use of a name in ``scope``'s own code (reads, writes, ``del``), in source order,
+        each read with the bindings it may resolve to."""
+        return self.index.references.of_scope(scope)
+
+    def reference(self, name: cst.Name) -> Reference | None:
+        """The reference a ``Name`` node is (None: an attribute's name, a keyword, in a lambda)."""
+        return self.index.references.of_node(name)
+
+    def references_to(self, binding: Binding) -> list[Reference]:
+        """The reads that may resolve to ``binding`` by scope alone (which of them it reaches:
+        ``dataflow.uses_of``)."""
+        return self.index.references.to(binding)
 
     def use_positions(self, positions: NodePositions) -> NodePositions:
         """The module's positions: these, unless some were worked out already."""

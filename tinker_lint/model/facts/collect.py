@@ -20,12 +20,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, cast
 
 import libcst as cst
 
 from tinker_lint.model.facts.cadence import is_cadence_test
 from tinker_lint.model.facts.imports import ImportMap
+from tinker_lint.model.facts.references import ReferenceIndex
 from tinker_lint.model.facts.scopes import (
     Binding,
     BindingKind,
@@ -130,6 +132,12 @@ class ModuleIndex:
     def __post_init__(self) -> None:
         self.module_scope = Scope("module", self.module, None, registry=self.bindings)
         self.scopes.append(self.module_scope)
+
+    @cached_property
+    def references(self) -> ReferenceIndex:
+        """Each use of a name, and what it resolves to, made from the tree index and
+        ``Scope.names`` on first ask, a scope at a time (``references.py``)."""
+        return ReferenceIndex(self.module_scope, self.scopes, self.tree)
 
 
 def collect(
