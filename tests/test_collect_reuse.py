@@ -94,11 +94,22 @@ def _tables(index: ModuleIndex) -> dict[str, Any]:
         return None if info is None else id(info.node)
 
     def binding(b: Binding) -> Any:
-        return (b.kind, id(b.expr), scope(b.scope), function(b.function), b.index, b.size)
+        return (
+            b.kind,
+            id(b.expr),
+            scope(b.scope),
+            function(b.function),
+            b.index,
+            b.size,
+            b.site,
+            id(b.node),
+            scope(b.namespace),
+            b.order,
+        )
 
     scopes: dict[Any, Any] = {}
     reached = [f.scope for f in index.functions] + [b.scope for b in index.bindings]
-    for start in reached + [c.scope for c in index.calls]:
+    for start in reached + [c.scope for c in index.calls] + index.scopes:
         s: Scope | None = start
         while s is not None:
             scopes[scope(s)] = (
@@ -106,10 +117,12 @@ def _tables(index: ModuleIndex) -> dict[str, Any]:
                 {name: [binding(b) for b in found] for name, found in s.bindings.items()},
                 function(s.function),
                 s.registry is index.bindings,
+                {name: [binding(b) for b in found] for name, found in s.names.items()},
             )
             s = s.parent
     return {
         "parents": {key: id(node) for key, node in index.tree.parent_of.items()},
+        "scope order": [scope(s) for s in index.scopes],
         "children": {key: [id(n) for n in kids] for key, kids in index.tree.children_of.items()},
         "imports": dict(index.imports.aliases),
         "bindings": [binding(b) for b in index.bindings],

@@ -8,7 +8,7 @@ from this module only (its ``__all__``); import-linter checks both that and the 
 
 - ``facts/``, recorded once, no analysis, importing nothing above: ``collect.py`` (the one pass),
   ``tree.py`` (children, parents, walks), ``scopes.py`` (scopes, bindings, functions, loops, call
-  sites), ``imports.py`` (import aliases), ``cadence.py`` (cadence guards), ``arguments.py`` (what
+  sites), ``references.py`` (each use of a name and the bindings it resolves to), ``imports.py`` (import aliases), ``cadence.py`` (cadence guards), ``arguments.py`` (what
   a call passes); the tables ``sdk.py`` (what each SDK method does), ``names.py`` (names the
   model and the tree pre-filter share), ``types.py`` (the types tracked).
 - ``analyses/``, each the owner of one question, asking the others through ``view.py``'s
@@ -121,8 +121,11 @@ from tinker_lint.model.facts.names import (
     HOST_READS,
     array_function,
 )
+from tinker_lint.model.facts.references import Context, Reference
 from tinker_lint.model.facts.scopes import (
     Binding,
+    BindingKind,
+    BindingSite,
     CallSite,
     CompNode,
     FunctionInfo,
@@ -175,10 +178,13 @@ __all__ = [
     "RETURNED",
     "TOKEN_BUILD_WORDS",
     "Binding",
+    "BindingKind",
+    "BindingSite",
     "CallSite",
     "Client",
     "CompNode",
     "Concurrency",
+    "Context",
     "CostShape",
     "ElementAccess",
     "FunctionInfo",
@@ -188,6 +194,7 @@ __all__ = [
     "LoopInfo",
     "LoopNode",
     "LoopWait",
+    "Reference",
     "Returns",
     "Role",
     "Scale",
@@ -306,6 +313,7 @@ class SemanticModel:
         self.calls = index.calls
         self.call_site_of = index.call_site_of
         self.guarded_blocks = index.guarded_blocks
+        self.scopes = index.scopes  # every scope (comprehensions' too), for ``references``
         tree = index.tree
         self.children_of = tree.children_of
         self.parent_of = tree.parent_of
@@ -426,6 +434,21 @@ class SemanticModel:
     def function_submit_roles(self) -> dict[FunctionInfo, frozenset[Role]]:
         """Roles of the requests each function of this module submits (``submits.py``)."""
         return self._submits.function_roles
+
+    # --- references (``facts/references.py``): made on first ask ----------------------------
+    def references(self, scope: Scope) -> list[Reference]:
+        """Each use of a name in ``scope``'s own code (reads, writes, ``del``), in source order,
+        each read with the bindings it may resolve to."""
+        return self.index.references.of_scope(scope)
+
+    def reference(self, name: cst.Name) -> Reference | None:
+        """The reference a ``Name`` node is (None: an attribute's name, a keyword, in a lambda)."""
+        return self.index.references.of_node(name)
+
+    def references_to(self, binding: Binding) -> list[Reference]:
+        """The reads that may resolve to ``binding`` by scope alone (which of them it reaches:
+        ``dataflow.uses_of``)."""
+        return self.index.references.to(binding)
 
     def use_positions(self, positions: NodePositions) -> NodePositions:
         """The module's positions: these, unless some were worked out already."""

@@ -13,6 +13,7 @@ from tinker_lint.model.query import (
     HOST_READS,
     NEEDS_VALUE,
     RETURNED,
+    BindingKind,
     CallSite,
     SemanticModel,
     TorchStep,
@@ -266,7 +267,7 @@ def _is_mask(model: SemanticModel, expr: cst.BaseExpression, site: CallSite, dep
     if isinstance(expr, cst.Name) and depth < 2:
         bindings = site.scope.lookup(expr.value)
         return bool(bindings) and all(
-            b.kind == "value"
+            b.kind is BindingKind.VALUE
             and isinstance(b.expr, cst.BaseExpression)
             and _is_mask(model, b.expr, site, depth + 1)
             for b in bindings
@@ -307,7 +308,7 @@ def _step_tensor(model: SemanticModel, expr: cst.BaseExpression, site: CallSite)
         return False
     for binding in site.scope.lookup(expr.value):
         value = binding.expr
-        if binding.kind == "value" and isinstance(value, cst.Call):
+        if binding.kind is BindingKind.VALUE and isinstance(value, cst.Call):
             qualified = model.qualify(value.func, site.scope) or ""
             if qualified.endswith("clip_grad_norm_"):
                 return True
@@ -357,7 +358,7 @@ def _sync_alias(model: SemanticModel, func: cst.Name) -> bool:
     found = False
     for binding in bindings:
         value = binding.expr
-        if binding.kind != "value" or not isinstance(value, cst.BaseExpression):
+        if binding.kind is not BindingKind.VALUE or not isinstance(value, cst.BaseExpression):
             return False
         branches = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
         for branch in branches:

@@ -10,6 +10,7 @@ from tinker_lint.model.query import (
     DATASET_ORIGINS,
     HF,
     Binding,
+    BindingKind,
     CallSite,
     LoopInfo,
     Scope,
@@ -271,11 +272,11 @@ def _one_row(model: SemanticModel, index: cst.BaseExpression, scope: Scope, dept
         if not bindings:
             return False
         for binding in bindings:
-            if binding.kind in ("iter", "iter-unpack"):
+            if binding.kind in (BindingKind.ITER, BindingKind.ITER_UNPACK):
                 if not _iterates_numbers(model, binding):
                     return False
                 continue
-            if binding.kind == "value" and isinstance(binding.expr, cst.BaseExpression):
+            if binding.kind is BindingKind.VALUE and isinstance(binding.expr, cst.BaseExpression):
                 if not _one_row(model, binding.expr, binding.scope, depth + 1):
                     return False
                 continue
@@ -291,14 +292,14 @@ def _iterates_numbers(model: SemanticModel, binding: Binding, depth: int = 0) ->
     iterable = binding.expr
     if not isinstance(iterable, cst.BaseExpression) or depth > 2:
         return False
-    if binding.kind == "iter-unpack":
+    if binding.kind is BindingKind.ITER_UNPACK:
         enumerated = (
             isinstance(iterable, cst.Call)
             and isinstance(iterable.func, cst.Name)
             and iterable.func.value == "enumerate"
         )
         return enumerated and binding.index == 0
-    if binding.kind != "iter":
+    if binding.kind is not BindingKind.ITER:
         return False
     return _index_list(model, iterable, binding.scope, depth)
 
@@ -323,7 +324,7 @@ def _index_list(
     if isinstance(expr, cst.Name):
         bindings = scope.lookup(expr.value)
         return bool(bindings) and all(
-            b.kind == "value"
+            b.kind is BindingKind.VALUE
             and isinstance(b.expr, cst.BaseExpression)
             and _index_list(model, b.expr, b.scope, depth + 1)
             for b in bindings
@@ -390,7 +391,11 @@ def _is_model(model: SemanticModel, expr: cst.BaseExpression, scope: Scope, dept
         bindings = scope.lookup(expr.value)
     elif isinstance(expr, cst.Attribute):
         bindings = model.datasets.attribute_bindings(expr, scope)
-    values = [b for b in bindings if b.kind == "value" and isinstance(b.expr, cst.BaseExpression)]
+    values = [
+        b
+        for b in bindings
+        if b.kind is BindingKind.VALUE and isinstance(b.expr, cst.BaseExpression)
+    ]
     return bool(values) and all(
         _is_model(model, b.expr, b.scope, depth + 1)  # type: ignore[arg-type]
         for b in values

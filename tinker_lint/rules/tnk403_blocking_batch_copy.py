@@ -9,6 +9,7 @@ from functools import partial
 import libcst as cst
 
 from tinker_lint.model.query import (
+    BindingKind,
     CallSite,
     LoopInfo,
     Scope,
@@ -267,7 +268,9 @@ def feed_of(
         return None  # a module-level or enclosing function's value: made before the loop
     for binding in bindings:
         value = binding.expr
-        if binding.kind not in ("value", "unpack") or not isinstance(value, cst.BaseExpression):
+        if binding.kind not in (BindingKind.VALUE, BindingKind.UNPACK) or not isinstance(
+            value, cst.BaseExpression
+        ):
             continue
         if model.contains(value, site.node):
             continue  # ``x = x.to(device)``: its own assignment
@@ -275,7 +278,9 @@ def feed_of(
         if found is not None:
             return found
     function = site.function
-    if function is not None and not any(b.kind in ("value", "unpack") for b in bindings):
+    if function is not None and not any(
+        b.kind in (BindingKind.VALUE, BindingKind.UNPACK) for b in bindings
+    ):
         # A parameter: what the training loop passes for it (one level, as ``TorchSteps.step_of``).
         for caller in model.torch_steps.callers_of(function):
             passed = argument(function, caller, name)
@@ -292,7 +297,7 @@ def _reassigned_before(model: SemanticModel, name: str, loop: LoopInfo, site: Ca
     for binding in site.scope.lookup(name):
         value = binding.expr
         if (
-            binding.kind == "value"
+            binding.kind is BindingKind.VALUE
             and isinstance(value, cst.BaseExpression)
             and model.contains(loop.body, value)
             and not model.contains(value, site.node)
@@ -330,7 +335,7 @@ def _on_device(model: SemanticModel, expr: cst.BaseExpression, scope: Scope) -> 
         return isinstance(root.func, cst.Attribute) and root.func.attr.value in ("to", "cuda")
     if not isinstance(root, cst.Name):
         return False
-    values = [b.expr for b in scope.lookup(root.value) if b.kind == "value"]
+    values = [b.expr for b in scope.lookup(root.value) if b.kind is BindingKind.VALUE]
     return bool(values) and all(
         isinstance(value, cst.BaseExpression)
         and isinstance(moved := model.tensors.data_root(value, scope), cst.Call)
@@ -359,7 +364,7 @@ def _loader_call(model: SemanticModel, expr: cst.BaseExpression, scope: Scope) -
             return expr if name.rsplit(".", 1)[-1] == "DataLoader" else None
         if not isinstance(expr, cst.Name):
             return None
-        bindings = [b for b in scope.lookup(expr.value) if b.kind == "value"]
+        bindings = [b for b in scope.lookup(expr.value) if b.kind is BindingKind.VALUE]
         if len(bindings) != 1 or not isinstance(bindings[0].expr, cst.BaseExpression):
             return None
         expr = _unwrapped(model, bindings[0].expr, scope)
@@ -388,7 +393,7 @@ def _loader_of(model: SemanticModel, feed: Feed) -> cst.Call | None:
         for binding in feed.scope.lookup(base.value):
             value = binding.expr
             # ``train_iter = iter(loader)``, then ``next(train_iter)``.
-            if binding.kind == "value" and isinstance(value, cst.Call):
+            if binding.kind is BindingKind.VALUE and isinstance(value, cst.Call):
                 inner = _unwrapped(model, value, feed.scope)
                 if inner is not value:
                     base = inner

@@ -9,6 +9,7 @@ import libcst as cst
 
 from tinker_lint.model.query import (
     HOST_READS,
+    BindingKind,
     CallSite,
     ElementAccess,
     LoopInfo,
@@ -471,12 +472,12 @@ def _sized_by(
             if not isinstance(value, cst.BaseExpression) or binding.scope.function is None:
                 continue
             if (
-                binding.kind == "unpack"
+                binding.kind is BindingKind.UNPACK
                 and isinstance(value, cst.Attribute)
                 and value.attr.value == "shape"
             ):
                 return "tensor"  # ``B, T = t.shape``
-            if binding.kind == "value":
+            if binding.kind is BindingKind.VALUE:
                 found = _sized_by(tensors, value, loop, depth + 1)
                 if found is not None:
                     return found

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
-from tinker_lint.model.facts.scopes import CallSite, FunctionInfo, Scope
+from tinker_lint.model.facts.scopes import BindingKind, CallSite, FunctionInfo, Scope
 
 if TYPE_CHECKING:
     from tinker_lint.model.analyses.view import ModelView
@@ -211,7 +211,9 @@ class Concurrency:
         elif isinstance(expr, cst.Name) and depth > 0:
             for binding in scope.lookup(expr.value):
                 # ``x = ...``, ``xs.append(...)``/``xs[k] = ...``, ``xs.extend(...)``
-                if binding.kind in ("value", "element", "elements") and isinstance(
-                    binding.expr, cst.BaseExpression
-                ):
+                if binding.kind in (
+                    BindingKind.VALUE,
+                    BindingKind.ELEMENT,
+                    BindingKind.ELEMENTS,
+                ) and isinstance(binding.expr, cst.BaseExpression):
                     yield from self._calls_reaching(binding.expr, binding.scope, depth - 1)

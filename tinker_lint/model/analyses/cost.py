@@ -40,7 +40,7 @@ from tinker_lint.model.analyses.batches import (
 )
 from tinker_lint.model.analyses.bindings import argument, parameters
 from tinker_lint.model.analyses.dataflow import target_names
-from tinker_lint.model.facts.scopes import CallSite, FunctionInfo, LoopInfo, Scope
+from tinker_lint.model.facts.scopes import BindingKind, CallSite, FunctionInfo, LoopInfo, Scope
 from tinker_lint.model.facts.sdk import Role
 from tinker_lint.model.facts.types import Kind
 
@@ -446,12 +446,12 @@ class CostShapes:
                     continue
                 for binding in bindings:
                     if binding.kind in (
-                        "iter",
-                        "iter-unpack",
-                        "value",
-                        "unpack",
-                        "element",
-                        "elements",
+                        BindingKind.ITER,
+                        BindingKind.ITER_UNPACK,
+                        BindingKind.VALUE,
+                        BindingKind.UNPACK,
+                        BindingKind.ELEMENT,
+                        BindingKind.ELEMENTS,
                     ):
                         if isinstance(binding.expr, cst.BaseExpression):
                             stack.append((binding.expr, binding.scope, function, depth + 1))
@@ -515,11 +515,16 @@ class CostShapes:
                 if not bindings or bindings[0].scope.function is not function:
                     continue  # a module-level or enclosing function's value: made before
                 for binding in bindings:
-                    if binding.kind in ("iter", "iter-unpack"):
+                    if binding.kind in (BindingKind.ITER, BindingKind.ITER_UNPACK):
                         loop = self._loop_of_iterable.get(id(binding.expr))
                         if loop is not None:
                             roots.add(loop)
-                    elif binding.kind in ("value", "unpack", "element", "elements"):
+                    elif binding.kind in (
+                        BindingKind.VALUE,
+                        BindingKind.UNPACK,
+                        BindingKind.ELEMENT,
+                        BindingKind.ELEMENTS,
+                    ):
                         if binding.expr is not None:
                             stack.append((binding.expr, depth + 1))
                     elif function is not None and name in parameters(function):

@@ -34,6 +34,7 @@ from tinker_lint.model.facts.arguments import passed
 from tinker_lint.model.facts.imports import dotted_name
 from tinker_lint.model.facts.scopes import (
     Binding,
+    BindingKind,
     CallSite,
     FunctionInfo,
     LoopInfo,
@@ -252,19 +253,19 @@ class Datasets:
         found: set[HF] = set()
         for binding in bindings:
             value = binding.expr
-            if binding.kind == "value" and isinstance(value, cst.BaseExpression):
+            if binding.kind is BindingKind.VALUE and isinstance(value, cst.BaseExpression):
                 kind = self.hf(value, binding.scope, depth + 1)
                 if kind is None and self._refers_to_itself(value, binding):
                     continue  # ``ds = ds.map(f)`` answered by the other bindings
                 if kind is None:
                     return None
                 found.add(kind)
-            elif binding.kind == "annotation" and isinstance(value, cst.BaseExpression):
+            elif binding.kind is BindingKind.ANNOTATION and isinstance(value, cst.BaseExpression):
                 kind = self._annotated(value, binding.scope)
                 if kind is None:
                     return None
                 found.add(kind)
-            elif binding.kind == "unknown" and binding.scope.function is not None:
+            elif binding.kind is BindingKind.UNKNOWN and binding.scope.function is not None:
                 kind = self._parameter(binding, depth)
                 if kind is None:
                     return None
@@ -365,7 +366,7 @@ class Datasets:
                 return self.work(expr.args[0].value, scope, depth + 1)
             if isinstance(expr.func, cst.Name):
                 for binding in scope.lookup(expr.func.value):
-                    if binding.kind == "class" and isinstance(binding.expr, cst.ClassDef):
+                    if binding.kind is BindingKind.CLASS and isinstance(binding.expr, cst.ClassDef):
                         return self._class_work(binding.expr.name.value)
             return None
         bindings: list[Binding] = []
@@ -376,7 +377,9 @@ class Datasets:
         found: Work | None = None
         for binding in bindings:
             value = binding.expr
-            if binding.kind not in ("value", "unpack") or not isinstance(value, cst.BaseExpression):
+            if binding.kind not in (BindingKind.VALUE, BindingKind.UNPACK) or not isinstance(
+                value, cst.BaseExpression
+            ):
                 return None
             work = self.work(value, binding.scope, depth + 1)
             if work is None:

@@ -19,7 +19,13 @@ from tinker_lint.model.analyses.dataflow import target_names
 from tinker_lint.model.analyses.summaries import MethodRef, Summary
 from tinker_lint.model.facts.imports import dotted_name
 from tinker_lint.model.facts.names import BLOCKING_WAIT_FUNCTIONS
-from tinker_lint.model.facts.scopes import FunctionInfo, Scope, SdkCall, resolve_function
+from tinker_lint.model.facts.scopes import (
+    BindingKind,
+    FunctionInfo,
+    Scope,
+    SdkCall,
+    resolve_function,
+)
 from tinker_lint.model.facts.sdk import NON_MUTATING_METHODS, Client, Returns, Role
 from tinker_lint.model.facts.types import Kind, TType, future
 
@@ -568,7 +574,7 @@ def callable_reads(model: ModelView, node: cst.CSTNode, scope: Scope) -> set[str
                 for binding in bindings:
                     if type(binding.expr) is cst.Lambda:  # ``loss = lambda d, lp: ...`` earlier
                         found |= _lambda_reads(binding.expr, frozenset())
-                function = next((b.function for b in bindings if b.kind == "def"), None)
+                function = next((b.function for b in bindings if b.kind is BindingKind.DEF), None)
             else:
                 owner = current_scope.function
                 if owner is not None and owner.class_name is not None and value == owner.self_name:

@@ -25,6 +25,7 @@ from tinker_lint.model.analyses import cookbook
 from tinker_lint.model.analyses.summaries import ProjectView, Summaries, Summary, is_abstract
 from tinker_lint.model.facts import cookbook_api
 from tinker_lint.model.facts.imports import dotted_name
+from tinker_lint.model.facts.scopes import BindingKind
 from tinker_lint.model.facts.types import Kind
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ class Helpers:
         """The qualified class ``func`` names (``Policy``, ``types.Policy``), if a project one."""
         if isinstance(func, cst.Name):
             for binding in scope.lookup(func.value):
-                if binding.kind == "class":
+                if binding.kind is BindingKind.CLASS:
                     return self.qualified_class(func.value)
                 return None
         qualified = self._imported(func, scope)
@@ -115,7 +116,7 @@ class Helpers:
         if isinstance(func, cst.Name):
             bindings = scope.lookup(func.value)
             for binding in bindings:
-                if binding.kind == "def" and binding.function is not None:
+                if binding.kind is BindingKind.DEF and binding.function is not None:
                     return binding.function
             if bindings:
                 return self._instance_call(func, scope)

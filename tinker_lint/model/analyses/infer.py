@@ -32,6 +32,7 @@ from tinker_lint.model.facts.names import (
 )
 from tinker_lint.model.facts.scopes import (
     Binding,
+    BindingKind,
     FunctionInfo,
     Scope,
     SdkCall,
@@ -224,22 +225,32 @@ class TypeInference:
             return frozenset()
         self._in_progress.add(key)
         try:
-            if binding.kind == "value" and isinstance(binding.expr, cst.BaseExpression):
+            if binding.kind is BindingKind.VALUE and isinstance(binding.expr, cst.BaseExpression):
                 result = self.types(binding.expr, binding.scope)
-            elif binding.kind == "annotation" and isinstance(binding.expr, cst.BaseExpression):
+            elif binding.kind is BindingKind.ANNOTATION and isinstance(
+                binding.expr, cst.BaseExpression
+            ):
                 result = frozenset(self.annotation_types(binding.expr, binding.scope))
-            elif binding.kind == "iter" and isinstance(binding.expr, cst.BaseExpression):
+            elif binding.kind is BindingKind.ITER and isinstance(binding.expr, cst.BaseExpression):
                 result = _elements(self.types(binding.expr, binding.scope))
-            elif binding.kind == "unpack" and isinstance(binding.expr, cst.BaseExpression):
+            elif binding.kind is BindingKind.UNPACK and isinstance(
+                binding.expr, cst.BaseExpression
+            ):
                 values = self.types(binding.expr, binding.scope)
                 result = _position(values, binding.index, binding.size)
-            elif binding.kind == "iter-unpack" and isinstance(binding.expr, cst.BaseExpression):
+            elif binding.kind is BindingKind.ITER_UNPACK and isinstance(
+                binding.expr, cst.BaseExpression
+            ):
                 values = _elements(self.types(binding.expr, binding.scope))
                 result = _position(values, binding.index, binding.size)
-            elif binding.kind == "element" and isinstance(binding.expr, cst.BaseExpression):
+            elif binding.kind is BindingKind.ELEMENT and isinstance(
+                binding.expr, cst.BaseExpression
+            ):
                 values = self.types(binding.expr, binding.scope)
                 result = frozenset(TType(Kind.LIST, inner=t) for t in values)
-            elif binding.kind == "elements" and isinstance(binding.expr, cst.BaseExpression):
+            elif binding.kind is BindingKind.ELEMENTS and isinstance(
+                binding.expr, cst.BaseExpression
+            ):
                 values = self.types(binding.expr, binding.scope)
                 result = frozenset(t for t in values if t.kind is Kind.LIST)
             else:
@@ -293,11 +304,13 @@ class TypeInference:
         if _TOKENIZER_NAME.search(name) is None or name in self.index.imports.aliases:
             return False
         for binding in bindings:
-            if binding.kind == "def":
+            if binding.kind is BindingKind.DEF:
                 return False
-            if binding.kind == "value" and type(binding.expr) in _LITERAL_TYPES:
+            if binding.kind is BindingKind.VALUE and type(binding.expr) in _LITERAL_TYPES:
                 return False
-            if binding.kind == "annotation" and isinstance(binding.expr, cst.BaseExpression):
+            if binding.kind is BindingKind.ANNOTATION and isinstance(
+                binding.expr, cst.BaseExpression
+            ):
                 head = binding.expr
                 if type(head) is cst.Subscript:
                     head = head.value

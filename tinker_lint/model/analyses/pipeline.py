@@ -41,7 +41,7 @@ from tinker_lint.model.analyses.flow import (
 )
 from tinker_lint.model.analyses.view import ModelView
 from tinker_lint.model.facts.imports import dotted_name
-from tinker_lint.model.facts.scopes import LoopInfo, Scope
+from tinker_lint.model.facts.scopes import BindingKind, LoopInfo, Scope
 from tinker_lint.model.facts.sdk import Client, Returns, Role
 from tinker_lint.model.facts.types import Kind
 
@@ -868,11 +868,17 @@ def _unstarted_sampling(
         if not bindings:
             return None
         for binding in bindings:
-            if binding.kind not in ("value", "iter", "element", "elements", "iter-unpack"):
+            if binding.kind not in (
+                BindingKind.VALUE,
+                BindingKind.ITER,
+                BindingKind.ELEMENT,
+                BindingKind.ELEMENTS,
+                BindingKind.ITER_UNPACK,
+            ):
                 return None
             if binding.scope is not scope or not isinstance(binding.expr, cst.BaseExpression):
                 return None
-            if binding.kind == "iter-unpack":
+            if binding.kind is BindingKind.ITER_UNPACK:
                 # ``for i, c in enumerate(coros)``, ``for p, c in zip(prompts, coros)``
                 position = _builtin_position(binding.expr, binding.index, scope)
                 if position is None:
@@ -1092,8 +1098,10 @@ def _may_alias(model: ModelView, receiver: cst.BaseExpression, scope: Scope) -> 
     if not bindings:
         return True
     return any(
-        binding.kind not in ("value", "annotation")
-        or (binding.kind == "value" and isinstance(binding.expr, cst.Name | cst.Attribute))
+        binding.kind not in (BindingKind.VALUE, BindingKind.ANNOTATION)
+        or (
+            binding.kind is BindingKind.VALUE and isinstance(binding.expr, cst.Name | cst.Attribute)
+        )
         for binding in bindings
     )
 

@@ -35,7 +35,7 @@ from tinker_lint.model.analyses.dataflow import chain_root, root_call
 from tinker_lint.model.facts.arguments import has_keyword, passed
 from tinker_lint.model.facts.imports import dotted_name
 from tinker_lint.model.facts.names import ARRAY_SCALAR_METHODS, CPU_TENSOR_MAKERS, array_function
-from tinker_lint.model.facts.scopes import Binding, FunctionInfo, Scope
+from tinker_lint.model.facts.scopes import Binding, BindingKind, FunctionInfo, Scope
 from tinker_lint.model.facts.types import Kind
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ class Tensors:
                 if name is not None:
                     found.add((_owner(name, site.scope), name))
         for binding in model.bindings:
-            if binding.kind != "value" or not isinstance(binding.expr, cst.Call):
+            if binding.kind is not BindingKind.VALUE or not isinstance(binding.expr, cst.Call):
                 continue
             qualified = model.qualify(binding.expr.func, binding.scope) or ""
             if qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1][:1].isupper():
@@ -136,10 +136,14 @@ class Tensors:
                     continue  # ``rewards = torch.cat(rewards)`` after the loop: not yet a tensor
                 if any(t.kind is Kind.ARRAY for t in model.binding_types(binding)):
                     return True
-                if binding.kind in ("value", "unpack") and self.is_tensor(value, scope, depth + 1):
+                if binding.kind in (BindingKind.VALUE, BindingKind.UNPACK) and self.is_tensor(
+                    value, scope, depth + 1
+                ):
                     return True
-                if binding.kind in ("iter", "iter-unpack"):
-                    part = iterated_part(value, binding.index if binding.kind != "iter" else None)
+                if binding.kind in (BindingKind.ITER, BindingKind.ITER_UNPACK):
+                    part = iterated_part(
+                        value, binding.index if binding.kind is not BindingKind.ITER else None
+                    )
                     if part is not None and self.is_tensor(part, scope, depth + 1):
                         return True  # ``for row in t``, ``for a, b in zip(t1, t2)``
         return False
@@ -185,7 +189,7 @@ class Tensors:
             values = [
                 b.expr
                 for b in scope.lookup(expr.value)
-                if b.kind == "value"
+                if b.kind is BindingKind.VALUE
                 and isinstance(b.expr, cst.BaseExpression)
                 and self._precedes(b.expr, expr)
             ]
@@ -203,7 +207,7 @@ class Tensors:
         values = [
             b.expr
             for b in scope.lookup(expr.value)
-            if b.kind == "value" and isinstance(b.expr, cst.BaseExpression)
+            if b.kind is BindingKind.VALUE and isinstance(b.expr, cst.BaseExpression)
         ]
         return bool(values) and all(
             isinstance(v, cst.Call) and self.is_module(v.func, scope) for v in values
@@ -217,7 +221,7 @@ class Tensors:
         if isinstance(expr, cst.Name):
             for binding in scope.lookup(expr.value):
                 if (
-                    binding.kind == "value"
+                    binding.kind is BindingKind.VALUE
                     and isinstance(binding.expr, cst.BaseExpression)
                     and self._model_output(binding.expr, scope, depth + 1)
                 ):
@@ -257,12 +261,12 @@ class Tensors:
         if not isinstance(expr, cst.Name) or depth > _MAX_DEPTH:
             return False
         for binding in scope.lookup(expr.value):
-            if binding.kind not in ("iter", "iter-unpack") or not isinstance(
+            if binding.kind not in (BindingKind.ITER, BindingKind.ITER_UNPACK) or not isinstance(
                 binding.expr, cst.BaseExpression
             ):
                 continue
             loader = iterated_part(
-                binding.expr, binding.index if binding.kind == "iter-unpack" else None
+                binding.expr, binding.index if binding.kind is BindingKind.ITER_UNPACK else None
             )
             if loader is None:
                 loader = binding.expr  # ``for x, y in loader``: the batch's parts
@@ -274,7 +278,7 @@ class Tensors:
         model = self.model
         for binding in scope.lookup(name.value):
             value = binding.expr
-            if binding.kind != "value" or not isinstance(value, cst.Call):
+            if binding.kind is not BindingKind.VALUE or not isinstance(value, cst.Call):
                 continue
             if model.qualify(value.func, binding.scope) == _DATALOADER and not has_keyword(
                 value, "collate_fn"
@@ -353,12 +357,18 @@ class Tensors:
             bindings = [
                 b
                 for b in scope.lookup(expr.value)
-                if b.kind in ("value", "unpack", "iter", "iter-unpack")
+                if b.kind
+                in (
+                    BindingKind.VALUE,
+                    BindingKind.UNPACK,
+                    BindingKind.ITER,
+                    BindingKind.ITER_UNPACK,
+                )
             ]
             parts = [
                 b.expr
-                if b.kind in ("value", "unpack")
-                else iterated_part(b.expr, b.index if b.kind == "iter-unpack" else None)
+                if b.kind in (BindingKind.VALUE, BindingKind.UNPACK)
+                else iterated_part(b.expr, b.index if b.kind is BindingKind.ITER_UNPACK else None)
                 for b in bindings
                 if isinstance(b.expr, cst.BaseExpression)
             ]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, cast
 
 import libcst as cst
@@ -27,8 +28,11 @@ import libcst as cst
 from tinker_lint.model.facts.cadence import holds_optimizer_step, is_cadence_test
 from tinker_lint.model.facts.carry import Carry
 from tinker_lint.model.facts.imports import ImportMap
+from tinker_lint.model.facts.references import ReferenceIndex
 from tinker_lint.model.facts.scopes import (
     Binding,
+    BindingKind,
+    BindingSite,
     CallSite,
     CompNode,
     FunctionInfo,
@@ -49,24 +53,29 @@ from tinker_lint.model.facts.tree import (
 
 # Container methods that store their (last) argument: as one element, or each of its elements.
 _CONTAINER_STORES = {
-    "append": "element",
-    "appendleft": "element",
-    "add": "element",
-    "insert": "element",
-    "put": "element",
-    "put_nowait": "element",
-    "extend": "elements",
+    "append": BindingKind.ELEMENT,
+    "appendleft": BindingKind.ELEMENT,
+    "add": BindingKind.ELEMENT,
+    "insert": BindingKind.ELEMENT,
+    "put": BindingKind.ELEMENT,
+    "put_nowait": BindingKind.ELEMENT,
+    "extend": BindingKind.ELEMENTS,
 }
 
-_IF = cst.If
-_BLOCK = cst.IndentedBlock
-# Per node class: its ``visit_*`` and ``leave_*`` (or None), its children getter, and the class
-# itself when ``visit`` handles it on its own (``If``, ``IndentedBlock``).
+# Where a climb from a node stops: it is in a statement of a body (not in a ``def``'s header).
+_STATEMENT_PARTS = (
+    cst.IndentedBlock,
+    cst.SimpleStatementLine,
+    cst.SimpleStatementSuite,
+    cst.Module,
+)
+# Per node class: its ``visit_*`` and ``leave_*`` (or None), its children getter, and the method
+# that walks its children when ``visit`` does not (``If``, ``IndentedBlock``).
 _Plan = tuple[
     Callable[[Any], bool | None] | None,
     Callable[[Any], None] | None,
     Callable[[cst.CSTNode], tuple[Any, ...]],
-    type | None,
+    Callable[[Any], None] | None,
 ]
 
 
@@ -116,9 +125,19 @@ class ModuleIndex:
     # ``if step % N: continue``): they run only on the cadence steps.
     guarded_statements: set[int] = field(default_factory=set)
     module_scope: Scope = field(init=False)
+    # Every scope, in the order made: the module's, then each class, function and comprehension
+    # (``Scope.names``: the name tables ``facts/references.py`` reads).
+    scopes: list[Scope] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.module_scope = Scope("module", self.module, None, registry=self.bindings)
+        self.scopes.append(self.module_scope)
+
+    @cached_property
+    def references(self) -> ReferenceIndex:
+        """Each use of a name, and what it resolves to, made from the tree index and
+        ``Scope.names`` on first ask, a scope at a time (``references.py``)."""
+        return ReferenceIndex(self.module_scope, self.scopes, self.tree)
 
 
 def collect(
@@ -168,7 +187,11 @@ class _Statement:
     functions: list[FunctionInfo] = field(default_factory=list)
     loops: list[LoopInfo] = field(default_factory=list)
     calls: list[CallSite] = field(default_factory=list)
-    scopes: list[Scope] = field(default_factory=list)  # the class and function scopes made in it
+    # The class, function and comprehension scopes made in it.
+    scopes: list[Scope] = field(default_factory=list)
+    made: list[Binding] = field(default_factory=list)  # every binding made, numbered from ``first``
+    first: int = 0
+    module_names: list[tuple[str, Binding]] = field(default_factory=list)  # its module ``names``
     # False when walking it read the module scope's bindings (``_store_element``): what it adds
     # then depends on the statements before it.
     replayable: bool = True
@@ -216,11 +239,18 @@ class _Collector:
         self.plans: dict[type, _Plan] = {}
         self.inert: set[type] = set()  # classes ``visit`` does nothing with
         self.record: _Statement | None = None  # the top-level statement being recorded
+        # The comprehensions' scopes the walk is in (inside the innermost of ``scopes``).
+        self.comprehensions: list[Scope] = []
+        self.sequence = 0  # the next binding's ``order``
         for name in dir(type(self)):
             kind, _, node_type = name.partition("_")
             if kind in ("visit", "leave") and node_type and hasattr(cst, node_type):
                 table = self.enter if kind == "visit" else self.leave
                 table[getattr(cst, node_type)] = getattr(self, name)
+        self.specials: dict[type, Callable[[Any], None]] = {
+            cst.If: self._visit_if,
+            cst.IndentedBlock: self._visit_block,
+        }
 
     # --- per top-level statement, kept from one pass to the next ----------------------------
     def visit_module(self, module: cst.Module, kept: _KeptIndex | None) -> list[_Statement]:
@@ -261,13 +291,17 @@ class _Collector:
         index.tree = mine
         self.children_of, self.parent_of = mine.children_of, mine.parent_of
         starts = len(index.bindings), len(index.functions), len(index.loops), len(index.calls)
-        index.module_scope.log = record.module_bindings
+        module_scope = index.module_scope
+        module_scope.log = record.module_bindings
+        module_scope.names_log = record.module_names
+        record.first = self.sequence
         self.record = record
         try:
             self.visit(statement)
         finally:
             self.record = None
-            index.module_scope.log = None
+            module_scope.log = None
+            module_scope.names_log = None
             index.tree = saved_tree
             self.children_of, self.parent_of = saved_tree.children_of, saved_tree.parent_of
             for name, table in zip(_OWN_TABLES, saved, strict=True):
@@ -284,10 +318,17 @@ class _Collector:
         module's scope and its call sites numbered where they now come."""
         index = self.index
         scope = index.module_scope
+        # Its bindings numbered where they now come (they were made in a row).
+        shift = self.sequence - record.first
+        record.first = self.sequence
+        self.sequence += len(record.made)
+        for binding in record.made:  # those of ``record.bindings`` and the others
+            binding.order += shift
+            if binding.scope is old_scope:
+                binding.scope = scope
+            if binding.namespace is old_scope:
+                binding.namespace = scope
         if old_scope is not scope:
-            for binding in record.bindings:
-                if binding.scope is old_scope:
-                    binding.scope = scope
             for made in record.scopes:
                 made.registry = index.bindings
                 if made.parent is old_scope:
@@ -303,6 +344,9 @@ class _Collector:
         index.bindings.extend(record.bindings)
         for name, binding in record.module_bindings:
             scope.bindings.setdefault(name, []).append(binding)
+        for name, binding in record.module_names:
+            scope.names.setdefault(name, []).append(binding)
+        index.scopes.extend(record.scopes)
         index.functions.extend(record.functions)
         index.loops.extend(record.loops)
         self._merge(record)
@@ -337,10 +381,8 @@ class _Collector:
             plan = self._plan(node)
         enter, leave, children, special = plan
         if enter is None or enter(node) is not False:
-            if special is _IF:  # by exact type: ``isinstance`` on libcst's classes is slow
-                self._visit_if(cast(cst.If, node))
-            elif special is _BLOCK:
-                self._visit_block(cast(cst.IndentedBlock, node))
+            if special is not None:
+                special(node)
             elif children is not no_children:
                 kids: list[cst.CSTNode] = []
                 parent_of = self.parent_of
@@ -369,7 +411,7 @@ class _Collector:
     def _plan(self, node: cst.CSTNode) -> _Plan:
         """What ``visit`` does with a node of this class: one lookup per node, not three."""
         cls = type(node)
-        special = cls if cls is _IF or cls is _BLOCK else None
+        special = self.specials.get(cls)
         children = CHILDREN.get(cls) or children_getter(node)
         plan = (self.enter.get(cls), self.leave.get(cls), children, special)
         self.plans[cls] = plan
@@ -475,11 +517,60 @@ class _Collector:
     def scope(self) -> Scope:
         return self.scopes[-1]
 
+    def _binding(
+        self,
+        kind: BindingKind,
+        expr: cst.CSTNode | None,
+        site: BindingSite,
+        node: cst.CSTNode | None,
+        namespace: Scope | None,
+        *,
+        scope: Scope | None = None,
+        function: FunctionInfo | None = None,
+        index: int = 0,
+        size: int = 0,
+    ) -> Binding:
+        """A new binding, numbered (``Binding.order``), in ``self.scope`` unless ``scope``."""
+        order = self.sequence
+        self.sequence = order + 1
+        binding = Binding(
+            kind,
+            expr,
+            self.scopes[-1] if scope is None else scope,
+            function,
+            index,
+            size,
+            site,
+            node,
+            namespace,
+            order,
+        )
+        if self.record is not None:
+            self.record.made.append(binding)
+        return binding
+
+    def _declare(
+        self, name: cst.Name, site: BindingSite, kind: BindingKind, expr: cst.CSTNode | None
+    ) -> None:
+        """A binding of ``Scope.names`` only (the analyses' ``bindings`` never had it): a
+        statement's, so never in a comprehension."""
+        space = self.scopes[-1]
+        space.declare(name.value, self._binding(kind, expr, site, name, space))
+
+    def _declare_targets(self, target: cst.CSTNode, site: BindingSite) -> None:
+        """Each name of a ``del`` target (``del a, (b, c)``)."""
+        if isinstance(target, cst.Name):
+            self._declare(target, site, BindingKind.NONE, None)
+        elif isinstance(target, cst.Tuple | cst.List):
+            for element in target.elements:
+                self._declare_targets(element.value, site)
+
     def _bind_target(
         self,
         target: cst.BaseExpression,
-        kind: str,
+        kind: BindingKind,
         expr: cst.CSTNode | None,
+        site: BindingSite,
         index: int = 0,
         size: int = 0,
     ) -> None:
@@ -488,39 +579,59 @@ class _Collector:
         target_type = type(target)
         if target_type is cst.Name:
             name = cast(cst.Name, target).value
-            self.scope.bind(name, Binding(kind, expr, self.scope, index=index, size=size))
+            scope = self.scopes[-1]
+            # A comprehension's target is its own; ``(x := v)`` in one binds in the scope around.
+            if site is BindingSite.COMPREHENSION_TARGET and self.comprehensions:
+                space = self.comprehensions[-1]
+            else:
+                space = scope
+            # (``_binding``, inlined: every name an assignment binds comes here)
+            order = self.sequence
+            self.sequence = order + 1
+            binding = Binding(kind, expr, scope, None, index, size, site, target, space, order)
+            if self.record is not None:
+                self.record.made.append(binding)
+            scope.bind(name, binding)  # (in ``names`` too, when ``space`` is ``scope``)
+            if space is not scope:
+                space.declare(name, binding)
         elif target_type is cst.Tuple or target_type is cst.List:
             elements = cast(cst.Tuple | cst.List, target).elements
             values = (
                 [e.value for e in expr.elements]
-                if kind == "value" and (type(expr) is cst.Tuple or type(expr) is cst.List)
+                if kind is BindingKind.VALUE and (type(expr) is cst.Tuple or type(expr) is cst.List)
                 else None
             )
             starred = any(type(e) is cst.StarredElement for e in elements)
             for i, element in enumerate(elements):
                 if values is not None and len(values) == len(elements) and not starred:
-                    self._bind_target(element.value, kind, values[i])
+                    self._bind_target(element.value, kind, values[i], site)
                 elif (
-                    kind in ("value", "iter")
+                    kind in (BindingKind.VALUE, BindingKind.ITER)
                     and not starred
                     and type(element.value) is not cst.Tuple
                     and type(element.value) is not cst.List
                 ):
                     # ``fwd, opt = submit_step(batch)``, ``for i, fut in enumerate(futures)``
-                    unpack = "unpack" if kind == "value" else "iter-unpack"
-                    self._bind_target(element.value, unpack, expr, i, len(elements))
+                    unpack = (
+                        BindingKind.UNPACK if kind is BindingKind.VALUE else BindingKind.ITER_UNPACK
+                    )
+                    self._bind_target(element.value, unpack, expr, site, i, len(elements))
                 else:
-                    self._bind_target(element.value, "unknown", None)
+                    self._bind_target(element.value, BindingKind.UNKNOWN, None, site)
         elif target_type is cst.StarredElement:
-            self._bind_target(cast(cst.StarredElement, target).value, "unknown", None)
+            self._bind_target(
+                cast(cst.StarredElement, target).value, BindingKind.UNKNOWN, None, site
+            )
         elif target_type is cst.Attribute:
-            binding = Binding(kind, expr, self.scope, index=index, size=size)
+            binding = self._binding(
+                kind, expr, BindingSite.ATTRIBUTE, target, None, index=index, size=size
+            )
             self._bind_self_attribute(cast(cst.Attribute, target), binding)
-        elif target_type is cst.Subscript and kind == "value":
-            self._store_element(cast(cst.Subscript, target).value, "element", expr)
+        elif target_type is cst.Subscript and kind is BindingKind.VALUE:
+            self._store_element(cast(cst.Subscript, target).value, BindingKind.ELEMENT, expr)
 
     def _store_element(
-        self, container: cst.BaseExpression, kind: str, expr: cst.CSTNode | None
+        self, container: cst.BaseExpression, kind: BindingKind, expr: cst.CSTNode | None
     ) -> None:
         """``xs.append(fut)``, ``xs[k] = fut``: ``xs`` holds what ``fut`` is. Recorded with the
         name's own bindings (wherever it is bound), so a closure's append does not shadow it."""
@@ -531,9 +642,10 @@ class _Collector:
             ):
                 self.record.replayable = False  # read what the statements before it bound
             if bindings:
-                bindings.append(Binding(kind, expr, self.scope))
+                bindings.append(self._binding(kind, expr, BindingSite.STORE, container, None))
         elif type(container) is cst.Attribute:
-            self._bind_self_attribute(container, Binding(kind, expr, self.scope))
+            binding = self._binding(kind, expr, BindingSite.STORE, container, None)
+            self._bind_self_attribute(container, binding)
 
     def _bind_self_attribute(self, target: cst.Attribute, binding: Binding) -> None:
         function = self.functions[-1]
@@ -550,18 +662,75 @@ class _Collector:
     # --- imports ---------------------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:
         self.index.imports.add(node)
+        for alias in node.names:
+            bound: cst.BaseExpression
+            if alias.asname is not None:
+                bound = alias.asname.name
+            else:
+                bound = alias.name
+                while isinstance(bound, cst.Attribute):
+                    bound = bound.value  # ``import a.b`` binds ``a``
+            if isinstance(bound, cst.Name):
+                self._declare(bound, BindingSite.IMPORT, BindingKind.IMPORT, alias)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         self.index.imports.add(node)
+        if not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                bound = alias.name if alias.asname is None else alias.asname.name
+                if isinstance(bound, cst.Name):
+                    self._declare(bound, BindingSite.IMPORT, BindingKind.IMPORT, alias)
+
+    # --- bindings of ``Scope.names`` only -------------------------------------------------
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None and isinstance(node.name.name, cst.Name):
+            site = BindingSite.EXCEPT_NAME
+            self._declare(node.name.name, site, BindingKind.UNKNOWN, node.type)
+
+    def visit_ExceptStarHandler(self, node: cst.ExceptStarHandler) -> None:
+        if node.name is not None and isinstance(node.name.name, cst.Name):
+            site = BindingSite.EXCEPT_NAME
+            self._declare(node.name.name, site, BindingKind.UNKNOWN, node.type)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self._declare(node.target, BindingSite.AUGMENTED, BindingKind.UNKNOWN, node)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._declare_targets(node.target, BindingSite.DELETION)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        for item in node.names:
+            self._declare(item.name, BindingSite.GLOBAL, BindingKind.NONE, None)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        for item in node.names:
+            self._declare(item.name, BindingSite.NONLOCAL, BindingKind.NONE, None)
+
+    def visit_MatchAs(self, node: cst.MatchAs) -> None:
+        if node.name is not None:
+            self._declare(node.name, BindingSite.MATCH_CAPTURE, BindingKind.UNKNOWN, node)
+
+    def visit_MatchStar(self, node: cst.MatchStar) -> None:
+        if node.name is not None:
+            self._declare(node.name, BindingSite.MATCH_CAPTURE, BindingKind.UNKNOWN, node)
+
+    def leave_MatchMapping(self, original_node: cst.MatchMapping) -> None:
+        node = original_node  # ``**rest`` comes after the captures of the keys' patterns
+        if node.rest is not None:
+            self._declare(node.rest, BindingSite.MATCH_CAPTURE, BindingKind.UNKNOWN, node)
 
     # --- scopes ----------------------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.scope.bind(node.name.value, Binding("class", node, self.scope))
+        space = self.scopes[-1]
+        binding = self._binding(BindingKind.CLASS, node, BindingSite.CLASS_DEF, node.name, space)
+        space.bind(node.name.value, binding)
         if self.scope.kind == "module":
             self.index.classes.setdefault(node.name.value, node)
         scope = Scope(
             "class", node, self.scope, class_name=node.name.value, registry=self.index.bindings
         )
+        self.index.scopes.append(scope)
         if self.record is not None:
             self.record.scopes.append(scope)
         self.scopes.append(scope)
@@ -577,11 +746,21 @@ class _Collector:
         params = [*node.params.posonly_params, *node.params.params]
         self_name = params[0].name.value if class_name and params else None
         scope = Scope("function", node, enclosing, registry=self.index.bindings)
+        self.index.scopes.append(scope)
         if self.record is not None:
             self.record.scopes.append(scope)
         info = FunctionInfo(node, scope, self.functions[-1], class_name, self_name)
         scope.function = info
-        enclosing.bind(node.name.value, Binding("def", None, enclosing, info))
+        binding = self._binding(
+            BindingKind.DEF,
+            None,
+            BindingSite.FUNCTION_DEF,
+            node.name,
+            enclosing,
+            scope=enclosing,
+            function=info,
+        )
+        enclosing.bind(node.name.value, binding)
         if class_name is not None:
             self.index.methods.setdefault(class_name, {})[node.name.value] = info
         self.index.functions.append(info)
@@ -597,11 +776,13 @@ class _Collector:
         ]
         for param in all_params:
             if param.annotation is not None:
-                scope.bind(
-                    param.name.value, Binding("annotation", param.annotation.annotation, scope)
-                )
+                kind, expr = BindingKind.ANNOTATION, param.annotation.annotation
             else:
-                scope.bind(param.name.value, Binding("unknown", None, scope))
+                kind, expr = BindingKind.UNKNOWN, None
+            binding = self._binding(
+                kind, expr, BindingSite.PARAMETER, param.name, scope, scope=scope
+            )
+            scope.bind(param.name.value, binding)
         self.scopes.append(scope)
         self.functions.append(info)
         self.loops.append([])
@@ -619,25 +800,32 @@ class _Collector:
     # --- bindings --------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            self._bind_target(target.target, "value", node.value)
+            self._bind_target(target.target, BindingKind.VALUE, node.value, BindingSite.ASSIGNMENT)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         target = node.target
+        annotation = node.annotation.annotation
         if self.scope.kind == "class" and isinstance(target, cst.Name):
             attrs = self.index.class_attrs.setdefault(self.scope.class_name or "", {})
-            binding = Binding("annotation", node.annotation.annotation, self.scope)
+            binding = self._binding(
+                BindingKind.ANNOTATION, annotation, BindingSite.ATTRIBUTE, target, None
+            )
             attrs.setdefault(target.value, []).append(binding)
             self.index.bindings.append(binding)
-        self._bind_target(target, "annotation", node.annotation.annotation)
-        if node.value is not None:
-            self._bind_target(target, "value", node.value)
+        if node.value is None:
+            self._bind_target(target, BindingKind.ANNOTATION, annotation, BindingSite.ANNOTATION)
+        else:
+            self._bind_target(target, BindingKind.ANNOTATION, annotation, BindingSite.ANNOTATED)
+            self._bind_target(target, BindingKind.VALUE, node.value, BindingSite.ANNOTATED)
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind_target(node.target, "value", node.value)
+        self._bind_target(node.target, BindingKind.VALUE, node.value, BindingSite.WALRUS)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
-            self._bind_target(node.asname.name, "value", node.item)
+            self._bind_target(
+                node.asname.name, BindingKind.VALUE, node.item, BindingSite.WITH_TARGET
+            )
 
     def visit_Return(self, node: cst.Return) -> None:
         function = self.functions[-1]
@@ -663,7 +851,7 @@ class _Collector:
         self.loops[-1].pop()
 
     def visit_For(self, node: cst.For) -> None:
-        self._bind_target(node.target, "iter", node.iter)
+        self._bind_target(node.target, BindingKind.ITER, node.iter, BindingSite.FOR_TARGET)
         self._enter_loop(node)
 
     def leave_For(self, original_node: cst.For) -> None:
@@ -676,31 +864,62 @@ class _Collector:
         self._leave_loop()
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._bind_target(node.target, "iter", node.iter)
+        site = BindingSite.COMPREHENSION_TARGET
+        self._bind_target(node.target, BindingKind.ITER, node.iter, site)
+
+    def _enter_comprehension(self, node: CompNode) -> None:
+        """A loop, and a scope of names (Python 3's: its targets are its own)."""
+        self._enter_loop(node)
+        parent = self.comprehensions[-1] if self.comprehensions else self.scopes[-1]
+        if parent.kind in ("function", "class"):
+            # In a decorator, a default, an annotation or a base: in the scope around.
+            inner = self.parent_of.get(id(node))
+            while inner is not None and type(inner) not in _STATEMENT_PARTS:
+                if inner is parent.node:
+                    parent = parent.parent or parent
+                    break
+                inner = self.parent_of.get(id(inner))
+        elif parent.kind == "comprehension":
+            # In the first iterable of the one around, it is in the scope around that one.
+            outer = cast(CompNode, parent.node).for_in.iter
+            inner = node
+            while inner is not None and inner is not parent.node and inner is not outer:
+                inner = self.parent_of.get(id(inner))
+            if inner is outer and parent.parent is not None:
+                parent = parent.parent
+        space = Scope("comprehension", node, parent, registry=self.index.bindings)
+        self.index.scopes.append(space)
+        if self.record is not None:
+            self.record.scopes.append(space)
+        self.comprehensions.append(space)
+
+    def _leave_comprehension(self) -> None:
+        self._leave_loop()
+        self.comprehensions.pop()
 
     def visit_ListComp(self, node: cst.ListComp) -> None:
-        self._enter_loop(node)
+        self._enter_comprehension(node)
 
     def leave_ListComp(self, original_node: cst.ListComp) -> None:
-        self._leave_loop()
+        self._leave_comprehension()
 
     def visit_SetComp(self, node: cst.SetComp) -> None:
-        self._enter_loop(node)
+        self._enter_comprehension(node)
 
     def leave_SetComp(self, original_node: cst.SetComp) -> None:
-        self._leave_loop()
+        self._leave_comprehension()
 
     def visit_DictComp(self, node: cst.DictComp) -> None:
-        self._enter_loop(node)
+        self._enter_comprehension(node)
 
     def leave_DictComp(self, original_node: cst.DictComp) -> None:
-        self._leave_loop()
+        self._leave_comprehension()
 
     def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
-        self._enter_loop(node)
+        self._enter_comprehension(node)
 
     def leave_GeneratorExp(self, original_node: cst.GeneratorExp) -> None:
-        self._leave_loop()
+        self._leave_comprehension()
 
     # --- calls -----------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import cast
 
 import libcst as cst
@@ -20,25 +21,95 @@ LoopNode = cst.For | cst.While
 CompNode = cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp
 
 
-@dataclass(eq=False)
-class Binding:
-    """One place a name gets a value: ``x = expr``, ``x: T``, ``for x in expr``, ``with e as x``."""
+class BindingKind(str, Enum):
+    """What a binding's value is, read from its ``expr`` (what ``infer.py`` follows).
 
-    # "value" | "annotation" | "iter" | "def" | "unknown"; "unpack" / "iter-unpack": position
-    # ``index`` of a ``size``-long unpacking of the value / of an element of the iterable;
-    # "element": ``expr`` is stored into the container (``xs.append(expr)``, ``xs[k] = expr``);
-    # "elements": every element of ``expr`` is (``xs.extend(expr)``).
-    kind: str
+    A ``str`` enum whose values are the strings the pass used before (``"value"``...), so a
+    comparison with the string still holds; compare with the members."""
+
+    VALUE = "value"  # ``expr`` is the value: ``x = expr``, ``(x := expr)``, ``with expr as x``
+    ANNOTATION = "annotation"  # ``expr`` is an annotation: ``x: T``, ``def f(x: T)``
+    ITER = "iter"  # an element of the iterable ``expr``: ``for x in expr``
+    # Position ``index`` of a ``size``-long unpacking of the value (``a, b = expr``) / of an
+    # element of the iterable (``for i, x in expr``).
+    UNPACK = "unpack"
+    ITER_UNPACK = "iter-unpack"
+    # ``expr`` is stored into the container: ``xs.append(expr)``, ``xs[k] = expr``.
+    ELEMENT = "element"
+    ELEMENTS = "elements"  # every element of ``expr`` is (``xs.extend(expr)``)
+    DEF = "def"  # ``def``: ``function`` is its record
+    CLASS = "class"  # ``class``: ``expr`` is the statement
+    UNKNOWN = "unknown"  # a parameter without annotation, a starred or nested target...
+    # Only in ``Scope.names``: ``expr`` is the ``ImportAlias``; no value (``del x``, ``global x``).
+    IMPORT = "import"
+    NONE = "none"
+
+
+class BindingSite(Enum):
+    """The syntax that binds (``Binding.site``): what name resolution and reaching definitions
+    read (``facts/references.py``, ``analyses/dataflow.py``); ``Binding.kind`` says what the value
+    is."""
+
+    ASSIGNMENT = "assignment"  # ``x = v``; each name of ``a, (b, *c) = v``
+    ANNOTATED = (
+        "annotated assignment"  # ``x: T = v``: two bindings, the annotation's and the value's
+    )
+    ANNOTATION = "annotation"  # ``x: T`` alone: makes ``x`` local, gives it no value
+    AUGMENTED = "augmented assignment"  # ``x += v``: reads ``x``, then binds it
+    WALRUS = "walrus"  # ``(x := v)``; in a comprehension it binds in the scope around it
+    FOR_TARGET = "for target"
+    COMPREHENSION_TARGET = "comprehension target"  # bound in the comprehension's own scope
+    WITH_TARGET = "with target"
+    EXCEPT_NAME = "except name"  # ``except E as e`` (unbound again after the handler)
+    PARAMETER = "parameter"
+    IMPORT = "import"  # ``import a.b`` binds ``a``; ``from m import x as y`` binds ``y``
+    FUNCTION_DEF = "function def"
+    CLASS_DEF = "class def"
+    MATCH_CAPTURE = "match capture"  # ``case Point(x=px)``, ``case [*rest]``, ``case {**kw}``
+    DELETION = "del"  # ``del x``: unbinds
+    GLOBAL = "global"  # ``global x``: a declaration, no value
+    NONLOCAL = "nonlocal"  # ``nonlocal x``: a declaration, no value
+    # Bind no name (not in ``Scope.names``): ``xs.append(v)``, ``xs[k] = v`` (kept with ``xs``'s
+    # bindings), and ``self.x = v`` or a class body's ``x: T`` (``ModuleIndex.class_attrs``).
+    STORE = "container store"
+    ATTRIBUTE = "attribute"
+
+
+@dataclass(eq=False, slots=True)  # slots: the pass makes one per name bound
+class Binding:
+    """One place a name gets a value: ``x = expr``, ``x: T``, ``for x in expr``, ``with e as x``;
+    and, in ``Scope.names`` only, the other places a name is bound or declared (imports, ``except
+    ... as e``, ``x += v``, ``del x``, ``global x``, match captures: see ``BindingSite``)."""
+
+    kind: BindingKind
     expr: cst.CSTNode | None
-    scope: Scope
-    function: FunctionInfo | None = None  # for kind == "def"
+    scope: Scope  # the scope whose ``bindings`` hold it (a comprehension's targets: the one around)
+    function: FunctionInfo | None = None  # for BindingKind.DEF
     index: int = 0
     size: int = 0
+    site: BindingSite = BindingSite.ASSIGNMENT
+    # The target: the ``Name`` bound (``import a.b``: ``a``); the container of a store, the
+    # attribute of ``self.x``.
+    node: cst.CSTNode | None = None
+    # The scope whose ``names`` hold it, by Python's rules: a comprehension's own for its targets,
+    # the function around a comprehension for a walrus in it; None for a store or an attribute.
+    namespace: Scope | None = None
+    # The pass's sequence number: bindings are numbered as they are made, a statement's when the
+    # pass enters it (before what it reads), so in one scope this is their statements' order.
+    order: int = 0
+
+    @property
+    def name(self) -> str | None:
+        """The name bound (None for a store or an attribute)."""
+        node = self.node
+        return node.value if type(node) is cst.Name and self.namespace is not None else None
 
 
 @dataclass(eq=False)
 class Scope:
-    kind: str  # "module" | "function" | "class"
+    # "module" | "function" | "class" | "comprehension" (only in ``namespace`` and ``parent``
+    # chains of the name tables: the analyses' ``Binding.scope`` is never a comprehension)
+    kind: str
     node: cst.CSTNode
     parent: Scope | None
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
@@ -49,13 +120,30 @@ class Scope:
     # Where the module scope notes its bindings, by name, while the collector records what one
     # top-level statement binds (``collect.py``, to bind them again in the next lint).
     log: list[tuple[str, Binding]] | None = None
+    # Python's name table of the scope: every binding made in it, of every site, by name, in the
+    # order made (``facts/references.py`` resolves names with it). ``bindings`` is what the
+    # analyses follow: no imports, deletions or declarations, comprehension targets in the scope
+    # around, stores into a container with its bindings.
+    names: dict[str, list[Binding]] = field(default_factory=dict)
+    names_log: list[tuple[str, Binding]] | None = None  # as ``log``, for ``names``
 
     def bind(self, name: str, binding: Binding) -> None:
+        """Enter ``binding`` in ``bindings`` (and in ``names`` when it is a name of this scope)."""
         self.bindings.setdefault(name, []).append(binding)
         if self.registry is not None:
             self.registry.append(binding)
         if self.log is not None:
             self.log.append((name, binding))
+        if binding.namespace is self:
+            self.names.setdefault(name, []).append(binding)
+            if self.names_log is not None:
+                self.names_log.append((name, binding))
+
+    def declare(self, name: str, binding: Binding) -> None:
+        """Enter ``binding`` in the scope's name table."""
+        self.names.setdefault(name, []).append(binding)
+        if self.names_log is not None:
+            self.names_log.append((name, binding))
 
     def lookup(self, name: str) -> list[Binding]:
         scope: Scope | None = self
@@ -164,7 +252,7 @@ def resolve_function(
     kind = type(func)
     if kind is cst.Name:
         for binding in scope.lookup(cast(cst.Name, func).value):
-            if binding.kind == "def":
+            if binding.kind is BindingKind.DEF:
                 return binding.function
         return None
     if kind is not cst.Attribute:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tinker_lint.fix.plan import SAFE, UNSAFE, FixPlan
-from tinker_lint.model.query import CallSite, SemanticModel
+from tinker_lint.model.query import BindingKind, CallSite, SemanticModel
 
 _RANDOM = frozenset({"torch.rand", "torch.randn", "torch.randint"})
 _EXACT = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.eye"})
@@ -116,7 +116,7 @@ def _known_device(model: SemanticModel, expr: cst.BaseExpression, site: CallSite
     if isinstance(expr, cst.Name):
         bindings = site.scope.lookup(expr.value)
         return bool(bindings) and all(
-            binding.kind == "value"
+            binding.kind is BindingKind.VALUE
             and isinstance(binding.expr, cst.BaseExpression)
             and not isinstance(binding.expr, cst.Name)
             and _known_device(model, binding.expr, site)
