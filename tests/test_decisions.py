@@ -90,3 +90,42 @@ def test_what_each_test_decides() -> None:
         "t": (False, False, False),  # an inner loop's ``continue`` past an append
         "u": (True, False, True),  # an inner loop's ``break`` skips its requests
     }
+
+
+HANDLERS = """\
+import tinker
+
+def f(tc, sc, batches, adam, evaluate, eval_every, fallback):
+    for step, batch in enumerate(batches):
+        try:
+            tc.forward_backward(batch, "cross_entropy").result()
+        except ValueError:
+            continue  # skips the optimizer step below
+        except KeyError:
+            print("logged")  # decides nothing
+        except TypeError:
+            sc.sample(fallback, num_samples=1, sampling_params=None).result()  # a fallback: the step is made either way
+        except OSError:
+            return None  # leaves the function
+        tc.optim_step(adam)
+    for step, batch in enumerate(batches):
+        try:
+            tc.forward_backward(batch, "cross_entropy").result()
+        except ValueError:
+            continue  # skips only the evaluation every N steps
+        if step % eval_every == 0:
+            evaluate(sc.sample(batch, num_samples=1, sampling_params=None))
+"""
+
+
+def test_which_except_handlers_decide_the_next_request() -> None:
+    from tinker_lint.model.analyses.flow import handler_decides
+
+    model = SemanticModel(cst.parse_module(HANDLERS))
+    function = model.functions[0]
+    attempts = [node for node in model.walk(function.node) if isinstance(node, cst.Try)]
+    answers = [
+        [handler_decides(model, attempt, h, function.scope) for h in attempt.handlers]
+        for attempt in attempts
+    ]
+    assert answers == [[True, False, False, True], [False]]

@@ -1255,13 +1255,11 @@ def handler_decides(
 
 
 def _guarded(model: ModelView, node: cst.CSTNode, loop: cst.For | cst.While) -> bool:
-    """Whether ``node`` is under a cadence guard inside ``loop``."""
-    current = model.parent(node)
-    while current is not None and current is not loop:
-        if id(current) in model.guarded_blocks:
-            return True
-        current = model.parent(current)
-    return False
+    """Whether the call ``node`` runs under a cadence guard inside ``loop`` (the pass's own
+    record of it: ``CallSite.guarded_in``)."""
+    site = model.call_site_of.get(id(node))
+    info = model.loop_of_node.get(id(loop))
+    return site is not None and info is not None and site.guarded_in(info)
 
 
 _LOOP_JUMPS = frozenset({cst.Break, cst.Continue})
